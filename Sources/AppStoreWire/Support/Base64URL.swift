@@ -1,0 +1,83 @@
+/// A strict, allocation-light base64url decoder (RFC 4648 §5) for JWS segments.
+///
+/// JWS segments are unpadded; padding is tolerated only in its canonical form. Non-alphabet bytes, an impossible
+/// length (4n+1) and non-zero trailing bits are rejected, so one payload has exactly one encoding.
+public enum Base64URL {
+    /// Decodes `input`, returning `nil` for anything that is not canonical base64url.
+    public static func decode(_ input: some Collection<UInt8>) -> [UInt8]? {
+        if let fast = input.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return fast }
+        return Array(input).withUnsafeBufferPointer { decode(buffer: $0) }
+    }
+
+    /// Decodes a string's UTF-8 bytes (see ``decode(_:)``).
+    public static func decode(_ string: String) -> [UInt8]? {
+        var string = string
+        return string.withUTF8 { decode(buffer: $0) }
+    }
+
+    /// Encodes bytes as unpadded base64url.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var out: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in bytes {
+            buffer = (buffer << 8) | UInt32(byte)
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                out.append(alphabet[Int((buffer >> UInt32(bits)) & 0x3F)])
+            }
+        }
+        if bits > 0 { out.append(alphabet[Int((buffer << UInt32(6 - bits)) & 0x3F)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func decode(buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var count = buffer.count
+        // Canonical padding only: "xx==" or "xxx=".
+        if count % 4 == 0, count > 0, buffer[count - 1] == UInt8(ascii: "=") {
+            count -= 1
+            if buffer[count - 1] == UInt8(ascii: "=") { count -= 1 }
+        }
+        if count % 4 == 1 { return nil }
+        var output = [UInt8]()
+        output.reserveCapacity(count * 3 / 4)
+        var index = 0
+        while index + 4 <= count {
+            let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])]
+            let c = table[Int(buffer[index + 2])], d = table[Int(buffer[index + 3])]
+            if (a | b | c | d) & 0x80 != 0 { return nil }
+            let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+            output.append(UInt8(truncatingIfNeeded: word >> 16))
+            output.append(UInt8(truncatingIfNeeded: word >> 8))
+            output.append(UInt8(truncatingIfNeeded: word))
+            index += 4
+        }
+        switch count - index {
+        case 0:
+            break
+        case 2:
+            let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])]
+            if (a | b) & 0x80 != 0 || b & 0x0F != 0 { return nil }
+            output.append(a << 2 | b >> 4)
+        case 3:
+            let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])], c = table[Int(buffer[index + 2])]
+            if (a | b | c) & 0x80 != 0 || c & 0x03 != 0 { return nil }
+            output.append(a << 2 | b >> 4)
+            output.append(b << 4 | c >> 2)
+        default:
+            return nil
+        }
+        return output
+    }
+
+    /// Maps each byte to its 6-bit value, or 0x80 when it is not in the base64url alphabet.
+    private static let table: [UInt8] = {
+        var table = [UInt8](repeating: 0x80, count: 256)
+        for (value, char) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8.enumerated() {
+            table[Int(char)] = UInt8(value)
+        }
+        return table
+    }()
+}

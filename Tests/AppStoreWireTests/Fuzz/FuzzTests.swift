@@ -1,0 +1,121 @@
+import AppStoreWire
+import Foundation
+import Testing
+
+/// Random and mutated inputs against every parser that sees untrusted bytes: none may crash, hang or accept
+/// garbage as valid.
+///
+/// The default run feeds 1,000,000 inputs in total. For a longer run set `STOREKEEPER_FUZZ_SCALE` (a multiplier,
+/// e.g. 20) and optionally `STOREKEEPER_FUZZ_SEED`:
+/// `STOREKEEPER_FUZZ_SCALE=20 swift test -c release --filter FuzzTests`.
+@Suite struct FuzzTests {
+    static let scale = Int(ProcessInfo.processInfo.environment["STOREKEEPER_FUZZ_SCALE"] ?? "") ?? 1
+    static let seed = UInt64(ProcessInfo.processInfo.environment["STOREKEEPER_FUZZ_SEED"] ?? "") ?? 0x5EED_2026
+
+    /// SplitMix64: deterministic, so a failure reproduces from the seed.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Applies 1–4 random edits (flip, insert, delete, duplicate a run, truncate) to `input`.
+    static func mutate(_ input: [UInt8], _ rng: inout Generator, alphabet: [UInt8]? = nil) -> [UInt8] {
+        var bytes = input
+        for _ in 0..<Int.random(in: 1...4, using: &rng) {
+            let byte = alphabet?.randomElement(using: &rng) ?? UInt8.random(in: 0...255, using: &rng)
+            switch Int.random(in: 0..<6, using: &rng) {
+            case 0 where !bytes.isEmpty:
+                bytes[Int.random(in: 0..<bytes.count, using: &rng)] = byte
+            case 1:
+                bytes.insert(byte, at: Int.random(in: 0...bytes.count, using: &rng))
+            case 2 where !bytes.isEmpty:
+                bytes.remove(at: Int.random(in: 0..<bytes.count, using: &rng))
+            case 3 where bytes.count > 2:
+                let start = Int.random(in: 0..<bytes.count - 1, using: &rng)
+                let end = Int.random(in: start..<min(bytes.count, start + 64), using: &rng)
+                bytes.insert(contentsOf: bytes[start...end], at: Int.random(in: 0...bytes.count, using: &rng))
+            case 4 where !bytes.isEmpty:
+                bytes.removeLast(Int.random(in: 0..<bytes.count, using: &rng))
+            default:
+                bytes.append(byte)
+            }
+        }
+        return bytes
+    }
+
+    static let base64URLAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=.".utf8)
+
+    // MARK: Tests
+
+    @Test func base64URLDecoderRoundTripsAndSurvivesGarbage() {
+        var rng = Generator(state: Self.seed)
+        for _ in 0..<(300_000 * Self.scale) {
+            let length = Int.random(in: 0...48, using: &rng)
+            let original = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let encoded = Base64URL.encode(original)
+            #expect(Base64URL.decode(encoded) == original)
+            let mutated = Self.mutate(Array(encoded.utf8), &rng, alphabet: Self.base64URLAlphabet)
+            if let decoded = Base64URL.decode(mutated) {
+                // Canonical encoding: whatever decodes re-encodes to the same text, minus padding.
+                #expect(Base64URL.encode(decoded) == String(decoding: mutated, as: UTF8.self).replacingOccurrences(of: "=", with: ""))
+            }
+        }
+    }
+
+    @Test func verifierSurvivesMutatedJWS() async throws {
+        let fixtures = try SigningFixtures()
+        let verifier = try fixtures.verifier()
+        let original = Array(try fixtures.sign(SigningFixtures.transaction()).utf8)
+        let signed = try fixtures.sign(SigningFixtures.transaction())
+        let notification = Array(
+            try fixtures.sign(
+                SigningFixtures.notification(data: [
+                    "bundleId": SigningFixtures.bundleId, "environment": "Sandbox", "signedTransactionInfo": signed,
+                ])
+            ).utf8)
+        var rng = Generator(state: Self.seed ^ 1)
+        var accepted = 0
+        for index in 0..<(200_000 * Self.scale) {
+            let source = index % 2 == 0 ? original : notification
+            let mutated = String(decoding: Self.mutate(source, &rng, alphabet: Self.base64URLAlphabet), as: UTF8.self)
+            do {
+                if index % 2 == 0 {
+                    _ = try await verifier.verifyTransaction(mutated)
+                } else {
+                    _ = try await verifier.verifyNotification(mutated)
+                }
+                accepted += 1
+            } catch {
+                // Every refusal is one of the typed errors; anything else would not compile (typed throws).
+                #expect(!error.message.isEmpty)
+            }
+        }
+        // Only edits that leave the signed bytes intact (e.g. canonical-equivalent padding) may still verify.
+        #expect(accepted < 200_000 * Self.scale / 100)
+    }
+
+    @Test func signedPayloadModelsSurviveMutatedJSON() throws {
+        var rng = Generator(state: Self.seed ^ 2)
+        let seeds: [[UInt8]] = try [
+            SigningFixtures.transaction(), SigningFixtures.renewalInfo(), SigningFixtures.appTransaction(),
+            SigningFixtures.notification(data: ["bundleId": "b", "environment": "Sandbox", "status": 1]),
+        ].map { Array(try JSONSerialization.data(withJSONObject: $0, options: .sortedKeys)) }
+        let decoder = AppStoreJSON.makeDecoder()
+        let jsonAlphabet = Array("{}[]\":,0123456789.eE-+truefalsnl \\u".utf8)
+        for index in 0..<(150_000 * Self.scale) {
+            let mutated = Data(Self.mutate(seeds[index % seeds.count], &rng, alphabet: index % 3 == 0 ? nil : jsonAlphabet))
+            switch index % 4 {
+            case 0: _ = try? decoder.decode(JWSTransactionDecodedPayload.self, from: mutated)
+            case 1: _ = try? decoder.decode(JWSRenewalInfoDecodedPayload.self, from: mutated)
+            case 2: _ = try? decoder.decode(AppTransaction.self, from: mutated)
+            default: _ = try? decoder.decode(ResponseBodyV2DecodedPayload.self, from: mutated)
+            }
+        }
+    }
+}
