@@ -70,5 +70,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "StorekeeperCLITests",
+            dependencies: [
+                "storekeeper",
+                "AppStoreWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

@@ -4,11 +4,38 @@ import X509
 
 /// Turns app receipts and iOS 6 transaction receipts into the JSON that `verify` and `decode` print.
 enum ReceiptInspection {
-    static func appReceipt(_ bytes: [UInt8], roots: [Certificate], verify: Bool) throws -> [String: Any] {
-        throw CommandFailure("app receipts are not supported yet")
+    /// Parses an app receipt; with `verify`, its PKCS#7 signature must chain to one of `roots` first.
+    static func appReceipt(_ bytes: [UInt8], roots: [Certificate], verify: Bool) async throws -> [String: Any] {
+        let receipt: AppReceipt
+        if verify {
+            guard !roots.isEmpty else {
+                throw CommandFailure(
+                    "app receipts are signed by Apple Inc. Root (RSA), which is not built in: pass it with --root, "
+                        + "or read the receipt unverified with `storekeeper decode`")
+            }
+            do {
+                receipt = try await AppReceiptSignatureVerifier(trustedRoots: roots).verify(bytes)
+            } catch {
+                throw ReceiptVerificationFailure(description: "\(error)")
+            }
+        } else {
+            receipt = try AppReceiptParser().parse(bytes)
+        }
+        return ["verified": verify, "kind": "app-receipt", "payload": try JSONOutput.object(receipt)]
     }
 
-    static func transactionReceipt(_ base64: String) throws -> [String: Any] {
-        throw CommandFailure("transaction receipts are not supported yet")
+    static func transactionReceipt(_ base64: String, verify: Bool) throws -> [String: Any] {
+        guard !verify else {
+            throw CommandFailure(
+                "iOS 6-style transaction receipts can only be verified by Apple's verifyReceipt; "
+                    + "use `storekeeper decode` to read the transaction id")
+        }
+        let receipt = try TransactionReceipt(base64Encoded: base64)
+        return ["verified": false, "kind": "transaction-receipt", "payload": try JSONOutput.object(receipt)]
     }
+}
+
+/// An app receipt whose signature did not verify.
+struct ReceiptVerificationFailure: Error, CustomStringConvertible {
+    let description: String
 }

@@ -48,6 +48,9 @@ struct VerifyCommand: AsyncParsableCommand {
         } catch let error as SignedDataVerificationError {
             FileHandle.standardError.write(Data("storekeeper verify: \(error)\n".utf8))
             throw ExitCode(1)
+        } catch let error as ReceiptVerificationFailure {
+            FileHandle.standardError.write(Data("storekeeper verify: \(error)\n".utf8))
+            throw ExitCode(1)
         }
     }
 
@@ -66,9 +69,9 @@ struct VerifyCommand: AsyncParsableCommand {
             let verifier = try makeVerifier(roots: certificates)
             return try await JWSInspection.verified(jws, kind: kind, verifier: verifier)
         case .appReceipt(let bytes):
-            return try ReceiptInspection.appReceipt(bytes, roots: certificates, verify: true)
+            return try await ReceiptInspection.appReceipt(bytes, roots: certificates, verify: true)
         case .transactionReceipt(let base64):
-            return try ReceiptInspection.transactionReceipt(base64)
+            return try ReceiptInspection.transactionReceipt(base64, verify: true)
         }
     }
 

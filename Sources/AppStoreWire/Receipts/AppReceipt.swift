@@ -6,7 +6,7 @@ import Foundation
 /// Fields are optional: Xcode receipts and old receipts lack some, and the parser never invents values.
 /// Attributes 0, 1, 15, 16 and 18 are known only from third-party parsers; they are read on a best-effort
 /// basis and left `nil` when their value is not the expected ASN.1 type.
-public struct AppReceipt: Sendable, Hashable {
+public struct AppReceipt: Sendable, Hashable, Codable {
     /// 0: the receipt type, such as `Production`, `ProductionSandbox` or `Xcode`.
     public var receiptType: String?
     /// 1: the app's Apple ID (0 outside production).

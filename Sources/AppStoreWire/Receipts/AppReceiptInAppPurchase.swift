@@ -5,7 +5,7 @@ import Foundation
 /// Every field is optional because Apple omits the ones that do not apply (a consumable has no expiry) and
 /// StoreKit Testing in Xcode writes only a subset. Types 1707, 1713 and 1721 were never documented by Apple;
 /// they are read on a best-effort basis and left `nil` when their value is not the expected ASN.1 type.
-public struct AppReceiptInAppPurchase: Sendable, Hashable {
+public struct AppReceiptInAppPurchase: Sendable, Hashable, Codable {
     /// 1701: the number of items purchased.
     public var quantity: Int64?
     /// 1702: the product identifier.

@@ -118,4 +118,30 @@ import Testing
             }
         }
     }
+
+    @Test func receiptParsersSurviveMutatedInput() throws {
+        var rng = Generator(state: Self.seed ^ 3)
+        var seeds = [try AppReceiptParserTests.sampleReceiptBytes()]
+        if TestVectors.available {
+            for name in ["xcode/xcode-app-receipt-empty", "xcode/xcode-app-receipt-with-transaction"] {
+                seeds.append(Array(try #require(Data(base64Encoded: try TestVectors.string(name)))))
+            }
+        }
+        let parser = AppReceiptParser()
+        var parsed = 0
+        for index in 0..<(300_000 * Self.scale) {
+            let mutated = Self.mutate(seeds[index % seeds.count], &rng)
+            if (try? parser.parse(mutated)) != nil { parsed += 1 }
+        }
+        // Most random edits must be caught; the ones that survive hit bytes no field depends on.
+        #expect(parsed < 300_000 * Self.scale)
+
+        let legacy = Array(
+            Data(#"{ "purchase-info" = "ewoJInRyYW5zYWN0aW9uLWlkIiA9ICIzMzk5MzM5OSI7Cn0="; "environment" = "Sandbox"; }"#.utf8)
+                .base64EncodedString().utf8)
+        for _ in 0..<(50_000 * Self.scale) {
+            let mutated = String(decoding: Self.mutate(legacy, &rng), as: UTF8.self)
+            _ = try? TransactionReceipt(base64Encoded: mutated)
+        }
+    }
 }

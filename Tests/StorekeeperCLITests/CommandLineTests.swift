@@ -1,0 +1,192 @@
+import AppStoreWire
+import Crypto
+import Foundation
+import Testing
+
+/// Runs the built `storekeeper` binary the way a user would.
+@Suite struct CommandLineTests {
+    struct Run {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+        var json: [String: Any]? {
+            try? JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any]
+        }
+    }
+
+    static let binary: URL = {
+        // The test runner sits in the build products directory, next to the executable.
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = runner.deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appendingPathComponent("storekeeper")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return runner.deletingLastPathComponent().appendingPathComponent("storekeeper")
+    }()
+
+    func run(_ arguments: [String], stdin: String? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// A fresh directory holding `storekeeper sample` output.
+    func samples() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-cli-\(UUID().uuidString)")
+        let result = try run(["sample", "--output", directory.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        return directory
+    }
+
+    // MARK: Tests
+
+    @Test func verifyPrintsTheVerifiedTransaction() throws {
+        let dir = try samples()
+        let result = try run([
+            "verify", "--root", dir.appendingPathComponent("sample-root.pem").path, "--bundle-id",
+            "com.example.storekeeper", dir.appendingPathComponent("sample-transaction.jws").path,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(result.json)
+        #expect(json["verified"] as? Bool == true)
+        #expect(json["kind"] as? String == "transaction")
+        let payload = try #require(json["payload"] as? [String: Any])
+        #expect(payload["transactionId"] as? String == "2000000123456789")
+        #expect(payload["signedDate"] as? Int == 1_767_225_600_000)
+    }
+
+    @Test func verifyReadsStandardInputAndNestedNotificationPayloads() throws {
+        let dir = try samples()
+        let jws = try String(contentsOf: dir.appendingPathComponent("sample-notification.jws"), encoding: .utf8)
+        let result = try run(["verify", "--root", dir.appendingPathComponent("sample-root.pem").path, "-"], stdin: jws)
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(result.json)
+        #expect(json["kind"] as? String == "notification")
+        #expect((json["payload"] as? [String: Any])?["notificationType"] as? String == "SUBSCRIBED")
+        #expect((json["transactionInfo"] as? [String: Any])?["productId"] as? String == "com.example.storekeeper.vip.monthly")
+    }
+
+    @Test func verifyFailsWithAReasonAndNonZeroExit() throws {
+        let dir = try samples()
+        let transaction = dir.appendingPathComponent("sample-transaction.jws").path
+        // Built-in Apple root only: the sample chain is not Apple's.
+        let untrusted = try run(["verify", transaction])
+        #expect(untrusted.status == 1)
+        #expect(untrusted.stdout.isEmpty)
+        #expect(untrusted.stderr.contains("invalid_certificate"))
+        let root = dir.appendingPathComponent("sample-root.pem").path
+        let wrongApp = try run(["verify", "--root", root, "--bundle-id", "com.example.other", transaction])
+        #expect(wrongApp.status == 1)
+        #expect(wrongApp.stderr.contains("wrong_app"))
+        let wrongEnvironment = try run(["verify", "--root", root, "--environment", "Production", transaction])
+        #expect(wrongEnvironment.status == 1)
+        #expect(wrongEnvironment.stderr.contains("wrong_environment"))
+        let garbage = try run(["verify", "-"], stdin: "this is not signed data")
+        #expect(garbage.status != 0)
+        #expect(!garbage.stderr.isEmpty)
+    }
+
+    @Test func decodeMarksOutputUnverified() throws {
+        let dir = try samples()
+        let result = try run(["decode", dir.appendingPathComponent("sample-transaction.jws").path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.json?["verified"] as? Bool == false)
+        #expect(result.stderr.contains("UNVERIFIED"))
+    }
+
+    @Test func signOfferV1ProducesAVerifiableSignature() throws {
+        let key = P256.Signing.PrivateKey()
+        let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("sk-\(UUID().uuidString).p8")
+        try key.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+        let result = try run([
+            "sign-offer", "v1", "--key", keyFile.path, "--key-id", "ABC123", "--bundle-id", "com.example.app",
+            "--product-id", "vip.monthly", "--offer-id", "WINBACK", "--app-account-token",
+            "7E3FB20B-4CDB-47CC-936D-99D65F608138",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let signature = try JSONDecoder().decode(PromotionalOfferV1Signature.self, from: Data(result.stdout.utf8))
+        #expect(signature.keyIdentifier == "ABC123")
+        #expect(
+            signature.isValid(
+                publicKey: key.publicKey, bundleId: "com.example.app", productId: "vip.monthly", offerId: "WINBACK",
+                appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138"))
+        #expect(
+            !signature.isValid(
+                publicKey: key.publicKey, bundleId: "com.example.app", productId: "vip.yearly", offerId: "WINBACK",
+                appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138"))
+    }
+
+    @Test func signOfferV2ProducesAJWS() throws {
+        let key = P256.Signing.PrivateKey()
+        let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("sk-\(UUID().uuidString).p8")
+        try key.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+        let result = try run([
+            "sign-offer", "v2", "--key", keyFile.path, "--key-id", "ABC123", "--issuer-id",
+            "57246542-96fe-1a63-e053-0824d011072a", "--bundle-id", "com.example.app", "--product-id", "vip.monthly",
+            "--offer-id", "WINBACK",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let parts = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").map(String.init)
+        #expect(parts.count == 3)
+        let claimBytes = try #require(Base64URL.decode(parts[1]))
+        let claims = try #require(try JSONSerialization.jsonObject(with: Data(claimBytes)) as? [String: Any])
+        #expect(claims["aud"] as? String == "promotional-offer")
+        #expect(claims["offerIdentifier"] as? String == "WINBACK")
+        let signatureBytes = try #require(Base64URL.decode(parts[2]))
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
+        #expect(key.publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)))
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: CommandLineTests.appleVectors.path)))
+    func verifiesApplesTestNotificationWithTheirTestRoot() throws {
+        let result = try run([
+            "verify", "--root", Self.appleVectors.appendingPathComponent("certs/testCA.der").path, "--bundle-id",
+            "com.example", "--environment", "Sandbox",
+            Self.appleVectors.appendingPathComponent("mock_signed_data/testNotification").path,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect((result.json?["payload"] as? [String: Any])?["notificationType"] as? String == "TEST")
+        let receipt = try run(["decode", Self.appleVectors.appendingPathComponent("xcode/xcode-app-receipt-with-transaction").path])
+        #expect(receipt.status == 0, "\(receipt.stderr)")
+        let inApp = (receipt.json?["payload"] as? [String: Any])?["inAppPurchases"] as? [[String: Any]]
+        #expect(inApp?.first?["transactionId"] as? String == "0")
+        let legacy = try run(["decode", Self.appleVectors.appendingPathComponent("mock_signed_data/legacyTransaction").path])
+        #expect(legacy.status == 0, "\(legacy.stderr)")
+        #expect((legacy.json?["payload"] as? [String: Any])?["transactionId"] as? String == "33993399")
+    }
+
+    /// README.md's first command verifies the committed samples: keep it true.
+    @Test func committedSamplesVerify() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let result = try run([
+            "verify", "--root", repository.appendingPathComponent("Samples/sample-root.pem").path,
+            repository.appendingPathComponent("Samples/sample-transaction.jws").path,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.json?["verified"] as? Bool == true)
+    }
+
+    static let appleVectors: URL = {
+        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while url.path != "/", !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+            url.deleteLastPathComponent()
+        }
+        return url.deletingLastPathComponent().appendingPathComponent("shared/reference/apple-test-vectors")
+    }()
+}
