@@ -17,10 +17,10 @@ public struct AppStoreRequestSigner: Sendable {
     public let issuerId: String
     public let bundleId: String
     // Crypto's key types are not Sendable, so the signer keeps the key's raw scalar and rebuilds it per use.
-    private let privateKeyBytes: Data
+    private let privateKey: P256.Signing.PrivateKey
 
     public init(privateKey: P256.Signing.PrivateKey, keyIdentifier: String, issuerId: String, bundleId: String) {
-        self.privateKeyBytes = privateKey.rawRepresentation
+        self.privateKey = privateKey
         self.keyIdentifier = keyIdentifier
         self.issuerId = issuerId
         self.bundleId = bundleId
@@ -38,11 +38,6 @@ public struct AppStoreRequestSigner: Sendable {
 
     /// The public key to check this signer's signatures with.
     public var publicKey: P256.Signing.PublicKey { privateKey.publicKey }
-
-    private var privateKey: P256.Signing.PrivateKey {
-        // The bytes came from a valid key in init, so rebuilding it cannot fail.
-        try! P256.Signing.PrivateKey(rawRepresentation: privateKeyBytes)
-    }
 
     /// Signs a promotional offer V2 purchase option.
     ///

@@ -9,10 +9,10 @@ public struct PromotionalOfferV1Signer: Sendable {
     public let keyIdentifier: String
     public let bundleId: String
     // Crypto's key types are not Sendable, so the signer keeps the key's raw scalar and rebuilds it per use.
-    private let privateKeyBytes: Data
+    private let privateKey: P256.Signing.PrivateKey
 
     public init(privateKey: P256.Signing.PrivateKey, keyIdentifier: String, bundleId: String) {
-        self.privateKeyBytes = privateKey.rawRepresentation
+        self.privateKey = privateKey
         self.keyIdentifier = keyIdentifier
         self.bundleId = bundleId
     }
@@ -26,11 +26,6 @@ public struct PromotionalOfferV1Signer: Sendable {
 
     /// The public key to check this signer's signatures with.
     public var publicKey: P256.Signing.PublicKey { privateKey.publicKey }
-
-    private var privateKey: P256.Signing.PrivateKey {
-        // The bytes came from a valid key in init, so rebuilding it cannot fail.
-        try! P256.Signing.PrivateKey(rawRepresentation: privateKeyBytes)
-    }
 
     /// Signs an offer for one purchase.
     ///

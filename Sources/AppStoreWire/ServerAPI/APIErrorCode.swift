@@ -1,0 +1,109 @@
+/// An `errorCode` of the App Store Server API (Retention-Messaging-only codes omitted).
+///
+/// Codes Apple adds later decode unchanged (``isKnown`` is then false).
+public struct APIErrorCode: OpenIntEnum {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    public static let generalBadRequest: Self = 4_000_000
+    public static let invalidAppIdentifier: Self = 4_000_002
+    public static let invalidRequestRevision: Self = 4_000_005
+    public static let invalidTransactionId: Self = 4_000_006
+    public static let invalidOriginalTransactionId: Self = 4_000_008
+    public static let invalidExtendByDays: Self = 4_000_009
+    public static let invalidExtendReasonCode: Self = 4_000_010
+    public static let invalidRequestIdentifier: Self = 4_000_011
+    public static let startDateTooFarInPast: Self = 4_000_012
+    public static let startDateAfterEndDate: Self = 4_000_013
+    public static let invalidPaginationToken: Self = 4_000_014
+    public static let invalidStartDate: Self = 4_000_015
+    public static let invalidEndDate: Self = 4_000_016
+    public static let paginationTokenExpired: Self = 4_000_017
+    public static let invalidNotificationType: Self = 4_000_018
+    public static let multipleFiltersSupplied: Self = 4_000_019
+    public static let invalidTestNotificationToken: Self = 4_000_020
+    public static let invalidSort: Self = 4_000_021
+    public static let invalidProductType: Self = 4_000_022
+    public static let invalidProductId: Self = 4_000_023
+    public static let invalidSubscriptionGroupIdentifier: Self = 4_000_024
+    /// Deprecated with the `excludeRevoked` parameter.
+    public static let invalidExcludeRevoked: Self = 4_000_025
+    public static let invalidInAppOwnershipType: Self = 4_000_026
+    public static let invalidEmptyStorefrontCountryCodeList: Self = 4_000_027
+    public static let invalidStorefrontCountryCode: Self = 4_000_028
+    public static let invalidRevoked: Self = 4_000_030
+    public static let invalidStatus: Self = 4_000_031
+    public static let invalidAccountTenure: Self = 4_000_032
+    public static let invalidAppAccountToken: Self = 4_000_033
+    public static let invalidConsumptionStatus: Self = 4_000_034
+    public static let invalidCustomerConsented: Self = 4_000_035
+    public static let invalidDeliveryStatus: Self = 4_000_036
+    public static let invalidLifetimeDollarsPurchased: Self = 4_000_037
+    public static let invalidLifetimeDollarsRefunded: Self = 4_000_038
+    public static let invalidPlatform: Self = 4_000_039
+    public static let invalidPlayTime: Self = 4_000_040
+    public static let invalidSampleContentProvided: Self = 4_000_041
+    public static let invalidUserStatus: Self = 4_000_042
+    /// Retired by Apple (the v2 consumption endpoint takes every product type).
+    public static let invalidTransactionNotConsumable: Self = 4_000_043
+    public static let invalidTransactionTypeNotSupported: Self = 4_000_047
+    public static let appTransactionIdNotSupported: Self = 4_000_048
+    public static let invalidAppAccountTokenUUID: Self = 4_000_183
+    public static let familyTransactionNotSupported: Self = 4_000_185
+    public static let transactionIdIsNotOriginalTransactionId: Self = 4_000_187
+    public static let subscriptionExtensionIneligible: Self = 4_030_004
+    public static let subscriptionMaxExtension: Self = 4_030_005
+    public static let familySharedSubscriptionExtensionIneligible: Self = 4_030_007
+    public static let accountNotFound: Self = 4_040_001
+    /// Retryable.
+    public static let accountNotFoundRetryable: Self = 4_040_002
+    public static let appNotFound: Self = 4_040_003
+    /// Retryable.
+    public static let appNotFoundRetryable: Self = 4_040_004
+    public static let originalTransactionIdNotFound: Self = 4_040_005
+    /// Retryable.
+    public static let originalTransactionIdNotFoundRetryable: Self = 4_040_006
+    public static let serverNotificationUrlNotFound: Self = 4_040_007
+    public static let testNotificationNotFound: Self = 4_040_008
+    public static let statusRequestNotFound: Self = 4_040_009
+    public static let transactionIdNotFound: Self = 4_040_010
+    public static let appTransactionDoesNotExist: Self = 4_040_019
+    /// HTTP 429; retry after the `Retry-After` time.
+    public static let rateLimitExceeded: Self = 4_290_000
+    public static let generalInternal: Self = 5_000_000
+    /// Retryable.
+    public static let generalInternalRetryable: Self = 5_000_001
+
+    public static let knownValues: [Self] = [
+        .generalBadRequest, .invalidAppIdentifier, .invalidRequestRevision, .invalidTransactionId,
+        .invalidOriginalTransactionId, .invalidExtendByDays, .invalidExtendReasonCode, .invalidRequestIdentifier,
+        .startDateTooFarInPast, .startDateAfterEndDate, .invalidPaginationToken, .invalidStartDate, .invalidEndDate,
+        .paginationTokenExpired, .invalidNotificationType, .multipleFiltersSupplied, .invalidTestNotificationToken,
+        .invalidSort, .invalidProductType, .invalidProductId, .invalidSubscriptionGroupIdentifier,
+        .invalidExcludeRevoked, .invalidInAppOwnershipType, .invalidEmptyStorefrontCountryCodeList,
+        .invalidStorefrontCountryCode, .invalidRevoked, .invalidStatus, .invalidAccountTenure,
+        .invalidAppAccountToken, .invalidConsumptionStatus, .invalidCustomerConsented, .invalidDeliveryStatus,
+        .invalidLifetimeDollarsPurchased, .invalidLifetimeDollarsRefunded, .invalidPlatform, .invalidPlayTime,
+        .invalidSampleContentProvided, .invalidUserStatus, .invalidTransactionNotConsumable,
+        .invalidTransactionTypeNotSupported, .appTransactionIdNotSupported, .invalidAppAccountTokenUUID,
+        .familyTransactionNotSupported, .transactionIdIsNotOriginalTransactionId, .subscriptionExtensionIneligible,
+        .subscriptionMaxExtension, .familySharedSubscriptionExtensionIneligible, .accountNotFound,
+        .accountNotFoundRetryable, .appNotFound, .appNotFoundRetryable, .originalTransactionIdNotFound,
+        .originalTransactionIdNotFoundRetryable, .serverNotificationUrlNotFound, .testNotificationNotFound,
+        .statusRequestNotFound, .transactionIdNotFound, .appTransactionDoesNotExist, .rateLimitExceeded,
+        .generalInternal, .generalInternalRetryable,
+    ]
+
+    /// Whether Apple documents the error as temporary: the same request may succeed later.
+    ///
+    /// Only the `…Retryable` codes and the rate limit; every other code is final for this request.
+    public var isRetryable: Bool {
+        switch self {
+        case .accountNotFoundRetryable, .appNotFoundRetryable, .originalTransactionIdNotFoundRetryable,
+            .generalInternalRetryable, .rateLimitExceeded:
+            true
+        default:
+            false
+        }
+    }
+}
