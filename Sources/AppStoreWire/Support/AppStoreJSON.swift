@@ -20,4 +20,13 @@ public enum AppStoreJSON {
         encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }
+
+    /// Decodes a signed payload's JSON: a fast strict decoder for the plain JSON Apple sends, and `JSONDecoder`
+    /// (with ``makeDecoder()``'s conventions) for anything outside it, so the result is always `JSONDecoder`'s.
+    public static func decodePayload<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        if let fast = try? bytes.withUnsafeBufferPointer({ try FastJSONDecoder.decode(T.self, from: $0) }) {
+            return fast
+        }
+        return try makeDecoder().decode(T.self, from: Data(bytes))
+    }
 }

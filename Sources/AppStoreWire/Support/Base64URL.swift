@@ -41,34 +41,55 @@ public enum Base64URL {
             if buffer[count - 1] == UInt8(ascii: "=") { count -= 1 }
         }
         if count % 4 == 1 { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(count * 3 / 4)
-        var index = 0
-        while index + 4 <= count {
-            let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])]
-            let c = table[Int(buffer[index + 2])], d = table[Int(buffer[index + 3])]
-            if (a | b | c | d) & 0x80 != 0 { return nil }
-            let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-            output.append(UInt8(truncatingIfNeeded: word >> 16))
-            output.append(UInt8(truncatingIfNeeded: word >> 8))
-            output.append(UInt8(truncatingIfNeeded: word))
-            index += 4
+        let decodedCount = count / 4 * 3 + max(0, count % 4 - 1)
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: decodedCount) { out, initialized in
+            var index = 0
+            var written = 0
+            while index + 4 <= count {
+                let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])]
+                let c = table[Int(buffer[index + 2])], d = table[Int(buffer[index + 3])]
+                if (a | b | c | d) & 0x80 != 0 {
+                    valid = false
+                    break
+                }
+                let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                out[written] = UInt8(truncatingIfNeeded: word >> 16)
+                out[written + 1] = UInt8(truncatingIfNeeded: word >> 8)
+                out[written + 2] = UInt8(truncatingIfNeeded: word)
+                index += 4
+                written += 3
+            }
+            if valid {
+                switch count - index {
+                case 0:
+                    break
+                case 2:
+                    let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])]
+                    if (a | b) & 0x80 != 0 || b & 0x0F != 0 {
+                        valid = false
+                    } else {
+                        out[written] = a << 2 | b >> 4
+                        written += 1
+                    }
+                case 3:
+                    let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])]
+                    let c = table[Int(buffer[index + 2])]
+                    if (a | b | c) & 0x80 != 0 || c & 0x03 != 0 {
+                        valid = false
+                    } else {
+                        out[written] = a << 2 | b >> 4
+                        out[written + 1] = b << 4 | c >> 2
+                        written += 2
+                    }
+                default:
+                    valid = false
+                }
+            }
+            // Only what was written counts as initialized; a refused input leaves an empty array behind.
+            initialized = valid ? written : 0
         }
-        switch count - index {
-        case 0:
-            break
-        case 2:
-            let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])]
-            if (a | b) & 0x80 != 0 || b & 0x0F != 0 { return nil }
-            output.append(a << 2 | b >> 4)
-        case 3:
-            let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])], c = table[Int(buffer[index + 2])]
-            if (a | b | c) & 0x80 != 0 || c & 0x03 != 0 { return nil }
-            output.append(a << 2 | b >> 4)
-            output.append(b << 4 | c >> 2)
-        default:
-            return nil
-        }
+        guard valid else { return nil }
         return output
     }
 

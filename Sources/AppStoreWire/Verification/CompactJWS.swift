@@ -15,16 +15,17 @@ struct CompactJWS {
             throw .malformed("signed data is \(bytes.count) bytes; the limit is \(maximumSize)")
         }
         guard !bytes.isEmpty else { throw .malformed("signed data is empty") }
-        var firstDot = -1
-        var secondDot = -1
-        for index in 0..<bytes.count where bytes[index] == UInt8(ascii: ".") {
-            if firstDot < 0 {
-                firstDot = index
-            } else if secondDot < 0 {
-                secondDot = index
-            } else {
-                throw .malformed("not a compact JWS: more than three segments (JWE and JSON serialization are not accepted)")
-            }
+        // memchr rather than a byte loop: the signing input is several kilobytes of base64.
+        let base = bytes.baseAddress!
+        func dot(after start: Int) -> Int {
+            guard start < bytes.count, let found = memchr(base + start, Int32(UInt8(ascii: ".")), bytes.count - start)
+            else { return -1 }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        }
+        let firstDot = dot(after: 0)
+        let secondDot = firstDot < 0 ? -1 : dot(after: firstDot + 1)
+        if secondDot >= 0, dot(after: secondDot + 1) >= 0 {
+            throw .malformed("not a compact JWS: more than three segments (JWE and JSON serialization are not accepted)")
         }
         guard secondDot >= 0 else {
             throw .malformed("not a compact JWS: expected three dot-separated segments")
@@ -32,7 +33,6 @@ struct CompactJWS {
         guard firstDot > 0, secondDot > firstDot + 1, secondDot < bytes.count - 1 else {
             throw .malformed("not a compact JWS: empty header, payload or signature segment")
         }
-        let base = bytes.baseAddress!
         header = UnsafeBufferPointer(start: base, count: firstDot)
         payload = UnsafeBufferPointer(start: base + firstDot + 1, count: secondDot - firstDot - 1)
         signature = UnsafeBufferPointer(start: base + secondDot + 1, count: bytes.count - secondDot - 1)
@@ -57,7 +57,7 @@ struct CompactJWS {
             throw .malformed("JWS payload is not base64url")
         }
         do {
-            return try AppStoreJSON.makeDecoder().decode(P.self, from: Data(json))
+            return try AppStoreJSON.decodePayload(P.self, from: json)
         } catch {
             throw .malformed("JWS payload is not a valid \(P.self): \(Self.describe(error))")
         }

@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import Synchronization
 
 /// A bounded cache of certificate chains that already validated to a pinned root.
@@ -39,7 +40,10 @@ final class VerifiedChainCache: Sendable {
         let hash = Self.hash(header)
         return shards[Self.shard(hash)].table.withLock { table in
             // Compare in place: the hit path allocates nothing.
-            table[hash]?.first { $0.header.elementsEqual(header) }?.entry
+            table[hash]?.first { slot in
+                slot.header.count == header.count
+                    && slot.header.withUnsafeBufferPointer { memcmp($0.baseAddress!, header.baseAddress!, header.count) == 0 }
+            }?.entry
         }
     }
 
@@ -60,9 +64,14 @@ final class VerifiedChainCache: Sendable {
     /// Number of cached chains (for tests and diagnostics).
     var count: Int { shards.reduce(0) { total, shard in total + shard.table.withLock { $0.values.reduce(0) { $0 + $1.count } } } }
 
+    /// Hashes the length and the first 512 bytes, which hold the leaf certificate's serial number and key.
+    ///
+    /// Equality is always decided on every byte; the hash only picks the bucket, and only chains that validated
+    /// to a pinned root are ever stored, so a crafted collision cannot crowd the cache.
     private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         var hasher = Hasher()
-        hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        hasher.combine(bytes.count)
+        hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.prefix(512))))
         return hasher.finalize()
     }
 

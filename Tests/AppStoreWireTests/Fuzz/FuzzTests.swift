@@ -100,23 +100,38 @@ import Testing
         #expect(accepted < 200_000 * Self.scale / 100)
     }
 
-    @Test func signedPayloadModelsSurviveMutatedJSON() throws {
+    /// Whenever the fast JSON decoder accepts an input, Foundation's JSONDecoder must decode the same value.
+    func expectAgreement<T: Decodable & Equatable>(_ bytes: [UInt8], as type: T.Type, fastCount: inout Int) {
+        guard let fast = try? FastJSONDecoderProbe.decodesFast(bytes, as: T.self) else { return }
+        fastCount += 1
+        let foundation = try? AppStoreJSON.makeDecoder().decode(T.self, from: Data(bytes))
+        #expect(foundation == fast, "fast decoder disagrees with JSONDecoder on \(String(decoding: bytes, as: UTF8.self))")
+    }
+
+    @Test func fastJSONDecoderAgreesWithFoundationOnMutatedPayloads() throws {
         var rng = Generator(state: Self.seed ^ 2)
-        let seeds: [[UInt8]] = try [
+        var seeds: [[UInt8]] = try [
             SigningFixtures.transaction(), SigningFixtures.renewalInfo(), SigningFixtures.appTransaction(),
             SigningFixtures.notification(data: ["bundleId": "b", "environment": "Sandbox", "status": 1]),
         ].map { Array(try JSONSerialization.data(withJSONObject: $0, options: .sortedKeys)) }
-        let decoder = AppStoreJSON.makeDecoder()
+        // Edge cases as seeds too: fractional and negative numbers, exponents, nested objects and arrays.
+        seeds.append(Array(#"{"signedDate":1697679936056.485,"quantity":-1,"price":0,"expiresDate":1.5e12,"eligibleWinBackOfferIds":["a","b"],"commitmentInfo":{"billingPeriodNumber":3}}"#.utf8))
         let jsonAlphabet = Array("{}[]\":,0123456789.eE-+truefalsnl \\u".utf8)
+        var fastCount = 0
         for index in 0..<(150_000 * Self.scale) {
-            let mutated = Data(Self.mutate(seeds[index % seeds.count], &rng, alphabet: index % 3 == 0 ? nil : jsonAlphabet))
+            let source = seeds[index % seeds.count]
+            let mutated = index % 7 == 0 ? source : Self.mutate(source, &rng, alphabet: index % 3 == 0 ? nil : jsonAlphabet)
             switch index % 4 {
-            case 0: _ = try? decoder.decode(JWSTransactionDecodedPayload.self, from: mutated)
-            case 1: _ = try? decoder.decode(JWSRenewalInfoDecodedPayload.self, from: mutated)
-            case 2: _ = try? decoder.decode(AppTransaction.self, from: mutated)
-            default: _ = try? decoder.decode(ResponseBodyV2DecodedPayload.self, from: mutated)
+            case 0: expectAgreement(mutated, as: JWSTransactionDecodedPayload.self, fastCount: &fastCount)
+            case 1: expectAgreement(mutated, as: JWSRenewalInfoDecodedPayload.self, fastCount: &fastCount)
+            case 2: expectAgreement(mutated, as: AppTransaction.self, fastCount: &fastCount)
+            default: expectAgreement(mutated, as: ResponseBodyV2DecodedPayload.self, fastCount: &fastCount)
             }
+            // The full path (fast, then Foundation) never crashes whatever the input.
+            _ = try? AppStoreJSON.decodePayload(JWSTransactionDecodedPayload.self, from: mutated)
         }
+        // The comparison only means something if the fast path actually ran on many inputs.
+        #expect(fastCount > 150_000 * Self.scale / 20)
     }
 
     @Test func receiptParsersSurviveMutatedInput() throws {
