@@ -43,7 +43,7 @@ public struct VerificationBenchmark: Sendable {
         let jws = try chain.signer().sign(transaction)
         let configuration = SignedDataVerifier.Configuration(
             bundleId: "com.example.storekeeper", appAppleId: 1_234_567_890, environments: [.sandbox, .production],
-            roots: try TrustedRoots.only([chain.root]))
+            roots: try TrustedRoots.only([chain.root]), deployment: .development)
         return (jws, configuration)
     }
 

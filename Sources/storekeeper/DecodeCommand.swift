@@ -26,7 +26,7 @@ struct DecodeCommand: AsyncParsableCommand {
             let output: [String: Any]
             switch try SignedInput.classify(text, kind: kindOverride) {
             case .jws(let jws, let kind): output = try JWSInspection.unverified(jws, kind: kind)
-            case .appReceipt(let bytes): output = try await ReceiptInspection.appReceipt(bytes, roots: [], verify: false)
+            case .appReceipt(let bytes): output = try await ReceiptInspection.appReceipt(bytes, roots: [], bundleId: nil, verify: false)
             case .transactionReceipt(let base64): output = try ReceiptInspection.transactionReceipt(base64, verify: false)
             }
             FileHandle.standardError.write(Data("storekeeper decode: UNVERIFIED — do not trust this output\n".utf8))

@@ -4,17 +4,16 @@ import X509
 
 /// Turns app receipts and iOS 6 transaction receipts into the JSON that `verify` and `decode` print.
 enum ReceiptInspection {
-    /// Parses an app receipt; with `verify`, its PKCS#7 signature must chain to one of `roots` first.
-    static func appReceipt(_ bytes: [UInt8], roots: [Certificate], verify: Bool) async throws -> [String: Any] {
+    /// Parses an app receipt; with `verify`, its PKCS#7 signature must chain to `roots` (Apple Inc. Root, built in,
+    /// when empty) and, when `bundleId` is given, the receipt must be that app's.
+    static func appReceipt(_ bytes: [UInt8], roots: [Certificate], bundleId: String?, verify: Bool) async throws
+        -> [String: Any]
+    {
         let receipt: AppReceipt
         if verify {
-            guard !roots.isEmpty else {
-                throw CommandFailure(
-                    "app receipts are signed by Apple Inc. Root (RSA), which is not built in: pass it with --root, "
-                        + "or read the receipt unverified with `storekeeper decode`")
-            }
+            let trusted = roots.isEmpty ? [try AppleRootCertificates.appleIncRoot()] : roots
             do {
-                receipt = try await AppReceiptSignatureVerifier(trustedRoots: roots).verify(bytes)
+                receipt = try await AppReceiptSignatureVerifier(trustedRoots: trusted, bundleId: bundleId).verify(bytes)
             } catch {
                 throw ReceiptVerificationFailure(description: "\(error)")
             }

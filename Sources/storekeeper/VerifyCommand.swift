@@ -11,8 +11,8 @@ struct VerifyCommand: AsyncParsableCommand {
         discussion: """
             Prints the verified, decoded payload as JSON on standard output and exits 0. On failure prints the \
             reason on standard error and exits non-zero. JWS chains are validated to Apple Root CA - G3 (built in) \
-            unless --root is given, at the payload's signedDate unless --now is given. App receipts are signed by \
-            Apple Inc. Root (RSA), which is not built in: pass it with --root to check a receipt's signature.
+            unless --root is given, at the payload's signedDate unless --now is given. App receipts are checked \
+            against Apple Inc. Root (built in) unless --root is given.
             """
     )
 
@@ -69,7 +69,7 @@ struct VerifyCommand: AsyncParsableCommand {
             let verifier = try makeVerifier(roots: certificates)
             return try await JWSInspection.verified(jws, kind: kind, verifier: verifier)
         case .appReceipt(let bytes):
-            return try await ReceiptInspection.appReceipt(bytes, roots: certificates, verify: true)
+            return try await ReceiptInspection.appReceipt(bytes, roots: certificates, bundleId: bundleId, verify: true)
         case .transactionReceipt(let base64):
             return try ReceiptInspection.transactionReceipt(base64, verify: true)
         }
@@ -85,6 +85,7 @@ struct VerifyCommand: AsyncParsableCommand {
             appAppleId: appAppleId,
             environments: environments.isEmpty ? [.production, .sandbox] : environments,
             roots: roots.isEmpty ? try TrustedRoots.apple() : try TrustedRoots.only(roots),
+            // An inspection tool: extra roots and an unchecked bundle id are the operator's explicit choice.
             deployment: .development,
             validationTime: now ? .now : .signedDate
         )

@@ -16,6 +16,8 @@ public enum AppReceiptError: Error, Sendable, Hashable, CustomStringConvertible 
     case untrustedCertificateChain(reason: String)
     /// The signature structure is unusable or the signature does not match the content.
     case invalidSignature(reason: String)
+    /// The receipt is genuine but belongs to another app.
+    case wrongApp(reason: String)
 
     public var description: String {
         switch self {
@@ -33,6 +35,8 @@ public enum AppReceiptError: Error, Sendable, Hashable, CustomStringConvertible 
             return "app receipt signer is not trusted: \(reason)"
         case .invalidSignature(let reason):
             return "app receipt signature is invalid: \(reason)"
+        case .wrongApp(let reason):
+            return "app receipt belongs to another app: \(reason)"
         }
     }
 }

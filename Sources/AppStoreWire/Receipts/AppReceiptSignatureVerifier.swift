@@ -5,8 +5,9 @@ import SwiftASN1
 
 /// Checks that an app receipt was signed by a certificate chaining to a trusted root, then parses it.
 ///
-/// Apple signs receipts with RSA (SHA-1 or SHA-256) under Apple Inc. Root, which Storekeeper does not ship:
-/// the caller supplies the root(s). The signer's chain is built from the certificates embedded in the
+/// Apple signs receipts with RSA (SHA-1 or SHA-256) under Apple Inc. Root, which is built in
+/// (``AppleRootCertificates/appleIncRoot()``, fingerprint-checked) and used by ``apple(bundleId:)``; tests and
+/// simulators supply their own roots. A genuine receipt of another app is refused when ``bundleId`` is set. The signer's chain is built from the certificates embedded in the
 /// SignedData and validated (RFC 5280: validity, CA constraints, signatures) at the receipt's creation date,
 /// so receipts keep verifying after Apple's signing certificate expires. The signing certificate must also
 /// carry ``requiredSignerExtensions`` (by default Apple's receipt-signing marker), because Apple's root also
@@ -23,15 +24,24 @@ public struct AppReceiptSignatureVerifier: Sendable {
     public var requiredSignerExtensions: [ASN1ObjectIdentifier]
     /// Decodes the receipt (and enforces its size limit) before the signature is checked.
     public var parser: AppReceiptParser
+    /// The app's bundle id; a receipt naming another is refused. `nil` skips the check (inspection only).
+    public var bundleId: String?
 
     public init(
         trustedRoots: [Certificate],
+        bundleId: String? = nil,
         requiredSignerExtensions: [ASN1ObjectIdentifier] = [AppReceiptSignatureVerifier.appleReceiptSigningExtension],
         parser: AppReceiptParser = AppReceiptParser()
     ) {
         self.trustedRoots = trustedRoots
+        self.bundleId = bundleId
         self.requiredSignerExtensions = requiredSignerExtensions
         self.parser = parser
+    }
+
+    /// A verifier pinned to Apple Inc. Root, for the app with `bundleId`.
+    public static func apple(bundleId: String) throws -> AppReceiptSignatureVerifier {
+        AppReceiptSignatureVerifier(trustedRoots: [try AppleRootCertificates.appleIncRoot()], bundleId: bundleId)
     }
 
     /// Creates a verifier trusting DER-encoded root certificates (e.g. `AppleIncRootCertificate.cer`).
@@ -110,6 +120,9 @@ public struct AppReceiptSignatureVerifier: Sendable {
         let result = await verifier.validate(leaf: signerCertificate, intermediates: CertificateStore(certificates))
         switch result {
         case .validCertificate:
+            if let bundleId, receipt.bundleId != bundleId {
+                throw .wrongApp(reason: "receipt bundle id \(receipt.bundleId ?? "(none)") is not \(bundleId)")
+            }
             return receipt
         case .couldNotValidate(let failures):
             let reasons = failures.map { String(describing: $0.policyFailureReason) }

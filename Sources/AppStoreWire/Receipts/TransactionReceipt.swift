@@ -5,6 +5,8 @@ import Foundation
 ///
 /// Only the transaction identifier is required; it is what the App Store Server API needs to look the
 /// purchase up. The receipt's signature is Apple's private format and is not checked.
+/// - Important: nothing here is signed in a way Storekeeper can check offline. Only ``transactionId`` is meant
+///   to be used, as a key to ask Apple (verifyReceipt or the Server API); never credit from the other fields.
 public struct TransactionReceipt: Sendable, Hashable, Codable {
     /// The default limit on the receipt text: 64 KiB, many times a real transaction receipt (~3–4 KiB).
     public static let defaultMaximumSize = 64 * 1024

@@ -40,7 +40,7 @@ struct CompactJWS {
     }
 
     func decodeHeader() throws(SignedDataVerificationError) -> JWSHeader {
-        guard let json = Base64URL.decode(buffer: header) else {
+        guard let json = Base64URL.decode(buffer: header, allowPadding: false) else {
             throw .malformed("JWS header is not base64url")
         }
         let decoded: JWSHeader
@@ -53,7 +53,7 @@ struct CompactJWS {
     }
 
     func decodePayload<P: Decodable>() throws(SignedDataVerificationError) -> P {
-        guard let json = Base64URL.decode(buffer: payload) else {
+        guard let json = Base64URL.decode(buffer: payload, allowPadding: false) else {
             throw .malformed("JWS payload is not base64url")
         }
         do {
@@ -65,7 +65,7 @@ struct CompactJWS {
 
     /// The ES256 signature in JWS form: 64 bytes, R‖S.
     func decodeES256Signature() throws(SignedDataVerificationError) -> P256.Signing.ECDSASignature {
-        guard let raw = Base64URL.decode(buffer: signature) else {
+        guard let raw = Base64URL.decode(buffer: signature, allowPadding: false) else {
             throw .malformed("JWS signature is not base64url")
         }
         guard raw.count == 64 else {

@@ -29,7 +29,8 @@ public struct SignedDataVerifier: Sendable {
 
     /// What the verifier accepts.
     public struct Configuration: Sendable {
-        /// The app's bundle id; `nil` skips the check (only for inspection tools, never for a server).
+        /// The app's bundle id; `nil` skips the check, which only a `.development` verifier (an inspection tool)
+        /// allows.
         public var bundleId: String?
         /// The app's App Apple ID, checked on Production payloads that carry one. Required in production.
         public var appAppleId: Int64?
@@ -49,7 +50,7 @@ public struct SignedDataVerifier: Sendable {
             appAppleId: Int64? = nil,
             environments: Set<AppStoreEnvironment> = [.production, .sandbox],
             roots: TrustedRoots,
-            deployment: Deployment = .development,
+            deployment: Deployment = .production,
             validationTime: ValidationTime = .signedDate,
             maximumInputSize: Int = 256 * 1024,
             chainCacheCapacity: Int = 64

@@ -62,6 +62,47 @@ import Testing
         #expect(try await verifier.verify(base64Encoded: Data(bytes).base64EncodedString()) == receipt)
     }
 
+    @Test func genuineReceiptOfAnotherAppIsRejected() async throws {
+        let pki = try ReceiptTestPKI.make(rsa: true)
+        let bytes = try Self.appleStyleReceipt(
+            pki: pki, digestOID: ReceiptTestBuilder.sha256OID, algorithm: .sha256WithRSAEncryption,
+            content: Self.payload(bundleId: "com.example.cheaper"))
+        let verifier = AppReceiptSignatureVerifier(trustedRoots: [pki.root], bundleId: "com.example.signed")
+        do {
+            _ = try await verifier.verify(bytes)
+            Issue.record("another app's receipt verified")
+        } catch {
+            guard case .wrongApp(let reason) = error else {
+                Issue.record("expected wrongApp, got \(error)")
+                return
+            }
+            #expect(reason.contains("com.example.cheaper"))
+        }
+        // The same receipt is accepted for its own app.
+        let own = AppReceiptSignatureVerifier(trustedRoots: [pki.root], bundleId: "com.example.cheaper")
+        #expect(try await own.verify(bytes).bundleId == "com.example.cheaper")
+    }
+
+    @Test func builtInAppleIncRootIsPinnedAndRejectsTestReceipts() async throws {
+        let root = try AppleRootCertificates.appleIncRoot()
+        let fingerprint = SHA256.hash(data: try root.derBytes()).map { String(format: "%02X", $0) }.joined()
+        #expect(fingerprint == AppleRootCertificates.appleIncRootSHA256Fingerprint)
+        let pki = try ReceiptTestPKI.make(rsa: true)
+        let bytes = try Self.appleStyleReceipt(
+            pki: pki, digestOID: ReceiptTestBuilder.sha256OID, algorithm: .sha256WithRSAEncryption,
+            content: Self.payload())
+        let apple = try AppReceiptSignatureVerifier.apple(bundleId: "com.example.signed")
+        do {
+            _ = try await apple.verify(bytes)
+            Issue.record("a test-signed receipt verified against Apple Inc. Root")
+        } catch {
+            guard case .untrustedCertificateChain = error else {
+                Issue.record("expected untrustedCertificateChain, got \(error)")
+                return
+            }
+        }
+    }
+
     @Test func cmsSignedReceiptWithSignedAttributesVerifies() async throws {
         // swift-certificates' own CMS signer: ECDSA, signed attributes (content type, digest, signing time).
         let pki = try ReceiptTestPKI.make(rsa: false)

@@ -78,7 +78,7 @@ struct SigningFixtures {
         try SignedDataVerifier(
             configuration: .init(
                 bundleId: bundleId, appAppleId: Self.appAppleId, environments: environments,
-                roots: try TrustedRoots.only([chain.root]), validationTime: validationTime,
+                roots: try TrustedRoots.only([chain.root]), deployment: .development, validationTime: validationTime,
                 maximumInputSize: maximumInputSize))
     }
 }

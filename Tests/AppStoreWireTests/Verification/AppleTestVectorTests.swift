@@ -12,7 +12,8 @@ import X509
         let root = try Certificate(derEncoded: Array(try TestVectors.data("certs/testCA.der")))
         return try SignedDataVerifier(
             configuration: .init(
-                bundleId: bundleId, appAppleId: 1234, environments: environments, roots: try TrustedRoots.only([root])))
+                bundleId: bundleId, appAppleId: 1234, environments: environments, roots: try TrustedRoots.only([root]),
+                deployment: .development))
     }
 
     // MARK: Tests
@@ -61,7 +62,7 @@ import X509
 
     @Test func appleVectorsFailAgainstTheRealAppleRoot() async throws {
         let strict = try SignedDataVerifier(
-            configuration: .init(bundleId: "com.example", environments: [.sandbox], roots: try TrustedRoots.apple()))
+            configuration: .init(bundleId: "com.example", appAppleId: 1234, environments: [.sandbox], roots: try TrustedRoots.apple()))
         do {
             _ = try await strict.verifyTransaction(try TestVectors.string("mock_signed_data/transactionInfo"))
             Issue.record("test CA data verified against Apple's real root")

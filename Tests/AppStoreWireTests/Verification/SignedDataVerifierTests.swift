@@ -205,7 +205,8 @@ import X509
             SigningFixtures.transaction(), header: ["alg": "ES256", "x5c": try shortIntermediate.x5c()])
         let verifier = try SignedDataVerifier(
             configuration: .init(
-                bundleId: SigningFixtures.bundleId, roots: try TrustedRoots.only([shortIntermediate.root])))
+                bundleId: SigningFixtures.bundleId, roots: try TrustedRoots.only([shortIntermediate.root]),
+                deployment: .development))
         await expectFailure("invalid_certificate", containing: "intermediate certificate expired") {
             _ = try await verifier.verifyTransaction(jws)
         }
@@ -327,7 +328,7 @@ import X509
         let verifier = try SignedDataVerifier(
             configuration: .init(
                 bundleId: SigningFixtures.bundleId, roots: try TrustedRoots.only(roots + [verifierFixtures.chain.root]),
-                chainCacheCapacity: 16))
+                deployment: .development, chainCacheCapacity: 16))
         for jws in signed { _ = try await verifier.verifyTransaction(jws) }
         #expect(verifier.cachedChainCount <= 16)
         #expect(verifier.cachedChainCount > 0)
@@ -353,6 +354,27 @@ import X509
         let production = try SignedDataVerifier(
             configuration: .init(bundleId: "b", appAppleId: 1, roots: try TrustedRoots.apple(), deployment: .production))
         #expect(production.configuration.roots.isAppleOnly)
+    }
+
+    @Test func defaultDeploymentIsProduction() throws {
+        let fixtures = try SigningFixtures()
+        // Forgetting to choose a deployment must not quietly allow a test root.
+        #expect(throws: SignedDataVerifier.ConfigurationError.self) {
+            try SignedDataVerifier(
+                configuration: .init(bundleId: "b", appAppleId: 1, roots: try TrustedRoots.only([fixtures.chain.root])))
+        }
+        #expect(throws: SignedDataVerifier.ConfigurationError.self) {
+            try SignedDataVerifier(configuration: .init(bundleId: nil, appAppleId: 1, roots: try TrustedRoots.apple()))
+        }
+    }
+
+    @Test func paddedSegmentsAreRefused() async throws {
+        let fixtures = try SigningFixtures()
+        let verifier = try fixtures.verifier()
+        let jws = try fixtures.sign(SigningFixtures.transaction())
+        _ = try await verifier.verifyTransaction(jws)
+        // The 64-byte signature encodes to 86 characters; "==" makes a second spelling of the same bytes.
+        await expectFailure("malformed", containing: "signature") { _ = try await verifier.verifyTransaction(jws + "==") }
     }
 
     @Test func builtInAppleRootMatchesItsFingerprint() throws {
