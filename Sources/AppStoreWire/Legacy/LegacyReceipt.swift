@@ -10,6 +10,8 @@ public struct LegacyReceipt: Codable, Hashable, Sendable {
     public var appItemId: Int64?
     /// `CFBundleVersion` of the app that produced the receipt (`"1.0"` in sandbox).
     public var applicationVersion: String?
+    /// The app's bundle identifier (`bid` in iOS 6-style transaction receipts).
+    public var bid: String?
     /// The app's bundle identifier.
     public var bundleId: String?
     /// A unique identifier for the app download transaction.
@@ -57,6 +59,7 @@ public struct LegacyReceipt: Codable, Hashable, Sendable {
         case adamId = "adam_id"
         case appItemId = "app_item_id"
         case applicationVersion = "application_version"
+        case bid
         case bundleId = "bundle_id"
         case downloadId = "download_id"
         case expirationDate = "expiration_date"
@@ -84,6 +87,7 @@ public struct LegacyReceipt: Codable, Hashable, Sendable {
         adamId: Int64? = nil,
         appItemId: Int64? = nil,
         applicationVersion: String? = nil,
+        bid: String? = nil,
         bundleId: String? = nil,
         downloadId: Int64? = nil,
         expirationDate: String? = nil,
@@ -109,6 +113,7 @@ public struct LegacyReceipt: Codable, Hashable, Sendable {
         self.adamId = adamId
         self.appItemId = appItemId
         self.applicationVersion = applicationVersion
+        self.bid = bid
         self.bundleId = bundleId
         self.downloadId = downloadId
         self.expirationDate = expirationDate
@@ -137,6 +142,7 @@ public struct LegacyReceipt: Codable, Hashable, Sendable {
         adamId = try container.decodeLegacyInt64(.adamId)
         appItemId = try container.decodeLegacyInt64(.appItemId)
         applicationVersion = try container.decodeLegacyString(.applicationVersion)
+        bid = try container.decodeLegacyString(.bid)
         bundleId = try container.decodeLegacyString(.bundleId)
         downloadId = try container.decodeLegacyInt64(.downloadId)
         expirationDate = try container.decodeLegacyString(.expirationDate)

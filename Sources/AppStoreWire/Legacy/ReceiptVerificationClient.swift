@@ -7,6 +7,8 @@ import NIOHTTP1
 /// Verifies receipts with Apple's legacy `verifyReceipt` endpoint.
 ///
 /// Calls production first and follows Apple's routing rule once: 21007 → sandbox, 21008 → production.
+/// A genuine receipt of another app (its `bundle_id`, or an iOS 6-style receipt's `bid`, is not
+/// ``ReceiptVerificationConfiguration/bundleId``) is ``ReceiptVerificationOutcome/invalid(status:reason:)``.
 /// Network failures, HTTP errors and unreadable answers become ``ReceiptVerificationOutcome/retryLater(reason:)``;
 /// the receipt and the shared secret are never logged.
 public struct ReceiptVerificationClient: Sendable {
@@ -17,7 +19,7 @@ public struct ReceiptVerificationClient: Sendable {
     /// - Parameter httpClient: a client the caller owns and shuts down.
     public init(
         httpClient: HTTPClient,
-        configuration: ReceiptVerificationConfiguration = .init(),
+        configuration: ReceiptVerificationConfiguration,
         logger: Logger = Logger(label: "AppStoreWire.ReceiptVerificationClient")
     ) {
         self.httpClient = httpClient
@@ -54,6 +56,11 @@ public struct ReceiptVerificationClient: Sendable {
             let target: AppStoreEnvironment
             switch response.disposition {
             case .valid:
+                // Apple answers 0 for a genuine receipt of any app: only the bundle id ties it to ours.
+                if let mismatch = bundleIdMismatch(response.receipt) {
+                    logger.info("verifyReceipt receipt of another app", metadata: ["environment": "\(environment)"])
+                    return .invalid(status: response.status, reason: mismatch)
+                }
                 var response = response
                 // Old answers omit `environment`; the endpoint that answered says it just as well.
                 if response.environment == nil { response.environment = environment }
@@ -76,6 +83,16 @@ public struct ReceiptVerificationClient: Sendable {
             hasResent = true
             environment = target
         }
+    }
+
+    /// Why `receipt` is not the configured app's, or nil when it is.
+    private func bundleIdMismatch(_ receipt: LegacyReceipt?) -> String? {
+        let expected = configuration.bundleId
+        // App receipts carry `bundle_id`, iOS 6-style ones `bid`; a receipt naming no app is not ours either.
+        let claimed = [receipt?.bundleId, receipt?.bid].compactMap(\.self)
+        guard claimed.isEmpty || claimed.contains(where: { $0 != expected }) else { return nil }
+        let found = claimed.first { $0 != expected }.map { $0.isEmpty ? "(empty)" : $0 } ?? "(none)"
+        return "wrong app: receipt bundle id \(found) is not \(expected)"
     }
 
     private struct ExchangeFailure: Error {

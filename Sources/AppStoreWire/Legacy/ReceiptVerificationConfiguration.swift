@@ -7,6 +7,8 @@ public struct ReceiptVerificationConfiguration: Sendable {
     /// Apple's sandbox endpoint.
     public static let appleSandboxURL = URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!
 
+    /// The app's bundle identifier. A receipt of any other app is reported invalid, however genuine.
+    public var bundleId: String
     /// The production `verifyReceipt` URL (Apple's, or a simulator's).
     public var productionURL: URL
     /// The sandbox `verifyReceipt` URL (Apple's, or a simulator's).
@@ -23,6 +25,7 @@ public struct ReceiptVerificationConfiguration: Sendable {
     public var maxResponseBytes: Int
 
     public init(
+        bundleId: String,
         productionURL: URL = Self.appleProductionURL,
         sandboxURL: URL = Self.appleSandboxURL,
         sharedSecret: String? = nil,
@@ -31,6 +34,7 @@ public struct ReceiptVerificationConfiguration: Sendable {
         requestTimeout: Duration = .seconds(30),
         maxResponseBytes: Int = 32 * 1024 * 1024
     ) {
+        self.bundleId = bundleId
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
         self.sharedSecret = sharedSecret
@@ -41,12 +45,23 @@ public struct ReceiptVerificationConfiguration: Sendable {
     }
 }
 
-extension ReceiptVerificationConfiguration: CustomStringConvertible, CustomDebugStringConvertible {
-    // The shared secret must never reach a log through string interpolation.
+extension ReceiptVerificationConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    // The shared secret must never reach a log through interpolation, `dump` or a debugger summary.
     public var description: String {
-        "ReceiptVerificationConfiguration(productionURL: \(productionURL), sandboxURL: \(sandboxURL), "
-            + "sharedSecret: \(sharedSecret == nil ? "nil" : "<redacted>"), "
+        "ReceiptVerificationConfiguration(bundleId: \(bundleId), productionURL: \(productionURL), "
+            + "sandboxURL: \(sandboxURL), sharedSecret: \(sharedSecret == nil ? "nil" : "<redacted>"), "
             + "excludeOldTransactions: \(excludeOldTransactions), firstEnvironment: \(firstEnvironment))"
     }
     public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "bundleId": bundleId, "productionURL": productionURL, "sandboxURL": sandboxURL,
+                "sharedSecret": sharedSecret == nil ? "nil" : "<redacted>",
+                "excludeOldTransactions": excludeOldTransactions, "firstEnvironment": firstEnvironment,
+                "requestTimeout": requestTimeout, "maxResponseBytes": maxResponseBytes,
+            ],
+            displayStyle: .struct)
+    }
 }

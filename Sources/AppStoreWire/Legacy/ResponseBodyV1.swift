@@ -1,12 +1,18 @@
+import Crypto
 import Foundation
 
 /// The JSON body of an App Store Server Notification V1 (deprecated June 2023).
+///
+/// V1 content is unsigned: anyone who knows the URL can post one. Check ``isAuthentic(sharedSecret:)``,
+/// then trust nothing in it until `unified_receipt.latest_receipt` has been re-verified through
+/// `verifyReceipt` (``ReceiptVerificationClient``).
 public struct ResponseBodyV1: Codable, Hashable, Sendable {
     /// The event that triggered the notification.
     public var notificationType: NotificationTypeV1?
     /// `Sandbox` or `PROD` (not `Production`); see ``appStoreEnvironment``.
     public var environment: String?
-    /// Your app-specific shared secret, echoed so you can check the sender. Redacted from descriptions.
+    /// Your app-specific shared secret, echoed so you can check the sender (``isAuthentic(sharedSecret:)``).
+    /// Redacted from descriptions and mirrors, and never encoded.
     public var password: String?
     /// The app's bundle identifier.
     public var bid: String?
@@ -104,6 +110,38 @@ public struct ResponseBodyV1: Codable, Hashable, Sendable {
         unifiedReceipt = try container.decodeIfPresent(UnifiedReceipt.self, forKey: .unifiedReceipt)
     }
 
+    // Everything but `password`: a re-emitted body (stored, logged, forwarded) must not carry the secret.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(notificationType, forKey: .notificationType)
+        try container.encodeIfPresent(environment, forKey: .environment)
+        try container.encodeIfPresent(bid, forKey: .bid)
+        try container.encodeIfPresent(bvrs, forKey: .bvrs)
+        try container.encodeIfPresent(autoRenewStatus, forKey: .autoRenewStatus)
+        try container.encodeIfPresent(autoRenewStatusChangeDate, forKey: .autoRenewStatusChangeDate)
+        try container.encodeIfPresent(rawAutoRenewStatusChangeDateMs, forKey: .rawAutoRenewStatusChangeDateMs)
+        try container.encodeIfPresent(autoRenewStatusChangeDatePst, forKey: .autoRenewStatusChangeDatePst)
+        try container.encodeIfPresent(autoRenewProductId, forKey: .autoRenewProductId)
+        try container.encodeIfPresent(autoRenewAdamId, forKey: .autoRenewAdamId)
+        try container.encodeIfPresent(expirationIntent, forKey: .expirationIntent)
+        try container.encodeIfPresent(originalTransactionId, forKey: .originalTransactionId)
+        try container.encodeIfPresent(deprecation, forKey: .deprecation)
+        try container.encodeIfPresent(unifiedReceipt, forKey: .unifiedReceipt)
+    }
+
+    /// Whether the echoed ``password`` is `sharedSecret`, compared in constant time.
+    ///
+    /// Only shows the sender knows the secret; the content still needs `verifyReceipt`.
+    public func isAuthentic(sharedSecret: String) -> Bool {
+        guard let password, !sharedSecret.isEmpty else { return false }
+        // Comparing fixed-size digests hides the secret's length as well as where a guess first differs.
+        let expected = SHA256.hash(data: Data(sharedSecret.utf8))
+        let received = SHA256.hash(data: Data(password.utf8))
+        var difference: UInt8 = 0
+        for (lhs, rhs) in zip(expected, received) { difference |= lhs ^ rhs }
+        return difference == 0
+    }
+
     // MARK: Typed accessors
 
     /// ``environment`` mapped onto ``AppStoreEnvironment`` (`PROD` → `.production`).
@@ -122,12 +160,28 @@ public struct ResponseBodyV1: Codable, Hashable, Sendable {
     public var autoRenewStatusChangeDateValue: Date? { LegacyValue.date(ms: rawAutoRenewStatusChangeDateMs) }
 }
 
-extension ResponseBodyV1: CustomStringConvertible, CustomDebugStringConvertible {
-    // The body echoes the shared secret; keep it out of logs.
+extension ResponseBodyV1: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    // The body echoes the shared secret; keep it out of logs, `dump` and debugger summaries.
     public var description: String {
         "ResponseBodyV1(notificationType: \(notificationType?.rawValue ?? "nil"), "
             + "environment: \(environment ?? "nil"), "
             + "bid: \(bid ?? "nil"), originalTransactionId: \(originalTransactionId ?? "nil"), password: <redacted>)"
     }
     public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "notificationType": notificationType as Any, "environment": environment as Any,
+                "password": password == nil ? "nil" : "<redacted>", "bid": bid as Any, "bvrs": bvrs as Any,
+                "autoRenewStatus": autoRenewStatus as Any,
+                "autoRenewStatusChangeDate": autoRenewStatusChangeDate as Any,
+                "rawAutoRenewStatusChangeDateMs": rawAutoRenewStatusChangeDateMs as Any,
+                "autoRenewStatusChangeDatePst": autoRenewStatusChangeDatePst as Any,
+                "autoRenewProductId": autoRenewProductId as Any, "autoRenewAdamId": autoRenewAdamId as Any,
+                "expirationIntent": expirationIntent as Any, "originalTransactionId": originalTransactionId as Any,
+                "deprecation": deprecation as Any, "unifiedReceipt": unifiedReceipt as Any,
+            ],
+            displayStyle: .struct)
+    }
 }

@@ -20,12 +20,23 @@ public struct VerifyReceiptRequest: Codable, Hashable, Sendable {
     }
 }
 
-extension VerifyReceiptRequest: CustomStringConvertible, CustomDebugStringConvertible {
-    // Receipts are customer data and the password is a secret: neither belongs in a log line.
+extension VerifyReceiptRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    // Receipts are customer data and the password is a secret: neither belongs in a log line, a `dump` or a
+    // debugger summary.
     public var description: String {
         "VerifyReceiptRequest(receiptData: <\(receiptData.utf8.count) bytes>, "
             + "password: \(password == nil ? "nil" : "<redacted>"), "
             + "excludeOldTransactions: \(excludeOldTransactions.map(String.init) ?? "nil"))"
     }
     public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "receiptData": "<\(receiptData.utf8.count) bytes>",
+                "password": password == nil ? "nil" : "<redacted>",
+                "excludeOldTransactions": excludeOldTransactions.map(String.init) ?? "nil",
+            ],
+            displayStyle: .struct)
+    }
 }

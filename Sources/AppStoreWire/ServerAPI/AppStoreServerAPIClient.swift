@@ -7,6 +7,10 @@ import NIOHTTP1
 /// A client of the App Store Server API: one method per endpoint, a fresh JWT per request, typed errors
 /// (``AppStoreServerAPIError``) and bounded retries of retryable failures.
 ///
+/// A POST that is not idempotent (Request a Test Notification, Finish Transaction) is retried only after an
+/// answer that says it was not carried out (429, a retryable error code, 5xx), never after a transport
+/// failure, when Apple may already have acted on it.
+///
 /// Every method throws ``AppStoreServerAPIError`` (or `CancellationError` when its task is cancelled while
 /// waiting to retry).
 public struct AppStoreServerAPIClient: Sendable {
@@ -187,7 +191,8 @@ public struct AppStoreServerAPIClient: Sendable {
     public func extendRenewalDateForAllActiveSubscribers(
         request: MassExtendRenewalDateRequest
     ) async throws -> MassExtendRenewalDateResponse {
-        try await call(.POST, "/inApps/v1/subscriptions/extend/mass", body: request)
+        // Apple deduplicates on the request's `requestIdentifier`, so resending after a lost answer is safe.
+        try await call(.POST, "/inApps/v1/subscriptions/extend/mass", body: request, idempotent: true)
     }
 
     /// Get Status of Subscription Renewal Date Extensions:
@@ -215,10 +220,11 @@ public struct AppStoreServerAPIClient: Sendable {
     public func getNotificationHistory(
         paginationToken: String? = nil, request: NotificationHistoryRequest
     ) async throws -> NotificationHistoryResponse {
+        // A read that happens to be a POST: resending it changes nothing.
         try await call(
             .POST, "/inApps/v1/notifications/history",
             query: paginationToken.map { [URLQueryItem(name: "paginationToken", value: $0)] } ?? [],
-            body: request)
+            body: request, idempotent: true)
     }
 
     /// Every notification in the range, following `paginationToken` while `hasMore`.
@@ -261,10 +267,13 @@ public struct AppStoreServerAPIClient: Sendable {
         ServerAPIEncoding.percentEncoded(value)
     }
 
+    /// - Parameter idempotent: whether sending the request twice has the effect of sending it once; nil
+    ///   means "unless it is a POST".
     private func call<Response: Decodable>(
-        _ method: HTTPMethod, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil
+        _ method: HTTPMethod, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
+        idempotent: Bool? = nil
     ) async throws -> Response {
-        let raw = try await perform(method, path, query: query, body: body)
+        let raw = try await perform(method, path, query: query, body: body, idempotent: idempotent ?? (method != .POST))
         do {
             return try AppStoreJSON.makeDecoder().decode(Response.self, from: raw.body)
         } catch {
@@ -275,13 +284,15 @@ public struct AppStoreServerAPIClient: Sendable {
     }
 
     private func callWithoutResponse(
-        _ method: HTTPMethod, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil
+        _ method: HTTPMethod, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
+        idempotent: Bool? = nil
     ) async throws {
-        _ = try await perform(method, path, query: query, body: body)
+        _ = try await perform(method, path, query: query, body: body, idempotent: idempotent ?? (method != .POST))
     }
 
     private func perform(
-        _ method: HTTPMethod, _ path: String, query: [URLQueryItem], body: (any Encodable & Sendable)?
+        _ method: HTTPMethod, _ path: String, query: [URLQueryItem], body: (any Encodable & Sendable)?,
+        idempotent: Bool
     ) async throws -> RawResponse {
         var url = baseURL.url.absoluteString
         while url.hasSuffix("/") { url.removeLast() }
@@ -311,6 +322,9 @@ public struct AppStoreServerAPIClient: Sendable {
             failure.attempts = attempt
 
             guard failure.isRetryable, attempt < retryPolicy.maxAttempts, !Task.isCancelled else { throw failure }
+            // Without an answer the request may have been carried out already (a dropped connection or a
+            // timeout can come after Apple acted): sending a non-idempotent one again could act twice.
+            guard idempotent || failure.kind != .transport else { throw failure }
             var delay = retryPolicy.backoffDelay(retry: attempt)
             if let retryAfter = failure.retryAfter {
                 let wait = retryAfter.timeIntervalSince(retryPolicy.now())

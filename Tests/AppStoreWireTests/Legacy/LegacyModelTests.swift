@@ -121,6 +121,15 @@ struct LegacyModelTests {
         #expect(tx.purchaseDateMs == 1_697_796_000_000)
     }
 
+    @Test func decodesTheBundleIdOfAnIOS6StyleReceipt() throws {
+        let response = try decodeResponse(
+            #"{"status": 21006, "receipt": {"bid": "com.example.storekeeper", "bvrs": "1.0", "product_id": "p"}}"#)
+        #expect(response.receipt?.bid == "com.example.storekeeper")
+        #expect(response.receipt?.bundleId == nil)
+        let reencoded = try JSONDecoder().decode(VerifyReceiptResponse.self, from: JSONEncoder().encode(response))
+        #expect(reencoded.receipt?.bid == "com.example.storekeeper")
+    }
+
     @Test(
         arguments: [
             (#"{"status": 21150, "is-retryable": true}"#, true),

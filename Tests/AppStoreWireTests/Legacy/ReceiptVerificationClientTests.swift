@@ -6,16 +6,26 @@ import Testing
 
 @Suite("ReceiptVerificationClient over a local socket")
 struct ReceiptVerificationClientTests {
+    /// The app the client is configured for, and the one in ``LegacySamples``.
+    private static let bundleId = "com.example.storekeeper"
+
+    /// A minimal status-0 answer with an app receipt of `bundleId`.
+    private static func validAnswer(environment: String? = nil, bundleId: String = Self.bundleId) -> String {
+        let environment = environment.map { #", "environment": "\#($0)""# } ?? ""
+        return #"{"status": 0\#(environment), "receipt": {"bundle_id": "\#(bundleId)"}}"#
+    }
+
     /// Routes `/production/verifyReceipt` and `/sandbox/verifyReceipt` to scripted answers.
     private func verify(
         receipt: String = "BASE64RECEIPT",
         configuration: (URL) -> ReceiptVerificationConfiguration = { base in
             ReceiptVerificationConfiguration(
+                bundleId: Self.bundleId,
                 productionURL: base.appendingPathComponent("production/verifyReceipt"),
                 sandboxURL: base.appendingPathComponent("sandbox/verifyReceipt"))
         },
         production: @escaping @Sendable () -> LocalHTTPServer.Response,
-        sandbox: @escaping @Sendable () -> LocalHTTPServer.Response = { .json(#"{"status": 0}"#) }
+        sandbox: @escaping @Sendable () -> LocalHTTPServer.Response = { .json(Self.validAnswer()) }
     ) async throws -> (ReceiptVerificationOutcome, [LocalHTTPServer.Request]) {
         try await withLocalServer(handler: { request in
             request.path.hasPrefix("/sandbox") ? sandbox() : production()
@@ -50,11 +60,12 @@ struct ReceiptVerificationClientTests {
         let (outcome, requests) = try await verify(
             configuration: { base in
                 ReceiptVerificationConfiguration(
+                    bundleId: Self.bundleId,
                     productionURL: base.appendingPathComponent("production/verifyReceipt"),
                     sandboxURL: base.appendingPathComponent("sandbox/verifyReceipt"),
                     sharedSecret: "0123abcd", excludeOldTransactions: true)
             },
-            production: { .json(#"{"status": 0, "environment": "Production"}"#) })
+            production: { .json(Self.validAnswer(environment: "Production")) })
         #expect(outcome.response != nil)
         let body = try #require(requests.first?.bodyJSON())
         #expect(body["password"] as? String == "0123abcd")
@@ -78,11 +89,12 @@ struct ReceiptVerificationClientTests {
         let (outcome, requests) = try await verify(
             configuration: { base in
                 ReceiptVerificationConfiguration(
+                    bundleId: Self.bundleId,
                     productionURL: base.appendingPathComponent("production/verifyReceipt"),
                     sandboxURL: base.appendingPathComponent("sandbox/verifyReceipt"),
                     firstEnvironment: .sandbox)
             },
-            production: { .json(#"{"status": 0, "environment": "Production"}"#) },
+            production: { .json(Self.validAnswer(environment: "Production")) },
             sandbox: { .json(#"{"status": 21008}"#) })
         #expect(outcome.response?.environment == .production)
         #expect(requests.map(\.path) == ["/sandbox/verifyReceipt", "/production/verifyReceipt"])
@@ -177,7 +189,9 @@ struct ReceiptVerificationClientTests {
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
         let client = ReceiptVerificationClient(
             httpClient: httpClient,
-            configuration: .init(productionURL: deadURL, sandboxURL: deadURL, requestTimeout: .milliseconds(300)))
+            configuration: .init(
+                bundleId: Self.bundleId, productionURL: deadURL, sandboxURL: deadURL,
+                requestTimeout: .milliseconds(300)))
         let outcome = await client.verify(receiptData: "abc")
         try await httpClient.shutdown()
         guard case .retryLater(let reason) = outcome else {
@@ -187,10 +201,82 @@ struct ReceiptVerificationClientTests {
         #expect(reason.contains("unreachable"))
     }
 
-    @Test func configurationHidesTheSharedSecret() {
-        let configuration = ReceiptVerificationConfiguration(sharedSecret: "topsecret")
-        #expect(!"\(configuration)".contains("topsecret"))
+    @Test func configurationDefaultsToApplesEndpoints() {
+        let configuration = ReceiptVerificationConfiguration(bundleId: Self.bundleId, sharedSecret: "topsecret")
+        #expect(configuration.bundleId == Self.bundleId)
         #expect(configuration.productionURL.absoluteString == "https://buy.itunes.apple.com/verifyReceipt")
         #expect(configuration.sandboxURL.absoluteString == "https://sandbox.itunes.apple.com/verifyReceipt")
+    }
+
+    // MARK: Bundle identifier
+
+    private func expectWrongApp(
+        _ outcome: ReceiptVerificationOutcome, found: String, status: VerifyReceiptStatus = .valid,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        guard case .invalid(let reported, let reason) = outcome else {
+            Issue.record("expected invalid, got \(outcome)", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(reported == status, sourceLocation: sourceLocation)
+        #expect(
+            reason == "wrong app: receipt bundle id \(found) is not \(Self.bundleId)", sourceLocation: sourceLocation)
+    }
+
+    @Test func genuineReceiptOfAnotherAppIsInvalid() async throws {
+        let (outcome, requests) = try await verify(
+            production: {
+                .json(
+                    LegacySamples.verifyReceiptResponse.replacingOccurrences(
+                        of: #""bundle_id": "com.example.storekeeper""#, with: #""bundle_id": "com.other.app""#))
+            })
+        expectWrongApp(outcome, found: "com.other.app")
+        #expect(requests.count == 1)
+    }
+
+    @Test func receiptOfTheConfiguredAppIsValid() async throws {
+        let (outcome, _) = try await verify(production: { .json(Self.validAnswer()) })
+        #expect(outcome.response?.receipt?.bundleId == Self.bundleId)
+    }
+
+    @Test func bundleIdsCompareExactly() async throws {
+        let (outcome, _) = try await verify(
+            production: { .json(Self.validAnswer(bundleId: "com.example.Storekeeper")) })
+        expectWrongApp(outcome, found: "com.example.Storekeeper")
+    }
+
+    @Test func receiptWithoutABundleIdIsInvalid() async throws {
+        let (bare, _) = try await verify(production: { .json(#"{"status": 0, "environment": "Production"}"#) })
+        expectWrongApp(bare, found: "(none)")
+        let (empty, _) = try await verify(production: { .json(Self.validAnswer(bundleId: "")) })
+        expectWrongApp(empty, found: "(empty)")
+    }
+
+    @Test func anotherAppsSandboxReceiptIsInvalidAfterTheResend() async throws {
+        let (outcome, requests) = try await verify(
+            production: { .json(#"{"status": 21007}"#) },
+            sandbox: { .json(Self.validAnswer(bundleId: "com.other.app")) })
+        expectWrongApp(outcome, found: "com.other.app")
+        #expect(requests.map(\.path) == ["/production/verifyReceipt", "/sandbox/verifyReceipt"])
+    }
+
+    @Test(arguments: [0, 21006] as [Int32])
+    func iOS6StyleReceiptIsCheckedByBid(status: Int32) async throws {
+        let (ours, _) = try await verify(
+            production: { .json(#"{"status": \#(status), "receipt": {"bid": "com.example.storekeeper"}}"#) })
+        #expect(ours.response?.status.rawValue == status)
+        #expect(ours.response?.receipt?.bid == Self.bundleId)
+
+        let (theirs, _) = try await verify(
+            production: { .json(#"{"status": \#(status), "receipt": {"bid": "com.other.app", "bvrs": "1"}}"#) })
+        expectWrongApp(theirs, found: "com.other.app", status: VerifyReceiptStatus(rawValue: status))
+    }
+
+    @Test func everyBundleIdTheReceiptNamesMustMatch() async throws {
+        let (outcome, _) = try await verify(
+            production: {
+                .json(#"{"status": 0, "receipt": {"bundle_id": "com.example.storekeeper", "bid": "com.other.app"}}"#)
+            })
+        expectWrongApp(outcome, found: "com.other.app")
     }
 }

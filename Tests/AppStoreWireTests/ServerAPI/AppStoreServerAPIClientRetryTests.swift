@@ -13,6 +13,7 @@ struct AppStoreServerAPIClientRetryTests {
         maxAttempts: Int = 3,
         maxDelay: Duration = .seconds(30),
         now: Date = Date(timeIntervalSince1970: 1_700_000_000),
+        requestTimeout: Duration = .seconds(10),
         script: @escaping @Sendable (Int, LocalHTTPServer.Request) -> LocalHTTPServer.Response,
         _ call: @escaping (AppStoreServerAPIClient) async throws -> T
     ) async throws -> (
@@ -28,9 +29,13 @@ struct AppStoreServerAPIClientRetryTests {
             }
             return script(index, request)
         }) { server, httpClient in
-            let client = try makeAPIClient(
-                server: server, httpClient: httpClient, identity: identity, sleeps: sleeps, maxAttempts: maxAttempts,
-                maxDelay: maxDelay, now: { now })
+            let client = AppStoreServerAPIClient(
+                httpClient: httpClient, tokenGenerator: try identity.tokenGenerator(),
+                baseURL: AppStoreServerAPIBaseURL(url: server.baseURL),
+                retryPolicy: AppStoreServerAPIRetryPolicy(
+                    maxAttempts: maxAttempts, initialDelay: .milliseconds(100), maxDelay: maxDelay, jitter: false,
+                    sleep: sleeps.sleep, now: { now }),
+                requestTimeout: requestTimeout)
             let result: Result<T, AppStoreServerAPIError>
             do {
                 result = .success(try await call(client))
@@ -50,6 +55,12 @@ struct AppStoreServerAPIClientRetryTests {
     }
 
     private static let info = #"{"signedTransactionInfo": "ok"}"#
+
+    /// Received, but never answered: NIO's response-header validator drops a head with an invalid field
+    /// name, so the client sees only its own timeout, as when an answer is lost after Apple acted.
+    private static let lostAnswer = LocalHTTPServer.Response(status: 200, headers: [("Bad Header", "x")])
+    /// Short, so a lost answer fails fast.
+    private static let lostAnswerTimeout: Duration = .milliseconds(500)
 
     @Test func rateLimitWaitsUntilRetryAfterThenSucceeds() async throws {
         // Retry-After is the UNIX time in milliseconds: 2.5 s after the injected "now".
@@ -208,6 +219,91 @@ struct AppStoreServerAPIClientRetryTests {
         #expect(failure.attempts == 3)
         #expect(failure.underlyingError != nil)
         #expect(sleeps.recorded.count == 2)
+    }
+
+    // MARK: Non-idempotent POSTs
+
+    @Test func testNotificationIsNotResentAfterALostAnswer() async throws {
+        let (result, requests, sleeps) = try await run(
+            requestTimeout: Self.lostAnswerTimeout,
+            script: { index, _ in index == 0 ? Self.lostAnswer : .json(#"{"testNotificationToken": "t"}"#) }
+        ) { try await $0.requestTestNotification() }
+        let failure = try error(result)
+        #expect(failure.kind == .transport)
+        #expect(failure.attempts == 1)
+        // A second test notification would have been sent.
+        #expect(requests.count == 1)
+        #expect(sleeps.isEmpty)
+    }
+
+    @Test func finishTransactionIsNotResentAfterALostAnswer() async throws {
+        let (result, requests, _) = try await run(
+            requestTimeout: Self.lostAnswerTimeout,
+            script: { index, _ in index == 0 ? Self.lostAnswer : .empty(200) }
+        ) { try await $0.finishTransaction(transactionId: "5050") }
+        #expect(try error(result).kind == .transport)
+        #expect(requests.count == 1)
+    }
+
+    @Test(
+        arguments: [
+            .json(#"{"errorCode": 4290000, "errorMessage": "Rate limit exceeded."}"#, status: 429),
+            .json(#"{"errorCode": 5000001, "errorMessage": "An unknown retryable error occurred."}"#, status: 500),
+            .json("<html>Service Unavailable</html>", status: 503),
+        ] as [LocalHTTPServer.Response])
+    func testNotificationIsResentWhenAppleAnswersRetryably(answer: LocalHTTPServer.Response) async throws {
+        let (result, requests, sleeps) = try await run(script: { index, _ in
+            index == 0 ? answer : .json(#"{"testNotificationToken": "t"}"#)
+        }) { try await $0.requestTestNotification() }
+        #expect(try result.get().testNotificationToken == "t")
+        #expect(requests.map(\.method) == ["POST", "POST"])
+        #expect(sleeps == [.milliseconds(100)])
+    }
+
+    @Test func massExtendIsResentAfterALostAnswer() async throws {
+        let identifier = "758883e8-151b-47b7-abd0-60c4d804c2f5"
+        let (result, requests, _) = try await run(
+            requestTimeout: Self.lostAnswerTimeout,
+            script: { index, _ in index == 0 ? Self.lostAnswer : .json(#"{"requestIdentifier": "\#(identifier)"}"#) }
+        ) {
+            try await $0.extendRenewalDateForAllActiveSubscribers(
+                request: MassExtendRenewalDateRequest(
+                    requestIdentifier: identifier, extendByDays: 3, extendReasonCode: .serviceIssueOrOutage,
+                    productId: "com.example.monthly"))
+        }
+        #expect(try result.get().requestIdentifier == identifier)
+        #expect(requests.count == 2)
+        // The same requestIdentifier is what makes the resend safe.
+        #expect(requests[0].body == requests[1].body)
+        #expect(requests[1].bodyJSON()?["requestIdentifier"] as? String == identifier)
+    }
+
+    @Test func notificationHistoryIsResentAfterALostAnswer() async throws {
+        let (result, requests, _) = try await run(
+            requestTimeout: Self.lostAnswerTimeout,
+            script: { index, _ in
+                index == 0 ? Self.lostAnswer : .json(#"{"hasMore": false, "notificationHistory": []}"#)
+            }
+        ) {
+            try await $0.getNotificationHistory(
+                request: NotificationHistoryRequest(
+                    startDate: Date(timeIntervalSince1970: 1_698_000_000),
+                    endDate: Date(timeIntervalSince1970: 1_698_100_000)))
+        }
+        #expect(try result.get().hasMore == false)
+        #expect(requests.map(\.method) == ["POST", "POST"])
+    }
+
+    @Test func putIsResentAfterALostAnswer() async throws {
+        let (result, requests, _) = try await run(
+            requestTimeout: Self.lostAnswerTimeout,
+            script: { index, _ in index == 0 ? Self.lostAnswer : .empty(200) }
+        ) {
+            try await $0.setAppAccountToken(
+                originalTransactionId: "1", appAccountToken: UUID(uuidString: "7e3fb20b-4cdb-47cc-936d-99d65f608138")!)
+        }
+        #expect(throws: Never.self) { try result.get() }
+        #expect(requests.map(\.method) == ["PUT", "PUT"])
     }
 
     @Test func environmentsWithoutAServerAreRefused() async throws {
