@@ -1,0 +1,70 @@
+import AppStoreWire
+import Foundation
+
+/// Refund requests, Apple's decisions on them, and reversals (seeds 001 and 004).
+extension SimulatedAppStore {
+    /// The customer asks Apple for a refund: Apple asks the developer for consumption information
+    /// (`CONSUMPTION_REQUEST`) and, for a subscription, turns auto-renew off (`DID_CHANGE_RENEWAL_STATUS`).
+    public func requestRefund(transactionId: String, reason: ConsumptionRequestReason = .unintendedPurchase) throws {
+        guard let transaction = transactions[transactionId], transaction.revocationDate == nil else {
+            throw SimulatorError.unknownTransaction(transactionId)
+        }
+        let subscription = transaction.originalTransactionId.flatMap { subscriptions[$0] }
+        try notify(
+            .consumptionRequest, nil, transaction: transaction, renewal: subscription.map(renewalInfo),
+            status: subscription?.state.status, consumptionRequestReason: reason)
+        if let subscription, subscription.autoRenew {
+            try setAutoRenew(false, originalTransactionId: subscription.originalTransactionId)
+        }
+    }
+
+    /// Apple decides a refund request: `REFUND` (the transaction is revoked) or `REFUND_DECLINED`.
+    public func decideRefund(transactionId: String, approve: Bool, reason: RevocationReason = .otherReason) throws {
+        guard var transaction = transactions[transactionId] else { throw SimulatorError.unknownTransaction(transactionId) }
+        guard approve else {
+            try notify(.refundDeclined, nil, transaction: transaction, renewal: nil, status: nil)
+            return
+        }
+        guard transaction.revocationDate == nil else { throw SimulatorError.notAllowed("\(transactionId) is already refunded") }
+        transaction.revocationDate = now
+        transaction.revocationReason = reason
+        transaction.revocationType = .refundFull
+        transactions[transactionId] = transaction
+        var status: SubscriptionStatus?
+        var renewal: JWSRenewalInfoDecodedPayload?
+        if let originalId = transaction.originalTransactionId, var subscription = subscriptions[originalId],
+            subscription.latestTransactionId == transactionId
+        {
+            // A refunded current period ends the subscription at once.
+            subscription.state = .expired
+            subscription.autoRenew = false
+            subscription.expiresDate = now
+            subscriptions[originalId] = subscription
+            status = .expired
+            renewal = renewalInfo(subscription)
+        }
+        try notify(.refund, nil, transaction: transaction, renewal: renewal, status: status)
+    }
+
+    /// Apple reverses a refund after a dispute: `REFUND_REVERSED`, and the transaction stands again.
+    public func reverseRefund(transactionId: String) throws {
+        guard var transaction = transactions[transactionId], transaction.revocationDate != nil else {
+            throw SimulatorError.notAllowed("\(transactionId) is not refunded")
+        }
+        transaction.revocationDate = nil
+        transaction.revocationReason = nil
+        transaction.revocationType = nil
+        transactions[transactionId] = transaction
+        var status: SubscriptionStatus?
+        if let originalId = transaction.originalTransactionId, var subscription = subscriptions[originalId],
+            subscription.latestTransactionId == transactionId, let expires = transaction.expiresDate
+        {
+            // Reinstated with its renewal date unchanged (reference §3).
+            subscription.expiresDate = expires
+            subscription.state = expires > now ? .active : .expired
+            subscriptions[originalId] = subscription
+            status = subscription.state.status
+        }
+        try notify(.refundReversed, nil, transaction: transaction, renewal: nil, status: status)
+    }
+}

@@ -1,0 +1,241 @@
+import AppStoreWire
+import Foundation
+
+/// The simulated App Store: sells a catalog to sandbox accounts on a virtual clock and produces exactly the signed
+/// transactions, renewal infos and notifications Apple would.
+///
+/// Everything is deterministic for a given seed, catalog and sequence of calls. Time moves only through
+/// ``advance(by:)``, which runs renewals, billing retries, grace periods and expiries in order.
+public actor SimulatedAppStore {
+    public let catalog: SimulatorCatalog
+    public let environment: AppStoreEnvironment
+    let signer: JWSSigner
+    var generator: DeterministicGenerator
+    var now: Date
+    var accounts: [String: SimulatedAccount] = [:]
+    var accountOrder: [String] = []
+    var transactions: [String: JWSTransactionDecodedPayload] = [:]
+    var transactionOrder: [String] = []
+    var transactionAccount: [String: String] = [:]
+    var subscriptions: [String: SubscriptionRecord] = [:]
+    var notifications: [SimulatedNotification] = []
+    var nextTransactionNumber: Int64 = 1
+    /// Billing retries are attempted once a day (virtual time) until Apple gives up after 60 days.
+    static let billingRetryInterval: TimeInterval = 86_400
+    static let billingRetryLimit: TimeInterval = 60 * 86_400
+
+    public init(
+        catalog: SimulatorCatalog, signingChain: AppStoreSigningChain, seed: UInt64 = 1,
+        start: Date = Date(timeIntervalSince1970: 1_767_225_600), environment: AppStoreEnvironment = .sandbox
+    ) throws {
+        try catalog.validate()
+        self.catalog = catalog
+        self.signer = try signingChain.signer()
+        self.generator = DeterministicGenerator(seed: seed)
+        // Whole milliseconds, as Apple's dates are.
+        self.now = Date(timeIntervalSince1970: (start.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+        self.environment = environment
+    }
+
+    // MARK: Clock
+
+    /// The simulator's current time.
+    public var currentDate: Date { now }
+
+    /// Moves the clock forward, processing every renewal, retry and expiry due on the way, in time order.
+    public func advance(by interval: TimeInterval) throws {
+        precondition(interval >= 0, "the simulated clock only moves forward")
+        let target = now.addingTimeInterval(interval)
+        while let (date, id) = nextDueSubscription(before: target) {
+            now = max(now, date)
+            try process(subscription: id)
+        }
+        now = target
+    }
+
+    // MARK: Accounts
+
+    /// Creates a sandbox tester in `storefront` (the catalog's first storefront by default).
+    public func createAccount(storefront: String? = nil) throws -> SimulatedAccount {
+        let code = storefront ?? catalog.storefronts[0].code
+        guard catalog.storefronts.contains(where: { $0.code == code }) else {
+            throw SimulatorError.notAllowed("storefront \(code) is not in the catalog")
+        }
+        let account = SimulatedAccount(
+            id: "sandbox-\(accounts.count + 1)@storekeeper.test",
+            appTransactionId: String(704_000_000_000_000_000 + Int64(accounts.count + 1)), storefront: code,
+            billingFails: false,
+            introductoryOfferGroupsUsed: [])
+        accounts[account.id] = account
+        accountOrder.append(account.id)
+        return account
+    }
+
+    /// Makes every later charge on the account fail (or succeed again).
+    public func setBillingFails(_ fails: Bool, account accountId: String) throws {
+        guard accounts[accountId] != nil else { throw SimulatorError.unknownAccount(accountId) }
+        accounts[accountId]?.billingFails = fails
+    }
+
+    // MARK: Purchases
+
+    /// Buys `productId` for `account`, as StoreKit's `purchase(options: [.appAccountToken(token)])` would.
+    public func purchase(productId: String, account accountId: String, appAccountToken: UUID? = nil) throws
+        -> SimulatedPurchase
+    {
+        guard let product = catalog.product(productId) else { throw SimulatorError.unknownProduct(productId) }
+        guard var account = accounts[accountId] else { throw SimulatorError.unknownAccount(accountId) }
+        guard !account.billingFails else { throw SimulatorError.notAllowed("the account's payment method was declined") }
+        let token = appAccountToken?.uuidString.lowercased()
+
+        switch product.kind {
+        case .consumable, .nonConsumable, .nonRenewing:
+            if product.kind == .nonConsumable,
+                transactions.values.contains(where: {
+                    $0.productId == productId && transactionAccount[$0.transactionId ?? ""] == accountId
+                        && $0.revocationDate == nil
+                })
+            {
+                throw SimulatorError.notAllowed("\(productId) is already owned; restore instead")
+            }
+            let id = newTransactionId()
+            let transaction = makeTransaction(
+                id: id, originalId: id, product: product, account: account, purchaseDate: now,
+                originalPurchaseDate: now, expiresDate: nil, reason: .purchase, token: token, price: product.price)
+            let purchase = try record(transaction, account: accountId)
+            try notify(.oneTimeCharge, nil, transaction: transaction, renewal: nil, status: nil)
+            return purchase
+
+        case .autoRenewable:
+            let groupId = product.groupId!
+            if let existing = subscriptions.values.first(where: { $0.accountId == accountId && $0.groupId == groupId }) {
+                if existing.state == .expired || existing.state == .revoked {
+                    return try resubscribe(existing.originalTransactionId, to: product, account: &account, token: token)
+                }
+                return try change(existing.originalTransactionId, to: product, token: token)
+            }
+            return try subscribe(product: product, account: &account, token: token)
+        }
+    }
+
+    // MARK: Reading
+
+    /// The signed transactions of an account, oldest first (what `Transaction.all` would hold).
+    public func transactions(account accountId: String) -> [JWSTransactionDecodedPayload] {
+        transactionOrder.compactMap { transactions[$0] }.filter { transactionAccount[$0.transactionId ?? ""] == accountId }
+    }
+
+    /// One transaction by id.
+    public func transaction(_ id: String) throws -> JWSTransactionDecodedPayload {
+        guard let transaction = transactions[id] else { throw SimulatorError.unknownTransaction(id) }
+        return transaction
+    }
+
+    /// Signs a transaction again as Apple would serve it now (Get Transaction Info).
+    public func signedTransaction(_ id: String) throws -> String {
+        var transaction = try transaction(id)
+        transaction.signedDate = now
+        return try signer.sign(transaction)
+    }
+
+    /// Every notification sent so far, in order.
+    public func sentNotifications() -> [SimulatedNotification] { notifications }
+
+    /// The subscription state of an original transaction.
+    public func subscriptionState(_ originalTransactionId: String) throws -> SimulatedSubscriptionState {
+        guard let record = subscriptions[originalTransactionId] else {
+            throw SimulatorError.unknownTransaction(originalTransactionId)
+        }
+        return record.state
+    }
+
+    /// The signed renewal info of a subscription as Apple would serve it now.
+    public func signedRenewalInfo(_ originalTransactionId: String) throws -> String {
+        guard let record = subscriptions[originalTransactionId] else {
+            throw SimulatorError.unknownTransaction(originalTransactionId)
+        }
+        return try signer.sign(renewalInfo(record))
+    }
+
+    // MARK: Building blocks
+
+    func newTransactionId() -> String {
+        defer { nextTransactionNumber += 1 }
+        return String(2_000_000_000_000_000 + nextTransactionNumber)
+    }
+
+    func storefront(of account: SimulatedAccount) -> SimulatorCatalog.Storefront {
+        catalog.storefronts.first { $0.code == account.storefront } ?? catalog.storefronts[0]
+    }
+
+    func makeTransaction(
+        id: String, originalId: String, product: SimulatorCatalog.Product, account: SimulatedAccount,
+        purchaseDate: Date, originalPurchaseDate: Date, expiresDate: Date?, reason: TransactionReason, token: String?,
+        price: Int64, offer: (OfferType, SimulatorCatalog.Offer)? = nil
+    ) -> JWSTransactionDecodedPayload {
+        let storefront = storefront(of: account)
+        return JWSTransactionDecodedPayload(
+            transactionId: id, originalTransactionId: originalId,
+            webOrderLineItemId: product.kind == .autoRenewable ? String(Int64(id)! - 1_000_000_000_000_000) : nil,
+            bundleId: catalog.bundleId, productId: product.id, subscriptionGroupIdentifier: product.groupId,
+            purchaseDate: purchaseDate, originalPurchaseDate: originalPurchaseDate, expiresDate: expiresDate,
+            quantity: 1, type: product.kind.productType, appAccountToken: token, inAppOwnershipType: .purchased,
+            signedDate: now, offerType: offer?.0, offerIdentifier: offer.flatMap { $0.0 == .introductory ? nil : $0.1.id },
+            offerDiscountType: offer?.1.discountType, offerPeriod: offer.map { offerPeriod($0.1) },
+            environment: environment, storefront: storefront.code, storefrontId: storefront.id,
+            transactionReason: reason, price: price, currency: storefront.currency,
+            appTransactionId: account.appTransactionId)
+    }
+
+    func offerPeriod(_ offer: SimulatorCatalog.Offer) -> String {
+        SubscriptionPeriod(value: offer.period.value * (offer.periodCount ?? 1), unit: offer.period.unit).description
+    }
+
+    func record(_ transaction: JWSTransactionDecodedPayload, account accountId: String) throws -> SimulatedPurchase {
+        let id = transaction.transactionId!
+        if transactions[id] == nil { transactionOrder.append(id) }
+        transactions[id] = transaction
+        transactionAccount[id] = accountId
+        return SimulatedPurchase(transaction: transaction, signedTransaction: try signer.sign(transaction))
+    }
+
+    func renewalInfo(_ record: SubscriptionRecord) -> JWSRenewalInfoDecodedPayload {
+        let product = catalog.product(record.autoRenewProductId)
+        let account = accounts[record.accountId]
+        return JWSRenewalInfoDecodedPayload(
+            originalTransactionId: record.originalTransactionId, productId: record.productId,
+            autoRenewProductId: record.autoRenewProductId, autoRenewStatus: record.autoRenew ? .on : .off,
+            expirationIntent: record.expirationIntent,
+            isInBillingRetryPeriod: record.state == .billingRetry || record.state == .gracePeriod,
+            gracePeriodExpiresDate: record.state == .gracePeriod ? record.graceExpires : nil,
+            signedDate: now, environment: environment, recentSubscriptionStartDate: nil,
+            renewalDate: record.expiresDate, renewalPrice: product?.price,
+            currency: account.map { storefront(of: $0).currency }, appAccountToken: record.appAccountToken,
+            appTransactionId: account?.appTransactionId)
+    }
+
+    func notify(
+        _ type: NotificationTypeV2, _ subtype: Subtype?, transaction: JWSTransactionDecodedPayload?,
+        renewal: JWSRenewalInfoDecodedPayload?, status: SubscriptionStatus?,
+        consumptionRequestReason: ConsumptionRequestReason? = nil
+    ) throws {
+        var signedTransaction: String?
+        if var transaction {
+            transaction.signedDate = now
+            signedTransaction = try signer.sign(transaction)
+        }
+        var signedRenewal: String?
+        if var renewal {
+            renewal.signedDate = now
+            signedRenewal = try signer.sign(renewal)
+        }
+        let payload = ResponseBodyV2DecodedPayload(
+            notificationType: type, subtype: subtype, notificationUUID: generator.uuid().uuidString.lowercased(),
+            version: "2.0", signedDate: now,
+            data: NotificationData(
+                appAppleId: environment == .production ? catalog.appAppleId : nil, bundleId: catalog.bundleId,
+                bundleVersion: "1", environment: environment, signedTransactionInfo: signedTransaction,
+                signedRenewalInfo: signedRenewal, status: status, consumptionRequestReason: consumptionRequestReason))
+        notifications.append(SimulatedNotification(payload: payload, signedPayload: try signer.sign(payload)))
+    }
+}

@@ -1,0 +1,109 @@
+import AppStoreWire
+import Foundation
+
+/// What the simulated App Store sells for one app: products of the four types, subscription groups with levels,
+/// and the offers each subscription carries. Loaded from JSON (see `Samples/simulator-catalog.json`).
+public struct SimulatorCatalog: Codable, Sendable, Hashable {
+    public var bundleId: String
+    public var appAppleId: Int64
+    /// Storefront (ISO 3166-1 alpha-3) → Apple storefront id; the first is the default.
+    public var storefronts: [Storefront]
+    public var subscriptionGroups: [SubscriptionGroup]
+    public var products: [Product]
+
+    public struct Storefront: Codable, Sendable, Hashable {
+        public var code: String
+        public var id: String
+        public var currency: String
+    }
+
+    /// A subscription group: one active subscription per customer at a time.
+    public struct SubscriptionGroup: Codable, Sendable, Hashable {
+        public var id: String
+        public var name: String
+        /// Billing grace period in days (3, 16 or 28), or nil when the app has not opted in.
+        public var gracePeriodDays: Int?
+    }
+
+    /// Kinds of in-app purchase.
+    public enum Kind: String, Codable, Sendable, Hashable {
+        case consumable, nonConsumable, nonRenewing, autoRenewable
+
+        /// The `type` Apple writes in signed transactions.
+        public var productType: ProductType {
+            switch self {
+            case .consumable: .consumable
+            case .nonConsumable: .nonConsumable
+            case .nonRenewing: .nonRenewing
+            case .autoRenewable: .autoRenewable
+            }
+        }
+    }
+
+    /// An introductory, promotional, offer-code or win-back offer on a subscription.
+    public struct Offer: Codable, Sendable, Hashable {
+        public var id: String
+        public var discountType: OfferDiscountType
+        /// Length of one discounted period.
+        public var period: SubscriptionPeriod
+        /// Number of discounted periods (pay as you go); 1 otherwise.
+        public var periodCount: Int?
+        /// Price per discounted period in milliunits (0 for a free trial).
+        public var price: Int64
+    }
+
+    public struct Product: Codable, Sendable, Hashable {
+        public var id: String
+        public var kind: Kind
+        /// Price in milliunits of the storefront's currency ($9.99 → 9990).
+        public var price: Int64
+        public var groupId: String?
+        /// Level within the group: 1 is the highest service.
+        public var level: Int?
+        /// Renewal period (auto-renewable) or duration (non-renewing pass).
+        public var period: SubscriptionPeriod?
+        public var familyShareable: Bool?
+        public var introductoryOffer: Offer?
+        public var promotionalOffers: [Offer]?
+        public var offerCodes: [Offer]?
+        public var winBackOffers: [Offer]?
+    }
+
+    /// Loads and checks a catalog file.
+    public static func load(from url: URL) throws -> SimulatorCatalog {
+        let catalog = try JSONDecoder().decode(SimulatorCatalog.self, from: Data(contentsOf: url))
+        try catalog.validate()
+        return catalog
+    }
+
+    /// Refuses catalogs the App Store would not allow.
+    public func validate() throws {
+        guard !storefronts.isEmpty else { throw SimulatorError.invalidCatalog("no storefront") }
+        var seen = Set<String>()
+        for product in products {
+            guard seen.insert(product.id).inserted else { throw SimulatorError.invalidCatalog("duplicate product \(product.id)") }
+            switch product.kind {
+            case .autoRenewable:
+                guard let group = product.groupId, subscriptionGroups.contains(where: { $0.id == group }),
+                    product.level != nil, product.period != nil
+                else {
+                    throw SimulatorError.invalidCatalog("auto-renewable \(product.id) needs a known group, a level and a period")
+                }
+            case .nonRenewing:
+                guard product.period != nil else {
+                    throw SimulatorError.invalidCatalog("non-renewing \(product.id) needs a period")
+                }
+            case .consumable, .nonConsumable:
+                break
+            }
+        }
+        for group in subscriptionGroups {
+            if let days = group.gracePeriodDays, ![3, 16, 28].contains(days) {
+                throw SimulatorError.invalidCatalog("grace period of group \(group.id) must be 3, 16 or 28 days")
+            }
+        }
+    }
+
+    public func product(_ id: String) -> Product? { products.first { $0.id == id } }
+    public func group(_ id: String) -> SubscriptionGroup? { subscriptionGroups.first { $0.id == id } }
+}
