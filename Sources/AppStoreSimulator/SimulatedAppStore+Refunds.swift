@@ -44,6 +44,8 @@ extension SimulatedAppStore {
             renewal = renewalInfo(subscription)
         }
         try notify(.refund, nil, transaction: transaction, renewal: renewal, status: status)
+        // A refunded purchase is no longer shared: the family loses its copies.
+        try revokeShared(where: { _ in true }, source: transaction.originalTransactionId ?? transactionId)
     }
 
     /// Apple reverses a refund after a dispute: `REFUND_REVERSED`, and the transaction stands again.

@@ -1,56 +1,61 @@
 import AppStoreWire
 import Foundation
 
-/// Auto-renewable subscriptions: first purchase, resubscription, level changes, renewals and billing failures.
+/// Auto-renewable subscriptions: first purchase, resubscription, level changes, offers, renewals and billing
+/// failures.
 extension SimulatedAppStore {
     /// The first subscription in a group: `SUBSCRIBED` / `INITIAL_BUY`, with the introductory offer when eligible.
-    func subscribe(product: SimulatorCatalog.Product, account: inout SimulatedAccount, token: String?) throws
-        -> SimulatedPurchase
-    {
+    func subscribe(
+        product: SimulatorCatalog.Product, account: inout SimulatedAccount, token: String?, offer requested: OfferRedemption?
+    ) throws -> SimulatedPurchase {
         let id = newTransactionId()
-        let (expires, offer, price, discounted) = firstPeriod(product: product, account: &account)
+        let first = try firstPeriod(product: product, account: &account, requested: requested, lapsed: false)
         let transaction = makeTransaction(
             id: id, originalId: id, product: product, account: account, purchaseDate: now, originalPurchaseDate: now,
-            expiresDate: expires, reason: .purchase, token: token, price: price, offer: offer)
+            expiresDate: first.expires, reason: .purchase, token: token, price: first.price, offer: first.offer)
         accounts[account.id] = account
         let subscription = SubscriptionRecord(
             originalTransactionId: id, accountId: account.id, groupId: product.groupId!, productId: product.id,
-            autoRenewProductId: product.id, autoRenew: true, state: .active, expiresDate: expires,
+            autoRenewProductId: product.id, autoRenew: true, state: .active, expiresDate: first.expires,
             latestTransactionId: id, appAccountToken: token, expirationIntent: nil, billingRetryStart: nil,
-            nextBillingCheck: nil, graceExpires: nil, renewals: 0, discountedPeriodsLeft: discounted,
-            offer: offer?.1)
+            nextBillingCheck: nil, graceExpires: nil, renewals: 0, discountedPeriodsLeft: first.discountedPeriodsLeft,
+            offer: first.offer?.1, offerType: first.offer?.0)
         subscriptions[id] = subscription
         let purchase = try record(transaction, account: account.id)
         try notify(.subscribed, .initialBuy, transaction: transaction, renewal: renewalInfo(subscription), status: .active)
+        if product.familyShareable == true { try shareWithFamily(transaction, purchaser: account) }
         return purchase
     }
 
     /// Buying again in a group whose subscription lapsed: same original transaction, `SUBSCRIBED` / `RESUBSCRIBE`.
     func resubscribe(
-        _ originalId: String, to product: SimulatorCatalog.Product, account: inout SimulatedAccount, token: String?
+        _ originalId: String, to product: SimulatorCatalog.Product, account: inout SimulatedAccount, token: String?,
+        offer requested: OfferRedemption?
     ) throws -> SimulatedPurchase {
         guard var subscription = subscriptions[originalId], let original = transactions[originalId] else {
             throw SimulatorError.unknownTransaction(originalId)
         }
         let id = newTransactionId()
-        let (expires, offer, price, discounted) = firstPeriod(product: product, account: &account)
+        let first = try firstPeriod(product: product, account: &account, requested: requested, lapsed: true)
         let transaction = makeTransaction(
             id: id, originalId: originalId, product: product, account: account, purchaseDate: now,
-            originalPurchaseDate: original.originalPurchaseDate ?? now, expiresDate: expires, reason: .purchase,
-            token: token ?? subscription.appAccountToken, price: price, offer: offer)
+            originalPurchaseDate: original.originalPurchaseDate ?? now, expiresDate: first.expires, reason: .purchase,
+            token: token ?? subscription.appAccountToken, price: first.price, offer: first.offer)
         accounts[account.id] = account
         subscription.productId = product.id
         subscription.autoRenewProductId = product.id
         subscription.autoRenew = true
         subscription.state = .active
-        subscription.expiresDate = expires
+        subscription.expiresDate = first.expires
         subscription.latestTransactionId = id
         subscription.expirationIntent = nil
         subscription.billingRetryStart = nil
         subscription.nextBillingCheck = nil
         subscription.graceExpires = nil
-        subscription.discountedPeriodsLeft = discounted
-        subscription.offer = offer?.1
+        subscription.discountedPeriodsLeft = first.discountedPeriodsLeft
+        subscription.offer = first.offer?.1
+        subscription.offerType = first.offer?.0
+        subscription.priceIncreasePending = false
         if let token { subscription.appAccountToken = token }
         subscriptions[originalId] = subscription
         let purchase = try record(transaction, account: account.id)
@@ -58,52 +63,74 @@ extension SimulatedAppStore {
         return purchase
     }
 
-    /// A purchase of another product in a group with a live subscription (reference §10): an upgrade, or a
-    /// crossgrade to the same duration, takes effect now; a downgrade, or a crossgrade to another duration, at
-    /// the next renewal.
-    func change(_ originalId: String, to product: SimulatorCatalog.Product, token: String?) throws -> SimulatedPurchase {
+    /// A purchase in a group with a live subscription (reference §10): an upgrade, or a crossgrade to the same
+    /// duration, takes effect now; a downgrade, or a crossgrade to another duration, at the next renewal. An offer
+    /// redeemed on the way makes it `OFFER_REDEEMED` instead of `DID_CHANGE_RENEWAL_PREF`.
+    func change(_ originalId: String, to product: SimulatorCatalog.Product, token: String?, offer requested: OfferRedemption?)
+        throws -> SimulatedPurchase
+    {
         guard var subscription = subscriptions[originalId], let current = catalog.product(subscription.productId),
             let latest = transactions[subscription.latestTransactionId], let account = accounts[subscription.accountId]
         else { throw SimulatorError.unknownTransaction(originalId) }
-        guard product.id != subscription.productId else {
-            throw SimulatorError.notAllowed("already subscribed to \(product.id)")
+        if case .winBack = requested { throw SimulatorError.notAllowed("win-back offers are for lapsed subscribers") }
+        let redeemed = try requested.map { try resolve($0, product: product) }
+
+        if product.id == subscription.productId {
+            guard let redeemed else { throw SimulatorError.notAllowed("already subscribed to \(product.id)") }
+            // An offer on the current product applies from the next renewal.
+            subscription.offer = redeemed.1
+            subscription.offerType = redeemed.0
+            subscription.discountedPeriodsLeft = redeemed.1.periodCount ?? 1
+            subscriptions[originalId] = subscription
+            try notify(.offerRedeemed, nil, transaction: latest, renewal: renewalInfo(subscription), status: subscription.state.status)
+            return SimulatedPurchase(transaction: latest, signedTransaction: try signer.sign(latest))
         }
+
         let newLevel = product.level!, currentLevel = current.level!
         let immediate = newLevel < currentLevel || (newLevel == currentLevel && product.period == current.period)
         if !immediate {
             subscription.autoRenewProductId = product.id
+            if let redeemed {
+                subscription.offer = redeemed.1
+                subscription.offerType = redeemed.0
+                subscription.discountedPeriodsLeft = redeemed.1.periodCount ?? 1
+            }
             subscriptions[originalId] = subscription
             try notify(
-                .didChangeRenewalPref, .downgrade, transaction: latest, renewal: renewalInfo(subscription),
-                status: subscription.state.status)
+                redeemed == nil ? .didChangeRenewalPref : .offerRedeemed, .downgrade, transaction: latest,
+                renewal: renewalInfo(subscription), status: subscription.state.status)
             // StoreKit hands the app the current transaction: nothing new is charged until the renewal.
             return SimulatedPurchase(transaction: latest, signedTransaction: try signer.sign(latest))
         }
-        // The replaced transaction is marked upgraded and refunded pro rata by Apple.
+        // The replaced transaction is marked upgraded; Apple refunds its unused part pro rata.
         var replaced = latest
         replaced.isUpgraded = true
         transactions[subscription.latestTransactionId] = replaced
         let id = newTransactionId()
-        let expires = product.period!.advance(now)
+        let expires = redeemed.map { $0.1.period.advance(now) } ?? product.period!.advance(now)
         let transaction = makeTransaction(
             id: id, originalId: originalId, product: product, account: account, purchaseDate: now,
             originalPurchaseDate: latest.originalPurchaseDate ?? now, expiresDate: expires, reason: .purchase,
-            token: token ?? subscription.appAccountToken, price: product.price)
+            token: token ?? subscription.appAccountToken, price: redeemed?.1.price ?? product.price, offer: redeemed)
         subscription.productId = product.id
         subscription.autoRenewProductId = product.id
         subscription.expiresDate = expires
         subscription.latestTransactionId = id
-        subscription.discountedPeriodsLeft = 0
-        subscription.offer = nil
+        subscription.discountedPeriodsLeft = redeemed.map { ($0.1.periodCount ?? 1) - 1 } ?? 0
+        subscription.offer = redeemed?.1
+        subscription.offerType = redeemed?.0
         subscriptions[originalId] = subscription
         let purchase = try record(transaction, account: account.id)
-        try notify(.didChangeRenewalPref, .upgrade, transaction: transaction, renewal: renewalInfo(subscription), status: .active)
+        try notify(
+            redeemed == nil ? .didChangeRenewalPref : .offerRedeemed, .upgrade, transaction: transaction,
+            renewal: renewalInfo(subscription), status: .active)
         return purchase
     }
 
     /// Turns auto-renew off (cancel in Settings) or back on: `DID_CHANGE_RENEWAL_STATUS`.
     public func setAutoRenew(_ enabled: Bool, originalTransactionId: String) throws {
-        guard var subscription = subscriptions[originalTransactionId], let latest = transactions[subscription.latestTransactionId]
+        guard var subscription = subscriptions[originalTransactionId],
+            let latest = transactions[subscription.latestTransactionId]
         else { throw SimulatorError.unknownTransaction(originalTransactionId) }
         guard subscription.autoRenew != enabled else { return }
         subscription.autoRenew = enabled
@@ -114,21 +141,52 @@ extension SimulatedAppStore {
             renewal: renewalInfo(subscription), status: subscription.state.status)
     }
 
-    /// The first period of a (re)subscription: the introductory offer once per group and account.
-    func firstPeriod(product: SimulatorCatalog.Product, account: inout SimulatedAccount)
-        -> (expires: Date, offer: (OfferType, SimulatorCatalog.Offer)?, price: Int64, discountedPeriodsLeft: Int)
-    {
+    /// Looks a requested offer up in the catalog.
+    func resolve(_ requested: OfferRedemption, product: SimulatorCatalog.Product) throws -> (OfferType, SimulatorCatalog.Offer) {
+        switch requested {
+        case .promotional(let id):
+            guard let offer = product.promotionalOffers?.first(where: { $0.id == id }) else {
+                throw SimulatorError.notAllowed("\(product.id) has no promotional offer \(id)")
+            }
+            return (.promotional, offer)
+        case .winBack(let id):
+            guard let offer = product.winBackOffers?.first(where: { $0.id == id }) else {
+                throw SimulatorError.notAllowed("\(product.id) has no win-back offer \(id)")
+            }
+            return (.winBack, offer)
+        case .offerCode(let name):
+            guard let offer = product.offerCodes?.first(where: { $0.id == name }) else {
+                throw SimulatorError.notAllowed("\(product.id) has no offer code \(name)")
+            }
+            return (.offerCode, offer)
+        }
+    }
+
+    /// The first period of a (re)subscription: a requested offer, else the introductory offer once per group.
+    func firstPeriod(
+        product: SimulatorCatalog.Product, account: inout SimulatedAccount, requested: OfferRedemption?, lapsed: Bool
+    ) throws -> (expires: Date, offer: (OfferType, SimulatorCatalog.Offer)?, price: Int64, discountedPeriodsLeft: Int) {
         let groupId = product.groupId!
-        guard let intro = product.introductoryOffer, !account.introductoryOfferGroupsUsed.contains(groupId) else {
-            return (product.period!.advance(now), nil, product.price, 0)
+        var chosen: (OfferType, SimulatorCatalog.Offer)?
+        if let requested {
+            if case .winBack = requested, !lapsed {
+                throw SimulatorError.notAllowed("win-back offers are for lapsed subscribers")
+            }
+            chosen = try resolve(requested, product: product)
+        } else if let intro = product.introductoryOffer, !account.introductoryOfferGroupsUsed.contains(groupId) {
+            chosen = (.introductory, intro)
         }
-        account.introductoryOfferGroupsUsed.insert(groupId)
-        let count = intro.periodCount ?? 1
-        if intro.discountType == .payAsYouGo {
+        guard let chosen else { return (product.period!.advance(now), nil, product.price, 0) }
+        if chosen.0 == .introductory || product.introductoryOffer != nil {
+            // Any offer redeemed in a group uses up its introductory offer, as Apple's eligibility rule counts it.
+            account.introductoryOfferGroupsUsed.insert(groupId)
+        }
+        let count = chosen.1.periodCount ?? 1
+        if chosen.1.discountType == .payAsYouGo {
             // Each of the first `count` periods is charged at the offer price.
-            return (intro.period.advance(now), (.introductory, intro), intro.price, count - 1)
+            return (chosen.1.period.advance(now), chosen, chosen.1.price, count - 1)
         }
-        return (intro.period.advance(now, times: count), (.introductory, intro), intro.price, 0)
+        return (chosen.1.period.advance(now, times: count), chosen, chosen.1.price, 0)
     }
 
     // MARK: Time-driven events
@@ -136,7 +194,7 @@ extension SimulatedAppStore {
     /// The subscription with the earliest event due at or before `limit`.
     func nextDueSubscription(before limit: Date) -> (Date, String)? {
         var best: (Date, String)?
-        for (id, subscription) in subscriptions {
+        for (id, subscription) in subscriptions where subscription.sharedFrom == nil {
             guard let due = dueDate(subscription), due <= limit else { continue }
             // Ties resolve by id so runs are reproducible.
             if best == nil || due < best!.0 || (due == best!.0 && id < best!.1) { best = (due, id) }
@@ -155,18 +213,30 @@ extension SimulatedAppStore {
         }
     }
 
+    func expire(_ subscription: inout SubscriptionRecord, intent: ExpirationIntent, subtype: Subtype) throws {
+        guard let latest = transactions[subscription.latestTransactionId] else { return }
+        subscription.state = .expired
+        subscription.expirationIntent = intent
+        subscription.autoRenew = false
+        subscriptions[subscription.originalTransactionId] = subscription
+        try notify(.expired, subtype, transaction: latest, renewal: renewalInfo(subscription), status: .expired)
+        try mirrorToFamily(subscription)
+    }
+
     func process(subscription id: String) throws {
         guard var subscription = subscriptions[id], let account = accounts[subscription.accountId],
             let latest = transactions[subscription.latestTransactionId]
         else { return }
         switch subscription.state {
         case .active:
-            guard subscription.autoRenew else {
-                subscription.state = .expired
-                subscription.expirationIntent = .customerCancelled
-                subscriptions[id] = subscription
-                try notify(.expired, .voluntary, transaction: latest, renewal: renewalInfo(subscription), status: .expired)
-                return
+            if !subscription.autoRenew {
+                return try expire(&subscription, intent: .customerCancelled, subtype: .voluntary)
+            }
+            if notForSale.contains(subscription.autoRenewProductId) {
+                return try expire(&subscription, intent: .productNotAvailable, subtype: .productNotForSale)
+            }
+            if subscription.priceIncreasePending {
+                return try expire(&subscription, intent: .customerDidNotConsentToPriceIncrease, subtype: .priceIncrease)
             }
             if account.billingFails {
                 subscription.billingRetryStart = subscription.expiresDate
@@ -175,6 +245,7 @@ extension SimulatedAppStore {
                 if let days = catalog.group(subscription.groupId)?.gracePeriodDays {
                     subscription.state = .gracePeriod
                     subscription.graceExpires = subscription.expiresDate + Double(days) * 86_400
+                    graceWindows[id, default: []].append((subscription.expiresDate, subscription.graceExpires!))
                     subscriptions[id] = subscription
                     try notify(
                         .didFailToRenew, .gracePeriod, transaction: latest, renewal: renewalInfo(subscription),
@@ -201,15 +272,15 @@ extension SimulatedAppStore {
             if !account.billingFails {
                 // Recovered within grace: service continues from the missed renewal date; otherwise from now.
                 let start = subscription.state == .gracePeriod ? subscription.expiresDate : now
+                if subscription.state == .gracePeriod, var windows = graceWindows[id], !windows.isEmpty {
+                    windows[windows.count - 1].end = now
+                    graceWindows[id] = windows
+                }
                 try renew(&subscription, from: start, recovery: true)
                 return
             }
             if now >= giveUp {
-                subscription.state = .expired
-                subscription.expirationIntent = .billingError
-                subscriptions[id] = subscription
-                try notify(.expired, .billingRetry, transaction: latest, renewal: renewalInfo(subscription), status: .expired)
-                return
+                return try expire(&subscription, intent: .billingError, subtype: .billingRetry)
             }
             subscription.nextBillingCheck = now + Self.billingRetryInterval
             subscriptions[id] = subscription
@@ -227,11 +298,12 @@ extension SimulatedAppStore {
         var offer: (OfferType, SimulatorCatalog.Offer)?
         var price = product.price
         if subscription.discountedPeriodsLeft > 0, let current = subscription.offer {
-            offer = (.introductory, current)
+            offer = (subscription.offerType ?? .introductory, current)
             price = current.price
             subscription.discountedPeriodsLeft -= 1
         } else {
             subscription.offer = nil
+            subscription.offerType = nil
         }
         let expires = product.period!.advance(start)
         let transaction = makeTransaction(
@@ -247,10 +319,16 @@ extension SimulatedAppStore {
         subscription.billingRetryStart = nil
         subscription.nextBillingCheck = nil
         subscription.graceExpires = nil
+        subscription.priceIncreaseAccepted = false
+        if let limit = renewalLimit, subscription.renewals >= limit {
+            // Apple's sandbox stops renewing after its cap; the subscription then lapses like a cancellation.
+            subscription.autoRenew = false
+        }
         subscriptions[subscription.originalTransactionId] = subscription
         _ = try record(transaction, account: account.id)
         try notify(
             .didRenew, recovery ? .billingRecovery : nil, transaction: transaction, renewal: renewalInfo(subscription),
             status: .active)
+        try mirrorToFamily(subscription)
     }
 }

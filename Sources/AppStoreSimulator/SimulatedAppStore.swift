@@ -7,7 +7,7 @@ import Foundation
 /// Everything is deterministic for a given seed, catalog and sequence of calls. Time moves only through
 /// ``advance(by:)``, which runs renewals, billing retries, grace periods and expiries in order.
 public actor SimulatedAppStore {
-    public let catalog: SimulatorCatalog
+    public internal(set) var catalog: SimulatorCatalog
     public let environment: AppStoreEnvironment
     let signer: JWSSigner
     var generator: DeterministicGenerator
@@ -20,6 +20,16 @@ public actor SimulatedAppStore {
     var subscriptions: [String: SubscriptionRecord] = [:]
     var notifications: [SimulatedNotification] = []
     var nextTransactionNumber: Int64 = 1
+    var notForSale: Set<String> = []
+    /// A family member's transaction id → the purchaser's original transaction id it was shared from.
+    var sharedCopies: [String: String] = [:]
+    var massExtensions: [String: MassExtensionStatus] = [:]
+    /// Billing grace periods each subscription went through (start = the missed renewal, end = recovery or expiry).
+    var graceWindows: [String: [(start: Date, end: Date)]] = [:]
+    /// Ask to Buy requests waiting for the family organizer, by request id.
+    var pendingAskToBuy: [String: (productId: String, accountId: String, options: PurchaseOptions)] = [:]
+    /// Subscriptions stop renewing after this many renewals (Apple's sandbox stops at 12); nil for no limit.
+    public var renewalLimit: Int?
     /// Billing retries are attempted once a day (virtual time) until Apple gives up after 60 days.
     static let billingRetryInterval: TimeInterval = 86_400
     static let billingRetryLimit: TimeInterval = 60 * 86_400
@@ -65,7 +75,7 @@ public actor SimulatedAppStore {
             id: "sandbox-\(accounts.count + 1)@storekeeper.test",
             appTransactionId: String(704_000_000_000_000_000 + Int64(accounts.count + 1)), storefront: code,
             billingFails: false,
-            introductoryOfferGroupsUsed: [])
+            introductoryOfferGroupsUsed: [], familyId: nil)
         accounts[account.id] = account
         accountOrder.append(account.id)
         return account
@@ -79,17 +89,29 @@ public actor SimulatedAppStore {
 
     // MARK: Purchases
 
-    /// Buys `productId` for `account`, as StoreKit's `purchase(options: [.appAccountToken(token)])` would.
+    /// Buys `productId` for `account`, as StoreKit's `purchase(options:)` would.
     public func purchase(productId: String, account accountId: String, appAccountToken: UUID? = nil) throws
+        -> SimulatedPurchase
+    {
+        try purchase(productId: productId, account: accountId, options: PurchaseOptions(appAccountToken: appAccountToken))
+    }
+
+    /// Buys `productId` for `account` with StoreKit purchase options (token, offer, quantity).
+    public func purchase(productId: String, account accountId: String, options: PurchaseOptions) throws
         -> SimulatedPurchase
     {
         guard let product = catalog.product(productId) else { throw SimulatorError.unknownProduct(productId) }
         guard var account = accounts[accountId] else { throw SimulatorError.unknownAccount(accountId) }
+        guard !notForSale.contains(productId) else { throw SimulatorError.notAllowed("\(productId) is not for sale") }
         guard !account.billingFails else { throw SimulatorError.notAllowed("the account's payment method was declined") }
-        let token = appAccountToken?.uuidString.lowercased()
+        guard (1...10).contains(options.quantity), options.quantity == 1 || product.kind == .consumable else {
+            throw SimulatorError.notAllowed("quantity must be 1, or 1–10 for a consumable")
+        }
+        let token = options.appAccountToken?.uuidString.lowercased()
 
         switch product.kind {
         case .consumable, .nonConsumable, .nonRenewing:
+            guard options.offer == nil else { throw SimulatorError.notAllowed("offers apply to subscriptions only") }
             if product.kind == .nonConsumable,
                 transactions.values.contains(where: {
                     $0.productId == productId && transactionAccount[$0.transactionId ?? ""] == accountId
@@ -99,23 +121,43 @@ public actor SimulatedAppStore {
                 throw SimulatorError.notAllowed("\(productId) is already owned; restore instead")
             }
             let id = newTransactionId()
-            let transaction = makeTransaction(
+            var transaction = makeTransaction(
                 id: id, originalId: id, product: product, account: account, purchaseDate: now,
-                originalPurchaseDate: now, expiresDate: nil, reason: .purchase, token: token, price: product.price)
+                originalPurchaseDate: now, expiresDate: nil, reason: .purchase, token: token,
+                price: product.price * Int64(options.quantity))
+            transaction.quantity = Int32(options.quantity)
             let purchase = try record(transaction, account: accountId)
             try notify(.oneTimeCharge, nil, transaction: transaction, renewal: nil, status: nil)
+            if product.familyShareable == true, product.kind == .nonConsumable {
+                try shareWithFamily(transaction, purchaser: account)
+            }
             return purchase
 
         case .autoRenewable:
             let groupId = product.groupId!
-            if let existing = subscriptions.values.first(where: { $0.accountId == accountId && $0.groupId == groupId }) {
+            if let existing = subscriptions.values.first(where: {
+                $0.accountId == accountId && $0.groupId == groupId && $0.sharedFrom == nil
+            }) {
                 if existing.state == .expired || existing.state == .revoked {
-                    return try resubscribe(existing.originalTransactionId, to: product, account: &account, token: token)
+                    return try resubscribe(
+                        existing.originalTransactionId, to: product, account: &account, token: token, offer: options.offer)
                 }
-                return try change(existing.originalTransactionId, to: product, token: token)
+                return try change(existing.originalTransactionId, to: product, token: token, offer: options.offer)
             }
-            return try subscribe(product: product, account: &account, token: token)
+            if case .winBack = options.offer {
+                throw SimulatorError.notAllowed("win-back offers are for lapsed subscribers")
+            }
+            if case .promotional = options.offer {
+                throw SimulatorError.notAllowed("promotional offers are for current or lapsed subscribers")
+            }
+            return try subscribe(product: product, account: &account, token: token, offer: options.offer)
         }
+    }
+
+    /// Takes a product off sale (new purchases refused; subscriptions to it expire at renewal) or back on.
+    public func setForSale(_ forSale: Bool, productId: String) throws {
+        guard catalog.product(productId) != nil else { throw SimulatorError.unknownProduct(productId) }
+        if forSale { notForSale.remove(productId) } else { notForSale.insert(productId) }
     }
 
     // MARK: Reading
@@ -208,6 +250,10 @@ public actor SimulatedAppStore {
             expirationIntent: record.expirationIntent,
             isInBillingRetryPeriod: record.state == .billingRetry || record.state == .gracePeriod,
             gracePeriodExpiresDate: record.state == .gracePeriod ? record.graceExpires : nil,
+            priceIncreaseStatus: record.priceIncreasePending ? 0 : (record.priceIncreaseAccepted ? 1 : nil),
+            offerType: record.discountedPeriodsLeft > 0 ? record.offerType : nil,
+            offerIdentifier: record.discountedPeriodsLeft > 0 && record.offerType != .introductory ? record.offer?.id : nil,
+            offerDiscountType: record.discountedPeriodsLeft > 0 ? record.offer?.discountType : nil,
             signedDate: now, environment: environment, recentSubscriptionStartDate: nil,
             renewalDate: record.expiresDate, renewalPrice: product?.price,
             currency: account.map { storefront(of: $0).currency }, appAccountToken: record.appAccountToken,

@@ -11,6 +11,8 @@ public struct SimulatedAccount: Sendable, Hashable, Codable {
     public var billingFails: Bool
     /// Subscription groups whose introductory offer this account has used.
     public var introductoryOfferGroupsUsed: Set<String>
+    /// The family-sharing group the account belongs to, if any.
+    public var familyId: String?
 }
 
 /// Where an auto-renewable subscription stands, as Apple's status codes describe it.
@@ -45,9 +47,17 @@ struct SubscriptionRecord: Sendable {
     var nextBillingCheck: Date?
     var graceExpires: Date?
     var renewals: Int
-    /// Pay-as-you-go periods still to be charged at the offer price.
+    /// Discounted periods still to be charged at the offer price after the current one.
     var discountedPeriodsLeft: Int
     var offer: SimulatorCatalog.Offer?
+    var offerType: OfferType?
+    /// A price increase the customer has not yet agreed to (the subscription expires at renewal without consent).
+    var priceIncreasePending: Bool = false
+    var priceIncreaseAccepted: Bool = false
+    /// Renewal-date extensions granted (date granted), at most two per 365 days.
+    var extensions: [Date] = []
+    /// For a family member's copy: the purchaser's original transaction id.
+    var sharedFrom: String?
 }
 
 /// A notification the simulated App Store sent (or would send) to the developer.

@@ -4,44 +4,21 @@ import Foundation
 import Testing
 
 @Suite struct SimulatedAppStoreTests {
-    static let catalogURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Samples/simulator-catalog.json")
-    static let monthly = "com.example.storekeeper.membership.monthly"
-    static let yearly = "com.example.storekeeper.membership.yearly"
-    static let day: TimeInterval = 86_400
+    static let monthly = SimulatorHarness.monthly
+    static let yearly = SimulatorHarness.yearly
+    static let day = SimulatorHarness.day
+    static let catalogURL = SimulatorHarness.catalogURL
 
-    struct World {
-        let store: SimulatedAppStore
-        let verifier: SignedDataVerifier
+    func world(seed: UInt64 = 7) async throws -> SimulatorHarness { try await SimulatorHarness(seed: seed) }
+
+    func verifiedEvents(_ world: SimulatorHarness, from index: Int = 0) async throws -> [String] {
+        try await world.verifiedEvents(from: index)
     }
 
-    func world(seed: UInt64 = 7) async throws -> World {
-        let catalog = try SimulatorCatalog.load(from: Self.catalogURL)
-        let chain = try AppStoreSigningChain.generate(.init(name: "Simulator"))
-        let store = try SimulatedAppStore(catalog: catalog, signingChain: chain, seed: seed)
-        let verifier = try SignedDataVerifier(
-            configuration: .init(
-                bundleId: catalog.bundleId, appAppleId: catalog.appAppleId, environments: [.sandbox],
-                roots: try TrustedRoots.only([chain.root]), deployment: .development))
-        return World(store: store, verifier: verifier)
-    }
-
-    /// Every notification (and the payloads inside it) verifies through AppStoreWire's normal path.
-    func verifiedEvents(_ world: World, from index: Int = 0) async throws -> [String] {
-        let sent = await world.store.sentNotifications()
-        var events: [String] = []
-        for notification in sent[index...] {
-            let payload = try await world.verifier.verifyNotification(notification.signedPayload)
-            #expect(payload == notification.payload)
-            if let signed = payload.data?.signedTransactionInfo { _ = try await world.verifier.verifyTransaction(signed) }
-            if let signed = payload.data?.signedRenewalInfo { _ = try await world.verifier.verifyRenewalInfo(signed) }
-            events.append([payload.notificationType.rawValue, payload.subtype?.rawValue].compactMap { $0 }.joined(separator: "/"))
-        }
-        return events
-    }
-
-    func transaction(_ notification: SimulatedNotification, _ world: World) async throws -> JWSTransactionDecodedPayload {
-        try await world.verifier.verifyTransaction(try #require(notification.payload.data?.signedTransactionInfo))
+    func transaction(_ notification: SimulatedNotification, _ world: SimulatorHarness) async throws
+        -> JWSTransactionDecodedPayload
+    {
+        try await world.transaction(notification)
     }
 
     // MARK: Tests

@@ -1,0 +1,82 @@
+import AppStoreWire
+import Foundation
+
+/// What a customer should have at a moment, computed from the simulator's own record of every transaction, so
+/// tests can compare Storekeeper's state with the truth.
+public struct GroundTruth: Sendable, Hashable {
+    /// Products the customer is entitled to at the moment, with when the entitlement ends (`nil`: permanent).
+    public var entitlements: [String: Date?]
+    /// Units of each consumable bought and not refunded up to the moment.
+    public var consumables: [String: Int]
+    /// Every transaction up to the moment (including refunded, revoked and family-shared ones).
+    public var transactions: [JWSTransactionDecodedPayload]
+
+    /// Whether the customer holds `productId` at the moment.
+    public func isEntitled(to productId: String) -> Bool { entitlements.keys.contains(productId) }
+}
+
+extension SimulatedAppStore {
+    /// The truth for one Apple account at `date` (now by default).
+    public func groundTruth(account accountId: String, at date: Date? = nil) throws -> GroundTruth {
+        guard accounts[accountId] != nil else { throw SimulatorError.unknownAccount(accountId) }
+        return truth(for: transactionOrder.filter { transactionAccount[$0] == accountId }, at: date ?? now)
+    }
+
+    /// The truth for everything bought with one `appAccountToken` (one user of the developer's app).
+    public func groundTruth(appAccountToken: UUID, at date: Date? = nil) -> GroundTruth {
+        let token = appAccountToken.uuidString.lowercased()
+        return truth(for: transactionOrder.filter { transactions[$0]?.appAccountToken == token }, at: date ?? now)
+    }
+
+    func truth(for ids: [String], at date: Date) -> GroundTruth {
+        let all = ids.compactMap { transactions[$0] }.filter { ($0.purchaseDate ?? .distantFuture) <= date }
+        func standing(_ transaction: JWSTransactionDecodedPayload) -> Bool {
+            transaction.revocationDate.map { $0 > date } ?? true
+        }
+        var entitlements: [String: Date?] = [:]
+        var consumables: [String: Int] = [:]
+        var passEnds: [String: Date] = [:]
+        for transaction in all {
+            guard let productId = transaction.productId, let product = catalog.product(productId) else { continue }
+            switch product.kind {
+            case .consumable:
+                if standing(transaction) { consumables[productId, default: 0] += Int(transaction.quantity ?? 1) }
+            case .nonConsumable:
+                if standing(transaction) { entitlements[productId] = .some(nil) }
+            case .nonRenewing:
+                // Passes stack: each starts at the later of its purchase and the end of the one before (seed 002).
+                guard standing(transaction), let period = product.period, let bought = transaction.purchaseDate else { continue }
+                let start = max(bought, passEnds[productId] ?? bought)
+                passEnds[productId] = period.advance(start)
+            case .autoRenewable:
+                guard standing(transaction), let start = transaction.purchaseDate, var end = transaction.expiresDate else {
+                    continue
+                }
+                if transaction.isUpgraded == true,
+                    let next = all.first(where: {
+                        $0.originalTransactionId == transaction.originalTransactionId
+                            && ($0.purchaseDate ?? .distantPast) >= start && $0.transactionId != transaction.transactionId
+                    })?.purchaseDate
+                {
+                    // An upgrade or crossgrade ends the replaced period when the new one starts.
+                    end = min(end, next)
+                }
+                if let grace = graceEnd(after: transaction) { end = max(end, grace) }
+                if start <= date, date < end {
+                    let current = entitlements[productId] ?? nil
+                    entitlements[productId] = .some(max(current ?? end, end))
+                }
+            }
+        }
+        for (productId, end) in passEnds where date < end { entitlements[productId] = .some(end) }
+        return GroundTruth(entitlements: entitlements, consumables: consumables, transactions: all)
+    }
+
+    /// The end of a billing grace period that followed `transaction`, if one did.
+    func graceEnd(after transaction: JWSTransactionDecodedPayload) -> Date? {
+        guard let originalId = transaction.originalTransactionId, let windows = graceWindows[originalId],
+            let expires = transaction.expiresDate
+        else { return nil }
+        return windows.first { $0.start == expires }?.end
+    }
+}

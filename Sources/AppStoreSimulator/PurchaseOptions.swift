@@ -1,0 +1,27 @@
+import Foundation
+
+/// What a device passes along with a purchase, as StoreKit's purchase options do.
+public struct PurchaseOptions: Sendable, Hashable {
+    /// `appAccountToken`: the developer's UUID for the buyer, copied into every transaction of the purchase.
+    public var appAccountToken: UUID?
+    /// An offer to redeem with the purchase (already checked by ``OfferSignatureChecker`` where it needs a signature).
+    public var offer: OfferRedemption?
+    /// Consumables only: how many (1–10).
+    public var quantity: Int
+
+    public init(appAccountToken: UUID? = nil, offer: OfferRedemption? = nil, quantity: Int = 1) {
+        self.appAccountToken = appAccountToken
+        self.offer = offer
+        self.quantity = quantity
+    }
+}
+
+/// A subscription offer a customer redeems.
+public enum OfferRedemption: Sendable, Hashable {
+    /// A promotional offer (signed by the developer): for current and lapsed subscribers.
+    case promotional(id: String)
+    /// A win-back offer: for lapsed subscribers only.
+    case winBack(id: String)
+    /// An offer code (its reference name).
+    case offerCode(referenceName: String)
+}
