@@ -285,3 +285,11 @@ public actor SimulatedAppStore {
         notifications.append(SimulatedNotification(payload: payload, signedPayload: try signer.sign(payload)))
     }
 }
+
+extension SimulatedAppStore {
+    /// Every transaction of an account, signed as Apple would serve it now (StoreKit 2's `Transaction.all`).
+    public func signedTransactions(account accountId: String) throws -> [String] {
+        guard accounts[accountId] != nil else { throw SimulatorError.unknownAccount(accountId) }
+        return try transactions(account: accountId).compactMap(\.transactionId).map { try signedTransaction($0) }
+    }
+}

@@ -43,6 +43,19 @@ public struct AppStoreSigningChain: Sendable {
         }
     }
 
+    /// Reassembles a chain from stored certificates and keys.
+    public init(
+        root: Certificate, intermediate: Certificate, leaf: Certificate, rootKey: P384.Signing.PrivateKey,
+        intermediateKey: P384.Signing.PrivateKey, leafKey: P256.Signing.PrivateKey
+    ) {
+        self.root = root
+        self.intermediate = intermediate
+        self.leaf = leaf
+        self.rootKey = rootKey
+        self.intermediateKey = intermediateKey
+        self.leafKey = leafKey
+    }
+
     /// Generates fresh keys and a chain.
     public static func generate(_ options: Options = Options()) throws -> AppStoreSigningChain {
         try make(

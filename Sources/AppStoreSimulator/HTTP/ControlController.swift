@@ -1,0 +1,176 @@
+import AppStoreWire
+import Foundation
+import Hummingbird
+
+/// The test operator's side: the clock, Apple's decisions (refunds, price changes, extensions), Family Sharing,
+/// the catalog's sale state, sent notifications and the ground truth.
+struct ControlController<Context: RequestContext>: Sendable {
+    let store: SimulatedAppStore
+    let rootPEM: String
+
+    struct Clock: Codable { var now: Date }
+    struct Advance: Codable {
+        var seconds: Double?
+        /// An ISO 8601 period such as `P1M` or `P3D`, added in calendar terms.
+        var period: String?
+    }
+    struct Decision: Codable { var approve: Bool }
+    struct Family: Codable { var accounts: [String] }
+    struct FamilyResult: Codable { var familyId: String }
+    struct Sale: Codable { var forSale: Bool }
+    struct Price: Codable {
+        var price: Int64
+        var requiresConsent: Bool
+    }
+    struct Extend: Codable { var days: Int }
+    struct ExtendAll: Codable {
+        var productId: String
+        var days: Int
+        var requestIdentifier: String
+        var storefrontCountryCodes: [String]?
+    }
+    struct ExtendResult: Codable {
+        var originalTransactionId: String
+        var webOrderLineItemId: String?
+        var success: Bool
+        var effectiveDate: Date?
+    }
+    struct MassResult: Codable {
+        var requestIdentifier: String
+        var complete: Bool
+        var completeDate: Date?
+        var succeededCount: Int64
+        var failedCount: Int64
+    }
+    struct NotificationSummary: Codable {
+        var notificationUUID: String
+        var notificationType: NotificationTypeV2
+        var subtype: Subtype?
+        var signedPayload: String
+    }
+    struct Truth: Codable {
+        struct Entitlement: Codable {
+            var productId: String
+            /// nil: permanent.
+            var until: Date?
+        }
+        var at: Date
+        var entitlements: [Entitlement]
+        var consumables: [String: Int]
+        var transactionIds: [String]
+    }
+
+    func add(to router: Router<Context>) {
+        let control = router.group("control")
+        control.get("root.pem") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/x-pem-file"], body: .init(byteBuffer: .init(string: rootPEM)))
+        }
+        control.get("clock") { _, _ in try HTTPJSON.response(Clock(now: await store.currentDate)) }
+        control.post("clock/advance") { request, _ in
+            let body = try await HTTPJSON.decode(Advance.self, from: request)
+            let start = await store.currentDate
+            var seconds = body.seconds ?? 0
+            if let text = body.period {
+                guard let period = SubscriptionPeriod(iso8601: text) else {
+                    throw SimulatorHTTPError(.badRequest, code: "bad_period", message: "\(text) is not an ISO 8601 period like P1M")
+                }
+                seconds += period.advance(start).timeIntervalSince(start)
+            }
+            guard seconds >= 0 else {
+                throw SimulatorHTTPError(.badRequest, code: "bad_duration", message: "the clock only moves forward")
+            }
+            try await SimulatorError.mapped { try await store.advance(by: seconds) }
+            return try HTTPJSON.response(Clock(now: await store.currentDate))
+        }
+        control.post("refunds/:transaction/decide") { request, context in
+            let body = try await HTTPJSON.decode(Decision.self, from: request)
+            let id = try context.parameters.require("transaction")
+            try await SimulatorError.mapped { try await store.decideRefund(transactionId: id, approve: body.approve) }
+            return Response(status: .noContent)
+        }
+        control.post("refunds/:transaction/reverse") { _, context in
+            let id = try context.parameters.require("transaction")
+            try await SimulatorError.mapped { try await store.reverseRefund(transactionId: id) }
+            return Response(status: .noContent)
+        }
+        control.post("families") { request, _ in
+            let body = try await HTTPJSON.decode(Family.self, from: request)
+            let id = try await SimulatorError.mapped { try await store.createFamily(body.accounts) }
+            return try HTTPJSON.response(FamilyResult(familyId: id), status: .created)
+        }
+        control.post("families/leave/:account") { _, context in
+            let account = try context.parameters.require("account")
+            try await SimulatorError.mapped { try await store.leaveFamily(account: account) }
+            return Response(status: .noContent)
+        }
+        control.post("products/:product/sale") { request, context in
+            let body = try await HTTPJSON.decode(Sale.self, from: request)
+            let product = try context.parameters.require("product")
+            try await SimulatorError.mapped { try await store.setForSale(body.forSale, productId: product) }
+            return Response(status: .noContent)
+        }
+        control.post("products/:product/price") { request, context in
+            let body = try await HTTPJSON.decode(Price.self, from: request)
+            let product = try context.parameters.require("product")
+            try await SimulatorError.mapped {
+                try await store.raisePrice(productId: product, to: body.price, requiresConsent: body.requiresConsent)
+            }
+            return Response(status: .noContent)
+        }
+        control.post("subscriptions/:original/consent") { _, context in
+            let original = try context.parameters.require("original")
+            try await SimulatorError.mapped { try await store.consentToPriceIncrease(originalTransactionId: original) }
+            return Response(status: .noContent)
+        }
+        control.post("subscriptions/:original/extend") { request, context in
+            let body = try await HTTPJSON.decode(Extend.self, from: request)
+            let original = try context.parameters.require("original")
+            let result = try await SimulatorError.mapped {
+                try await store.extendRenewalDate(originalTransactionId: original, days: body.days)
+            }
+            return try HTTPJSON.response(
+                ExtendResult(
+                    originalTransactionId: result.originalTransactionId, webOrderLineItemId: result.webOrderLineItemId,
+                    success: result.success, effectiveDate: result.effectiveDate))
+        }
+        control.post("extend-all") { request, _ in
+            let body = try await HTTPJSON.decode(ExtendAll.self, from: request)
+            let status = try await SimulatorError.mapped {
+                try await store.extendRenewalDateForAll(
+                    productId: body.productId, days: body.days, requestIdentifier: body.requestIdentifier,
+                    storefrontCountryCodes: body.storefrontCountryCodes)
+            }
+            return try HTTPJSON.response(
+                MassResult(
+                    requestIdentifier: status.requestIdentifier, complete: status.complete, completeDate: status.completeDate,
+                    succeededCount: status.succeededCount, failedCount: status.failedCount))
+        }
+        control.get("notifications") { _, _ in
+            let sent = await store.sentNotifications().map {
+                NotificationSummary(
+                    notificationUUID: $0.notificationUUID, notificationType: $0.type, subtype: $0.subtype,
+                    signedPayload: $0.signedPayload)
+            }
+            return try HTTPJSON.response(sent)
+        }
+        control.get("truth") { request, _ in
+            let query = request.uri.queryParameters
+            let at = query["at"].flatMap { Double(String($0)) }.map { Date(timeIntervalSince1970: $0 / 1000) }
+            let truth: GroundTruth
+            if let account = query["account"] {
+                truth = try await SimulatorError.mapped { try await store.groundTruth(account: String(account), at: at) }
+            } else if let token = query["appAccountToken"].flatMap({ UUID(uuidString: String($0)) }) {
+                truth = await store.groundTruth(appAccountToken: token, at: at)
+            } else {
+                throw SimulatorHTTPError(.badRequest, code: "missing_query", message: "pass account= or appAccountToken=")
+            }
+            let moment: Date
+            if let at { moment = at } else { moment = await store.currentDate }
+            return try HTTPJSON.response(
+                Truth(
+                    at: moment,
+                    entitlements: truth.entitlements.keys.sorted().map { Truth.Entitlement(productId: $0, until: truth.entitlements[$0] ?? nil) },
+                    consumables: truth.consumables, transactionIds: truth.transactions.compactMap(\.transactionId)))
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import AppStoreSimulator
+import AppStoreWire
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+
+/// `storekeeper simulator`: run the local App Store simulator on loopback.
+struct SimulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulator",
+        abstract: "Run a local App Store that speaks Apple's wire formats, on a clock you control.",
+        discussion: """
+            Serves the device API (/device/...), the operator's controls (/control/...: clock, refunds, price \
+            increases, extensions, families, ground truth, sent notifications) and GET /control/root.pem, the root \
+            certificate a verifier must pin. Everything it signs verifies through AppStoreWire with that root.
+            """
+    )
+
+    @Option(help: "Address to listen on (loopback by default).")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on.")
+    var port = 8090
+
+    @Option(help: "Catalog file (JSON).")
+    var catalog = "Samples/simulator-catalog.json"
+
+    @Option(help: "Seed: the same seed, catalog and actions give the same ids, dates and order.")
+    var seed: UInt64 = 1
+
+    @Option(name: .customLong("state-dir"), help: "Directory keeping the signing chain between runs.")
+    var stateDirectory = ".storekeeper-simulator"
+
+    @Option(name: .customLong("root-out"), help: "Also write the root certificate (PEM) to this file.")
+    var rootOut: String?
+
+    @Option(name: .customLong("start"), help: "Initial clock, in epoch milliseconds (default: 2026-01-01T00:00:00Z).")
+    var startMilliseconds: Int64 = 1_767_225_600_000
+
+    @Option(name: .customLong("renewal-limit"), help: "Stop renewing after this many renewals (Apple's sandbox: 12).")
+    var renewalLimit: Int?
+
+    func run() async throws {
+        let catalog = try SimulatorCatalog.load(from: URL(fileURLWithPath: self.catalog))
+        let chain = try SigningIdentityStore.loadOrCreate(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true))
+        let rootPEM = try chain.rootPEM()
+        if let rootOut { try rootPEM.write(toFile: rootOut, atomically: true, encoding: .utf8) }
+        let store = try SimulatedAppStore(
+            catalog: catalog, signingChain: chain, seed: seed,
+            start: Date(timeIntervalSince1970: Double(startMilliseconds) / 1000))
+        await store.setRenewalLimit(renewalLimit)
+        var logger = Logger(label: "storekeeper.simulator")
+        logger.logLevel = .info
+        logger.info("simulator listening", metadata: ["host": "\(host)", "port": "\(port)", "bundleId": "\(catalog.bundleId)"])
+        let app = SimulatorServer.buildApplication(store: store, rootPEM: rootPEM, host: host, port: port, logger: logger)
+        try await app.runService()
+    }
+}
