@@ -11,17 +11,21 @@ struct AppStoreServerAPIClientEndpointTests {
         _ call: (AppStoreServerAPIClient) async throws -> T
     ) async throws -> (T, LocalHTTPServer.Request) {
         let identity = TestSigningIdentity()
+        let before = Date()
         let (result, requests) = try await withLocalServer(handler: { _ in response }) { server, httpClient in
             let client = try makeAPIClient(server: server, httpClient: httpClient, identity: identity)
             return (try await call(client), server.requests)
         }
+        let after = Date()
         #expect(requests.count == 1)
         let request = try #require(requests.first)
-        expectAuthorized(request, identity: identity)
+        expectAuthorized(request, identity: identity, issuedWithin: before...after)
         return (result, request)
     }
 
-    private func expectAuthorized(_ request: LocalHTTPServer.Request, identity: TestSigningIdentity) {
+    private func expectAuthorized(
+        _ request: LocalHTTPServer.Request, identity: TestSigningIdentity, issuedWithin window: ClosedRange<Date>
+    ) {
         #expect(request.header("Accept") == "application/json")
         guard let token = JWTInspector.bearer(request.header("Authorization")), let jwt = JWTInspector(token) else {
             Issue.record("no bearer JWT on \(request.method) \(request.uri)")
@@ -33,7 +37,9 @@ struct AppStoreServerAPIClientEndpointTests {
         #expect(jwt.claims["aud"] as? String == "appstoreconnect-v1")
         if let iat = jwt.intClaim("iat"), let exp = jwt.intClaim("exp") {
             #expect(exp - iat <= 3600)
-            #expect(abs(Double(iat) - Date().timeIntervalSince1970) < 60)
+            // iat is whole seconds, taken while the call ran (a loaded machine may stretch the call itself).
+            #expect(Double(iat) >= window.lowerBound.timeIntervalSince1970.rounded(.down) - 1)
+            #expect(Double(iat) <= window.upperBound.timeIntervalSince1970 + 1)
         } else {
             Issue.record("iat/exp missing")
         }
