@@ -156,7 +156,7 @@ extension SimulatedAppStore {
                 appAppleId: environment == .production ? catalog.appAppleId : nil, bundleId: catalog.bundleId,
                 productId: status.productId, storefrontCountryCodes: storefrontCountryCodes ?? catalog.storefronts.map(\.code),
                 failedCount: status.failedCount, succeededCount: status.succeededCount))
-        notifications.append(SimulatedNotification(payload: payload, signedPayload: try signer.sign(payload)))
+        append(SimulatedNotification(payload: payload, signedPayload: try signer.sign(payload)), transaction: nil)
     }
 }
 

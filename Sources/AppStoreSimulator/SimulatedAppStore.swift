@@ -26,6 +26,13 @@ public actor SimulatedAppStore {
     var massExtensions: [String: MassExtensionStatus] = [:]
     /// Billing grace periods each subscription went through (start = the missed renewal, end = recovery or expiry).
     var graceWindows: [String: [(start: Date, end: Date)]] = [:]
+    /// Delivery state per notification UUID (present only while a delivery target is configured).
+    var deliveries: [String: DeliveryRecord] = [:]
+    var deliveryFaults = DeliveryFaults()
+    /// Whether notifications are queued for sending (a webhook target is configured).
+    public var deliversNotifications = false
+    /// The transaction ids each notification concerns (its transaction and original), for history filtering.
+    var notificationTransactionIds: [String: Set<String>] = [:]
     /// Ask to Buy requests waiting for the family organizer, by request id.
     var pendingAskToBuy: [String: (productId: String, accountId: String, options: PurchaseOptions)] = [:]
     /// Subscriptions stop renewing after this many renewals (Apple's sandbox stops at 12); nil for no limit.
@@ -282,8 +289,19 @@ public actor SimulatedAppStore {
                 appAppleId: environment == .production ? catalog.appAppleId : nil, bundleId: catalog.bundleId,
                 bundleVersion: "1", environment: environment, signedTransactionInfo: signedTransaction,
                 signedRenewalInfo: signedRenewal, status: status, consumptionRequestReason: consumptionRequestReason))
-        notifications.append(SimulatedNotification(payload: payload, signedPayload: try signer.sign(payload)))
+        append(SimulatedNotification(payload: payload, signedPayload: try signer.sign(payload)), transaction: transaction)
     }
+
+    /// Records a sent notification and, when delivering, queues its first send for now.
+    func append(_ notification: SimulatedNotification, transaction: JWSTransactionDecodedPayload?) {
+        notifications.append(notification)
+        let uuid = notification.notificationUUID
+        notificationTransactionIds[uuid] = Set([transaction?.transactionId, transaction?.originalTransactionId].compactMap { $0 })
+        if deliversNotifications { deliveries[uuid] = DeliveryRecord(nextAttempt: now) }
+    }
+
+    /// Turns queuing of notification sends on (a webhook target is configured) or off.
+    public func setDeliversNotifications(_ enabled: Bool) { deliversNotifications = enabled }
 }
 
 extension SimulatedAppStore {

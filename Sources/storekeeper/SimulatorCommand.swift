@@ -1,9 +1,11 @@
 import AppStoreSimulator
 import AppStoreWire
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// `storekeeper simulator`: run the local App Store simulator on loopback.
 struct SimulatorCommand: AsyncParsableCommand {
@@ -41,6 +43,11 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(name: .customLong("renewal-limit"), help: "Stop renewing after this many renewals (Apple's sandbox: 12).")
     var renewalLimit: Int?
 
+    @Option(
+        name: .customLong("notification-url"),
+        help: "Deliver V2 notifications here (retried on Apple's schedule, measured on the simulator's clock).")
+    var notificationURL: String?
+
     func run() async throws {
         let catalog = try SimulatorCatalog.load(from: URL(fileURLWithPath: self.catalog))
         let chain = try SigningIdentityStore.loadOrCreate(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true))
@@ -53,7 +60,12 @@ struct SimulatorCommand: AsyncParsableCommand {
         var logger = Logger(label: "storekeeper.simulator")
         logger.logLevel = .info
         logger.info("simulator listening", metadata: ["host": "\(host)", "port": "\(port)", "bundleId": "\(catalog.bundleId)"])
-        let app = SimulatorServer.buildApplication(store: store, rootPEM: rootPEM, host: host, port: port, logger: logger)
+        var services: [any Service] = []
+        if let notificationURL {
+            services.append(NotificationDeliveryService(store: store, url: notificationURL, httpClient: HTTPClient.shared))
+        }
+        let app = SimulatorServer.buildApplication(
+            store: store, rootPEM: rootPEM, host: host, port: port, services: services, logger: logger)
         try await app.runService()
     }
 }

@@ -145,6 +145,12 @@ struct ControlController<Context: RequestContext>: Sendable {
                     requestIdentifier: status.requestIdentifier, complete: status.complete, completeDate: status.completeDate,
                     succeededCount: status.succeededCount, failedCount: status.failedCount))
         }
+        control.get("faults/delivery") { _, _ in try HTTPJSON.response(await store.currentDeliveryFaults) }
+        control.post("faults/delivery") { request, _ in
+            let faults = try await HTTPJSON.decode(DeliveryFaults.self, from: request)
+            await store.setDeliveryFaults(faults)
+            return try HTTPJSON.response(faults)
+        }
         control.get("notifications") { _, _ in
             let sent = await store.sentNotifications().map {
                 NotificationSummary(

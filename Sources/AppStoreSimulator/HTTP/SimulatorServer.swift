@@ -1,6 +1,7 @@
 import AppStoreWire
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// Builds the simulator's HTTP application: the device API under `/device`, the operator's controls under
 /// `/control`, and (as they land) Apple's own endpoints.
@@ -14,14 +15,15 @@ public enum SimulatorServer {
         return router
     }
 
-    /// The application serving ``buildRouter`` on `host`:`port` (loopback by default).
+    /// The application serving ``buildRouter`` on `host`:`port` (loopback by default), running `services`
+    /// (a ``NotificationDeliveryService``, say) for as long as it runs.
     public static func buildApplication(
         store: SimulatedAppStore, rootPEM: String, host: String = "127.0.0.1", port: Int = 8090,
-        logger: Logger = Logger(label: "storekeeper.simulator")
+        services: [any Service] = [], logger: Logger = Logger(label: "storekeeper.simulator")
     ) -> some ApplicationProtocol {
         Application(
             router: buildRouter(store: store, rootPEM: rootPEM),
             configuration: .init(address: .hostname(host, port: port), serverName: "storekeeper-simulator"),
-            logger: logger)
+            services: services, logger: logger)
     }
 }

@@ -1,0 +1,78 @@
+import AppStoreWire
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+
+/// Posts the simulator's notifications to the developer's URL as Apple does (`{"signedPayload": …}`), records
+/// each attempt's outcome, and leaves retries to Apple's schedule on the simulator's clock.
+public struct NotificationDeliveryService: Service {
+    public let store: SimulatedAppStore
+    public let url: String
+    public let httpClient: HTTPClient
+    /// How often (real time) to look for due sends.
+    public var pollInterval: Duration
+    /// How long one send may take before it counts as `TIMED_OUT`.
+    public var timeout: TimeAmount
+    let logger: Logger
+
+    public init(
+        store: SimulatedAppStore, url: String, httpClient: HTTPClient, pollInterval: Duration = .milliseconds(100),
+        timeout: TimeAmount = .seconds(5), logger: Logger = Logger(label: "storekeeper.simulator.delivery")
+    ) {
+        self.store = store
+        self.url = url
+        self.httpClient = httpClient
+        self.pollInterval = pollInterval
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        await store.setDeliversNotifications(true)
+        try await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await deliverDue()
+                try await Task.sleep(for: pollInterval)
+            }
+        }
+    }
+
+    /// One pass: sends everything due now and records the outcomes. Returns how many sends were made.
+    @discardableResult
+    public func deliverDue() async -> Int {
+        let due = await store.takeDueDeliveries()
+        for delivery in due {
+            let result = await send(delivery.signedPayload)
+            logger.debug(
+                "notification sent",
+                metadata: ["storekeeper.notification.uuid": "\(delivery.notificationUUID)", "result": "\(result.rawValue)"])
+            await store.recordDelivery(notificationUUID: delivery.notificationUUID, result: result)
+        }
+        return due.count
+    }
+
+    func send(_ signedPayload: String) async -> SendAttemptResult {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        let body = (try? JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])) ?? Data()
+        request.body = .bytes(ByteBuffer(bytes: body))
+        do {
+            let response = try await httpClient.execute(request, timeout: timeout)
+            _ = try? await response.body.collect(upTo: 1 << 20)
+            // Apple counts 200–206 as delivered; anything else is retried.
+            return (200...206).contains(Int(response.status.code)) ? .success : .unsuccessfulHTTPResponseCode
+        } catch let error as HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout: return .timedOut
+            case .remoteConnectionClosed: return .prematureClose
+            default: return .socketIssue
+            }
+        } catch {
+            return .noResponse
+        }
+    }
+}
