@@ -82,10 +82,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Helpers shared by the test targets (never shipped).
+        .target(
+            name: "StorekeeperTestSupport",
+            path: "Tests/StorekeeperTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "AppStoreWireTests",
             dependencies: [
                 "AppStoreWire",
+                "StorekeeperTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -102,6 +109,7 @@ let package = Package(
             name: "AppStoreSimulatorTests",
             dependencies: [
                 "AppStoreSimulator",
+                "StorekeeperTestSupport",
                 "AppStoreWire",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

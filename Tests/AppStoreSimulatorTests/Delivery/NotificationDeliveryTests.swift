@@ -3,6 +3,7 @@ import AppStoreWire
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import StorekeeperTestSupport
 import HummingbirdTesting
 import Synchronization
 import Testing
@@ -110,9 +111,9 @@ import Testing
     @Test func anUnreachableTargetIsRecordedAndRetried() async throws {
         let h = try await H()
         await h.store.setDeliversNotifications(true)
-        // Port 9 (discard) on loopback: nothing listens there in CI.
+        let closed = try ReservedClosedPort()
         let service = NotificationDeliveryService(
-            store: h.store, url: "http://127.0.0.1:9/apple", httpClient: HTTPClient.shared, timeout: .seconds(2))
+            store: h.store, url: "http://127.0.0.1:\(closed.port)/apple", httpClient: HTTPClient.shared, timeout: .seconds(2))
         let account = try await h.store.createAccount()
         _ = try await h.store.purchase(productId: "com.example.storekeeper.coins.60", account: account.id)
         #expect(await service.deliverDue() == 1)
@@ -121,6 +122,7 @@ import Testing
         #expect(attempt.sendAttemptResult != .success)
         try await h.store.advance(by: 3_600)
         #expect(await service.deliverDue() == 1)
+        withExtendedLifetime(closed) {}
     }
 }
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import StorekeeperTestSupport
 import Testing
 
 @testable import AppStoreWire
@@ -181,10 +182,9 @@ struct ReceiptVerificationClientTests {
     }
 
     @Test func networkErrorIsRetryLater() async throws {
-        // A port that was just bound and released: nothing listens there.
-        let server = try await LocalHTTPServer.start { _ in .empty(200) }
-        let deadURL = server.baseURL.appendingPathComponent("verifyReceipt")
-        try await server.shutdown()
+        // A port held by a socket that never listens: connections are refused, and no parallel test can take it.
+        let closed = try ReservedClosedPort()
+        let deadURL = URL(string: "http://127.0.0.1:\(closed.port)/verifyReceipt")!
 
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
         let client = ReceiptVerificationClient(
@@ -194,6 +194,7 @@ struct ReceiptVerificationClientTests {
                 requestTimeout: .milliseconds(300)))
         let outcome = await client.verify(receiptData: "abc")
         try await httpClient.shutdown()
+        withExtendedLifetime(closed) {}
         guard case .retryLater(let reason) = outcome else {
             Issue.record("expected retryLater, got \(outcome)")
             return

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import StorekeeperTestSupport
 import Synchronization
 import Testing
 
@@ -192,9 +193,8 @@ struct AppStoreServerAPIClientRetryTests {
     }
 
     @Test func networkErrorsAreRetriedThenReported() async throws {
-        let server = try await LocalHTTPServer.start { _ in .empty(200) }
-        let deadBase = server.baseURL
-        try await server.shutdown()
+        let closed = try ReservedClosedPort()
+        let deadBase = URL(string: "http://127.0.0.1:\(closed.port)")!
 
         let sleeps = SleepRecorder()
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -219,6 +219,7 @@ struct AppStoreServerAPIClientRetryTests {
         #expect(failure.attempts == 3)
         #expect(failure.underlyingError != nil)
         #expect(sleeps.recorded.count == 2)
+        withExtendedLifetime(closed) {}
     }
 
     // MARK: Non-idempotent POSTs
