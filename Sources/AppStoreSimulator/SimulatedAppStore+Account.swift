@@ -92,6 +92,7 @@ extension SimulatedAppStore {
         subscriptions[originalTransactionId] = subscription
         latest.expiresDate = expires
         transactions[subscription.latestTransactionId] = latest
+        modified(subscription.latestTransactionId)
         try notify(.renewalExtended, nil, transaction: latest, renewal: renewalInfo(subscription), status: .active)
         try mirrorToFamily(subscription)
         return ExtensionResult(
@@ -132,6 +133,7 @@ extension SimulatedAppStore {
                 var transaction = latest
                 transaction.expiresDate = extended.expiresDate
                 transactions[extended.latestTransactionId] = transaction
+                modified(extended.latestTransactionId)
                 try mirrorToFamily(extended)
                 succeeded += 1
             } else {

@@ -103,6 +103,7 @@ extension SimulatedAppStore {
             copy.revocationType = .familyRevoke
             copy.revocationReason = .otherReason
             transactions[id] = copy
+            modified(id)
             var status: SubscriptionStatus?
             var renewal: JWSRenewalInfoDecodedPayload?
             if var record = subscriptions[originalId] {

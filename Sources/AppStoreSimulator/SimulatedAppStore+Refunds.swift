@@ -30,6 +30,7 @@ extension SimulatedAppStore {
         transaction.revocationReason = reason
         transaction.revocationType = .refundFull
         transactions[transactionId] = transaction
+        modified(transactionId)
         var status: SubscriptionStatus?
         var renewal: JWSRenewalInfoDecodedPayload?
         if let originalId = transaction.originalTransactionId, var subscription = subscriptions[originalId],
@@ -57,6 +58,7 @@ extension SimulatedAppStore {
         transaction.revocationReason = nil
         transaction.revocationType = nil
         transactions[transactionId] = transaction
+        modified(transactionId)
         var status: SubscriptionStatus?
         if let originalId = transaction.originalTransactionId, var subscription = subscriptions[originalId],
             subscription.latestTransactionId == transactionId, let expires = transaction.expiresDate

@@ -106,6 +106,7 @@ extension SimulatedAppStore {
         var replaced = latest
         replaced.isUpgraded = true
         transactions[subscription.latestTransactionId] = replaced
+        modified(subscription.latestTransactionId)
         let id = newTransactionId()
         let expires = redeemed.map { $0.1.period.advance(now) } ?? product.period!.advance(now)
         let transaction = makeTransaction(

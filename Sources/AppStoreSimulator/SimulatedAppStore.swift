@@ -33,6 +33,16 @@ public actor SimulatedAppStore {
     public var deliversNotifications = false
     /// The transaction ids each notification concerns (its transaction and original), for history filtering.
     var notificationTransactionIds: [String: Set<String>] = [:]
+    /// Transaction ids, oldest modification first (a refund or an upgrade moves a transaction to the end).
+    var modificationOrder: [String] = []
+    /// Order id (the customer's invoice) → its transaction ids.
+    var orders: [String: [String]] = [:]
+    var nextOrderNumber = 1
+    /// Consumables the app finished (they leave receipts and history v1).
+    var finished: Set<String> = []
+    var consumptionAnswers: [String: ConsumptionRequest] = [:]
+    /// Test notification token → notification UUID.
+    var testNotifications: [String: String] = [:]
     /// Ask to Buy requests waiting for the family organizer, by request id.
     var pendingAskToBuy: [String: (productId: String, accountId: String, options: PurchaseOptions)] = [:]
     /// Subscriptions stop renewing after this many renewals (Apple's sandbox stops at 12); nil for no limit.
@@ -242,8 +252,15 @@ public actor SimulatedAppStore {
 
     func record(_ transaction: JWSTransactionDecodedPayload, account accountId: String) throws -> SimulatedPurchase {
         let id = transaction.transactionId!
-        if transactions[id] == nil { transactionOrder.append(id) }
+        if transactions[id] == nil {
+            transactionOrder.append(id)
+            // Each charge is its own invoice, as each renewal's receipt email is.
+            orders[String(format: "MK%08X", nextOrderNumber)] = [id]
+            nextOrderNumber += 1
+        }
         transactions[id] = transaction
+        modificationOrder.removeAll { $0 == id }
+        modificationOrder.append(id)
         transactionAccount[id] = accountId
         return SimulatedPurchase(transaction: transaction, signedTransaction: try signer.sign(transaction))
     }
@@ -300,6 +317,12 @@ public actor SimulatedAppStore {
         if deliversNotifications { deliveries[uuid] = DeliveryRecord(nextAttempt: now) }
     }
 
+    /// Moves a transaction to the end of the modification order (history is sorted by last modification).
+    func modified(_ id: String) {
+        modificationOrder.removeAll { $0 == id }
+        modificationOrder.append(id)
+    }
+
     /// Turns queuing of notification sends on (a webhook target is configured) or off.
     public func setDeliversNotifications(_ enabled: Bool) { deliversNotifications = enabled }
 }
@@ -310,4 +333,9 @@ extension SimulatedAppStore {
         guard accounts[accountId] != nil else { throw SimulatorError.unknownAccount(accountId) }
         return try transactions(account: accountId).compactMap(\.transactionId).map { try signedTransaction($0) }
     }
+}
+
+extension SimulatedAppStore {
+    /// Every account id, in creation order.
+    public func accountIds() -> [String] { accountOrder }
 }

@@ -2,6 +2,7 @@ import AppStoreSimulator
 import AppStoreWire
 import ArgumentParser
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import Hummingbird
 import Logging
@@ -43,6 +44,9 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(name: .customLong("renewal-limit"), help: "Stop renewing after this many renewals (Apple's sandbox: 12).")
     var renewalLimit: Int?
 
+    @Option(name: .customLong("shared-secret"), help: "App-specific shared secret verifyReceipt requires for subscriptions.")
+    var sharedSecret: String?
+
     @Option(
         name: .customLong("notification-url"),
         help: "Deliver V2 notifications here (retried on Apple's schedule, measured on the simulator's clock).")
@@ -64,8 +68,19 @@ struct SimulatorCommand: AsyncParsableCommand {
         if let notificationURL {
             services.append(NotificationDeliveryService(store: store, url: notificationURL, httpClient: HTTPClient.shared))
         }
-        let app = SimulatorServer.buildApplication(
-            store: store, rootPEM: rootPEM, host: host, port: port, services: services, logger: logger)
+        let stateURL = URL(fileURLWithPath: stateDirectory, isDirectory: true)
+        let apiKey = try SimulatorAPIKey.loadOrCreate(directory: stateURL)
+        let apple = SimulatorServer.AppleSide(
+            apiKeys: [apiKey.keyId: apiKey.privateKey.publicKey], issuerId: apiKey.issuerId,
+            receiptIdentity: try ReceiptSigningIdentity.loadOrGenerate(in: stateURL), sharedSecret: sharedSecret)
+        logger.info(
+            "App Store Server API key",
+            metadata: [
+                "keyId": "\(apiKey.keyId)", "issuerId": "\(apiKey.issuerId)",
+                "p8": "\(stateURL.appendingPathComponent(SimulatorAPIKey.fileName).path)",
+            ])
+        let app = await SimulatorServer.buildApplication(
+            store: store, rootPEM: rootPEM, apple: apple, host: host, port: port, services: services, logger: logger)
         try await app.runService()
     }
 }

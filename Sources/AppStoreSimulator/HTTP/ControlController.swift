@@ -7,6 +7,7 @@ import Hummingbird
 struct ControlController<Context: RequestContext>: Sendable {
     let store: SimulatedAppStore
     let rootPEM: String
+    let faults: AppleEndpointFaults?
 
     struct Clock: Codable { var now: Date }
     struct Advance: Codable {
@@ -150,6 +151,14 @@ struct ControlController<Context: RequestContext>: Sendable {
             let faults = try await HTTPJSON.decode(DeliveryFaults.self, from: request)
             await store.setDeliveryFaults(faults)
             return try HTTPJSON.response(faults)
+        }
+        control.post("faults/apple") { request, _ in
+            let settings = try await HTTPJSON.decode(AppleEndpointFaults.Settings.self, from: request)
+            guard let faults else {
+                throw SimulatorHTTPError(.conflict, code: "no_apple_endpoints", message: "Apple's endpoints are not served")
+            }
+            faults.settings = settings
+            return try HTTPJSON.response(settings)
         }
         control.get("notifications") { _, _ in
             let sent = await store.sentNotifications().map {

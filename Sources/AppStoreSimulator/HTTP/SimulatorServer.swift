@@ -1,4 +1,5 @@
 import AppStoreWire
+import Crypto
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -6,23 +7,57 @@ import ServiceLifecycle
 /// Builds the simulator's HTTP application: the device API under `/device`, the operator's controls under
 /// `/control`, and (as they land) Apple's own endpoints.
 public enum SimulatorServer {
+    /// What Apple's endpoints need: the API keys it accepts, the receipt-signing chain, the shared secret.
+    public struct AppleSide: Sendable {
+        /// App Store Server API keys (key id → public key) and their issuer.
+        public var apiKeys: [String: P256.Signing.PublicKey]
+        public var issuerId: String
+        /// Signs legacy app receipts (`/device/accounts/:id/receipt`, verifyReceipt's `latest_receipt`).
+        public var receiptIdentity: ReceiptSigningIdentity
+        /// The app-specific shared secret verifyReceipt demands for subscription receipts, if any.
+        public var sharedSecret: String?
+        /// Switchable faults on these endpoints.
+        public var faults: AppleEndpointFaults
+
+        public init(
+            apiKeys: [String: P256.Signing.PublicKey], issuerId: String, receiptIdentity: ReceiptSigningIdentity,
+            sharedSecret: String? = nil, faults: AppleEndpointFaults = AppleEndpointFaults()
+        ) {
+            self.apiKeys = apiKeys
+            self.issuerId = issuerId
+            self.receiptIdentity = receiptIdentity
+            self.sharedSecret = sharedSecret
+            self.faults = faults
+        }
+    }
+
     /// The router with every endpoint, for tests (`app.test(.router)`) and for ``buildApplication``.
-    public static func buildRouter(store: SimulatedAppStore, rootPEM: String) -> Router<BasicRequestContext> {
+    public static func buildRouter(store: SimulatedAppStore, rootPEM: String, apple: AppleSide? = nil)
+        async -> Router<BasicRequestContext>
+    {
         let router = Router()
         router.get("health") { _, _ in "ok" }
         DeviceController<BasicRequestContext>(store: store).add(to: router)
-        ControlController<BasicRequestContext>(store: store, rootPEM: rootPEM).add(to: router)
+        ControlController<BasicRequestContext>(store: store, rootPEM: rootPEM, faults: apple?.faults).add(to: router)
+        if let apple {
+            let tokens = ServerAPITokenVerifier(
+                publicKeys: apple.apiKeys, issuerId: apple.issuerId, bundleId: await store.catalog.bundleId)
+            ServerAPIController<BasicRequestContext>(store: store, tokens: tokens, faults: apple.faults).add(to: router)
+            ReceiptController<BasicRequestContext>(
+                store: store, identity: apple.receiptIdentity, sharedSecret: apple.sharedSecret, faults: apple.faults
+            ).add(to: router)
+        }
         return router
     }
 
     /// The application serving ``buildRouter`` on `host`:`port` (loopback by default), running `services`
     /// (a ``NotificationDeliveryService``, say) for as long as it runs.
     public static func buildApplication(
-        store: SimulatedAppStore, rootPEM: String, host: String = "127.0.0.1", port: Int = 8090,
+        store: SimulatedAppStore, rootPEM: String, apple: AppleSide? = nil, host: String = "127.0.0.1", port: Int = 8090,
         services: [any Service] = [], logger: Logger = Logger(label: "storekeeper.simulator")
-    ) -> some ApplicationProtocol {
+    ) async -> some ApplicationProtocol {
         Application(
-            router: buildRouter(store: store, rootPEM: rootPEM),
+            router: await buildRouter(store: store, rootPEM: rootPEM, apple: apple),
             configuration: .init(address: .hostname(host, port: port), serverName: "storekeeper-simulator"),
             services: services, logger: logger)
     }

@@ -12,11 +12,11 @@ import X509
 @Suite struct SimulatorHTTPTests {
     typealias H = SimulatorHarness
 
-    func application(seed: UInt64 = 5) throws -> (some ApplicationProtocol, SimulatedAppStore) {
+    func application(seed: UInt64 = 5) async throws -> (some ApplicationProtocol, SimulatedAppStore) {
         let catalog = try SimulatorCatalog.load(from: H.catalogURL)
         let chain = try AppStoreSigningChain.generate(.init(name: "HTTP Simulator"))
         let store = try SimulatedAppStore(catalog: catalog, signingChain: chain, seed: seed)
-        let app = SimulatorServer.buildApplication(store: store, rootPEM: try chain.rootPEM(), port: 0)
+        let app = await SimulatorServer.buildApplication(store: store, rootPEM: try chain.rootPEM(), port: 0)
         return (app, store)
     }
 
@@ -31,7 +31,7 @@ import X509
     // MARK: Tests
 
     @Test func purchaseOverHTTPVerifiesWithTheServedRoot() async throws {
-        let (app, _) = try application()
+        let (app, _) = try await application()
         try await app.test(.live) { client in
             let pem = try await client.execute(uri: "/control/root.pem", method: .get) { String(buffer: $0.body) }
             let verifier = try SignedDataVerifier(
@@ -76,7 +76,7 @@ import X509
     }
 
     @Test func refusalsAreJSONErrorsNamingTheProblem() async throws {
-        let (app, _) = try application()
+        let (app, _) = try await application()
         try await app.test(.router) { client in
             try await client.execute(
                 uri: "/device/purchases", method: .post,
@@ -114,7 +114,7 @@ import X509
     }
 
     @Test func refundFlowThroughTheControlAPI() async throws {
-        let (app, store) = try application()
+        let (app, store) = try await application()
         try await app.test(.router) { client in
             let account = try await client.execute(uri: "/device/accounts", method: .post, body: try json([:])) {
                 try object($0)["id"] as? String

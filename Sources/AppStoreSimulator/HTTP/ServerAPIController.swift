@@ -1,0 +1,284 @@
+import AppStoreWire
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Apple's App Store Server API (reference §5) answered from the simulator's state, behind the same ES256 JWT
+/// check Apple makes (401 without a body otherwise), with Apple's error bodies and injectable 5xx / 429.
+struct ServerAPIController<Context: RequestContext>: Sendable {
+    let store: SimulatedAppStore
+    let tokens: ServerAPITokenVerifier
+    let faults: AppleEndpointFaults
+    static var pageSize: Int { 20 }
+
+    func add(to router: Router<Context>) {
+        let api = router.group("inApps")
+        api.get("v1/transactions/:id") { request, context in
+            try await guarded(request) {
+                let id = try context.parameters.require("id")
+                return try HTTPJSON.response(TransactionInfoResponse(signedTransactionInfo: try await known(id) { try await store.signedTransaction(id) }))
+            }
+        }
+        for version in ["v1", "v2"] {
+            api.get("\(version)/history/:id") { request, context in
+                try await guarded(request) {
+                    let id = try context.parameters.require("id")
+                    let query = try historyRequest(request.uri.queryParameters)
+                    var history = try await known(id) { try await store.transactionHistory(anyTransactionId: id, request: query) }
+                    if version == "v1" { history = history.filter { $0.type != .consumable || $0.revocationDate != nil } }
+                    let page = try self.page(history, revision: query.revision)
+                    return try HTTPJSON.response(
+                        HistoryResponse(
+                            revision: page.revision, hasMore: page.hasMore, bundleId: await store.catalog.bundleId,
+                            appAppleId: await store.catalog.appAppleId, environment: store.environment,
+                            signedTransactions: try await page.items.asyncMap { try await store.signedTransaction($0.transactionId!) }))
+                }
+            }
+        }
+        api.get("v1/subscriptions/:id") { request, context in
+            try await guarded(request) {
+                let id = try context.parameters.require("id")
+                let statuses = request.uri.queryParameters.getAll("status").compactMap { Int32($0) }.map(SubscriptionStatus.init(rawValue:))
+                return try HTTPJSON.response(try await known(id) { try await store.subscriptionStatuses(anyTransactionId: id, statuses: statuses) })
+            }
+        }
+        api.put("v2/transactions/consumption/:id") { request, context in
+            try await guarded(request) {
+                let id = try context.parameters.require("id")
+                let body = try await HTTPJSON.decode(ConsumptionRequest.self, from: request)
+                guard body.customerConsented else {
+                    return try apiError(.badRequest, code: 4_000_035, "customerConsented must be true")
+                }
+                try await known(id) { try await store.recordConsumptionInformation(transactionId: id, body) }
+                return Response(status: .accepted)
+            }
+        }
+        api.put("v1/transactions/consumption/:id") { request, context in
+            try await guarded(request) {
+                let id = try context.parameters.require("id")
+                let body = try await HTTPJSON.decode(ConsumptionRequestV1.self, from: request)
+                guard body.customerConsented else {
+                    return try apiError(.badRequest, code: 4_000_035, "customerConsented must be true")
+                }
+                let v2 = ConsumptionRequest(
+                    customerConsented: true, sampleContentProvided: body.sampleContentProvided,
+                    deliveryStatus: body.deliveryStatus == .deliveredAndWorkingProperly ? .delivered : .undeliveredOther)
+                try await known(id) { try await store.recordConsumptionInformation(transactionId: id, v2) }
+                return Response(status: .accepted)
+            }
+        }
+        api.get("v1/lookup/:order") { request, context in
+            try await guarded(request) {
+                try HTTPJSON.response(try await store.lookUpOrder(try context.parameters.require("order")))
+            }
+        }
+        api.get("v2/refund/lookup/:id") { request, context in
+            try await guarded(request) {
+                let id = try context.parameters.require("id")
+                let refunds = try await known(id) { try await store.refundHistory(anyTransactionId: id) }
+                let page = try self.page(refunds, revision: request.uri.queryParameters["revision"].map(String.init))
+                return try HTTPJSON.response(
+                    RefundHistoryResponse(
+                        signedTransactions: try await page.items.asyncMap { try await store.signedTransaction($0.transactionId!) },
+                        revision: page.revision, hasMore: page.hasMore))
+            }
+        }
+        api.get("v1/refund/lookup/:id") { request, context in
+            try await guarded(request) {
+                let id = try context.parameters.require("id")
+                let refunds = try await known(id) { try await store.refundHistory(anyTransactionId: id) }
+                return try HTTPJSON.response(
+                    RefundHistoryResponse(signedTransactions: try await refunds.prefix(50).asyncMap { try await store.signedTransaction($0.transactionId!) }))
+            }
+        }
+        api.put("v1/subscriptions/extend/:id") { request, context in
+            try await guarded(request) {
+                let id = try context.parameters.require("id")
+                let body = try await HTTPJSON.decode(ExtendRenewalDateRequest.self, from: request)
+                guard (1...90).contains(body.extendByDays) else {
+                    return try apiError(.badRequest, code: 4_000_009, "extendByDays must be 1–90")
+                }
+                let result = try await known(id, code: 4_040_005) {
+                    try await store.extendRenewalDate(originalTransactionId: id, days: Int(body.extendByDays))
+                }
+                guard result.success else {
+                    return try apiError(.forbidden, code: 4_030_004, "subscription is not eligible for a renewal date extension")
+                }
+                return try HTTPJSON.response(
+                    ExtendRenewalDateResponse(
+                        originalTransactionId: result.originalTransactionId, webOrderLineItemId: result.webOrderLineItemId,
+                        success: true, effectiveDate: result.effectiveDate))
+            }
+        }
+        api.post("v1/subscriptions/extend/mass") { request, _ in
+            try await guarded(request) {
+                let body = try await HTTPJSON.decode(MassExtendRenewalDateRequest.self, from: request)
+                _ = try await SimulatorError.mapped {
+                    try await store.extendRenewalDateForAll(
+                        productId: body.productId, days: Int(body.extendByDays), requestIdentifier: body.requestIdentifier,
+                        storefrontCountryCodes: body.storefrontCountryCodes)
+                }
+                return try HTTPJSON.response(MassExtendRenewalDateResponse(requestIdentifier: body.requestIdentifier))
+            }
+        }
+        api.get("v1/subscriptions/extend/mass/:product/:request") { request, context in
+            try await guarded(request) {
+                let product = try context.parameters.require("product")
+                let id = try context.parameters.require("request")
+                guard let status = await store.massExtensionStatus(productId: product, requestIdentifier: id) else {
+                    return try apiError(.notFound, code: 4_040_009, "no renewal date extension request \(id) for \(product)")
+                }
+                return try HTTPJSON.response(
+                    MassExtendRenewalDateStatusResponse(
+                        requestIdentifier: status.requestIdentifier, complete: status.complete, completeDate: status.completeDate,
+                        succeededCount: status.succeededCount, failedCount: status.failedCount))
+            }
+        }
+        api.post("v1/notifications/test") { request, _ in
+            try await guarded(request) {
+                try HTTPJSON.response(SendTestNotificationResponse(testNotificationToken: try await store.sendTestNotification()))
+            }
+        }
+        api.get("v1/notifications/test/:token") { request, context in
+            try await guarded(request) {
+                let token = try context.parameters.require("token")
+                do {
+                    return try HTTPJSON.response(try await store.testNotificationStatus(token: token))
+                } catch is SimulatorError {
+                    return try apiError(.notFound, code: 4_040_008, "no test notification for that token")
+                }
+            }
+        }
+        api.post("v1/notifications/history") { request, _ in
+            try await guarded(request) {
+                let body = try await HTTPJSON.decode(NotificationHistoryRequest.self, from: request)
+                let items: [NotificationHistoryResponseItem]
+                do {
+                    items = try await store.notificationHistory(body)
+                } catch let error as SimulatorError {
+                    return try apiError(.badRequest, code: 4_000_012, error.description)
+                }
+                let page = try self.page(items, revision: request.uri.queryParameters["paginationToken"].map(String.init))
+                return try HTTPJSON.response(
+                    NotificationHistoryResponse(paginationToken: page.revision, hasMore: page.hasMore, notificationHistory: page.items))
+            }
+        }
+        api.put("v1/transactions/:id/appAccountToken") { request, context in
+            try await guarded(request) {
+                let id = try context.parameters.require("id")
+                let body: UpdateAppAccountTokenRequest
+                do {
+                    body = try await HTTPJSON.decode(UpdateAppAccountTokenRequest.self, from: request)
+                } catch {
+                    return try apiError(.badRequest, code: 4_000_183, "appAccountToken must be a UUID")
+                }
+                try await known(id, code: 4_040_005) { try await store.setAppAccountToken(originalTransactionId: id, token: body.appAccountToken) }
+                return Response(status: .ok)
+            }
+        }
+        api.get("v1/transactions/appTransactions/:id") { request, context in
+            try await guarded(request) {
+                let id = try context.parameters.require("id")
+                return try HTTPJSON.response(
+                    AppTransactionInfoResponse(signedAppTransactionInfo: try await known(id, code: 4_040_019) {
+                        try await store.signedAppTransaction(anyTransactionId: id)
+                    }))
+            }
+        }
+        api.post("v1/transactions/:id/finish") { request, context in
+            try await guarded(request) {
+                let id = try context.parameters.require("id")
+                try await known(id) { try await store.finishTransaction(id) }
+                return Response(status: .ok)
+            }
+        }
+    }
+
+    /// The JWT check and injected faults, in front of every endpoint.
+    func guarded(_ request: Request, _ body: () async throws -> Response) async throws -> Response {
+        do {
+            // Clients sign with their own (real) clocks, whatever the simulated date is.
+            try tokens.verify(authorization: request.headers[.authorization], now: Date())
+        } catch {
+            // Apple answers a bad token with a bare 401.
+            return Response(status: .unauthorized)
+        }
+        switch faults.takeAPIFault() {
+        case .serverError:
+            return try apiError(.internalServerError, code: 5_000_001, "An unknown retryable error occurred.")
+        case .rateLimited(let seconds):
+            // Clients wait in real time, so Retry-After is real time too, not the simulated clock.
+            let retryAt = Int64((Date().timeIntervalSince1970 + Double(seconds)) * 1000)
+            var response = try apiError(.tooManyRequests, code: 4_290_000, "Rate limit exceeded.")
+            response.headers[.retryAfter] = String(retryAt)
+            return response
+        case nil:
+            return try await body()
+        }
+    }
+
+    /// Runs `body`, answering an unknown id with Apple's not-found error.
+    func known<T>(_ id: String, code: Int32 = 4_040_010, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch SimulatorError.unknownTransaction {
+            throw AppleAPIError(status: .notFound, code: code, message: "Transaction id \(id) not found.")
+        } catch let error as SimulatorError {
+            throw AppleAPIError(status: .badRequest, code: 4_000_000, message: error.description)
+        }
+    }
+
+    func apiError(_ status: HTTPResponse.Status, code: Int32, _ message: String) throws -> Response {
+        try HTTPJSON.response(APIErrorBody(errorCode: APIErrorCode(rawValue: code), errorMessage: message), status: status)
+    }
+
+    func historyRequest(_ query: Parameters) throws -> TransactionHistoryRequest {
+        func dates(_ name: String) -> Date? {
+            query[Substring(name)].flatMap { Double(String($0)) }.map { Date(timeIntervalSince1970: $0 / 1000) }
+        }
+        let productTypes: [TransactionHistoryProductType] = query.getAll("productType").map {
+            TransactionHistoryProductType(rawValue: $0)
+        }
+        let ownership: InAppOwnershipType? = query["inAppOwnershipType"].map { InAppOwnershipType(rawValue: String($0)) }
+        let sort: TransactionHistorySort? = query["sort"].map { TransactionHistorySort(rawValue: String($0)) }
+        let revoked: Bool? = query["revoked"].map { $0 == "true" }
+        return TransactionHistoryRequest(
+            revision: query["revision"].map(String.init), startDate: dates("startDate"), endDate: dates("endDate"),
+            productIds: query.getAll("productId"), productTypes: productTypes,
+            subscriptionGroupIdentifiers: query.getAll("subscriptionGroupIdentifier"), inAppOwnershipType: ownership,
+            sort: sort, revoked: revoked)
+    }
+
+    /// Pages of 20; the revision (or pagination token) is the offset of the next page.
+    func page<T>(_ items: [T], revision: String?) throws -> (items: [T], revision: String?, hasMore: Bool) {
+        var offset = 0
+        if let revision {
+            guard let decoded = Data(base64Encoded: revision).flatMap({ String(data: $0, encoding: .utf8) }),
+                decoded.hasPrefix("o:"), let value = Int(decoded.dropFirst(2)), value >= 0, value <= items.count
+            else { throw AppleAPIError(status: .badRequest, code: 4_000_005, message: "Invalid request revision.") }
+            offset = value
+        }
+        let end = min(items.count, offset + Self.pageSize)
+        let next = Data("o:\(end)".utf8).base64EncodedString()
+        return (Array(items[offset..<end]), next, end < items.count)
+    }
+}
+
+/// An App Store Server API error with Apple's body `{"errorCode": …, "errorMessage": …}`.
+struct AppleAPIError: HTTPResponseError {
+    let status: HTTPResponse.Status
+    let code: Int32
+    let message: String
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        try HTTPJSON.response(APIErrorBody(errorCode: APIErrorCode(rawValue: code), errorMessage: message), status: status)
+    }
+}
+
+extension Sequence {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}
