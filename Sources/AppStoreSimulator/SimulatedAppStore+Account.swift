@@ -86,7 +86,7 @@ extension SimulatedAppStore {
                 originalTransactionId: originalTransactionId, webOrderLineItemId: latest.webOrderLineItemId, success: false,
                 effectiveDate: nil)
         }
-        let expires = subscription.expiresDate + Double(days) * 86_400
+        let expires = subscription.expiresDate + scaled(Double(days) * 86_400)
         subscription.expiresDate = expires
         subscription.extensions.append(now)
         subscriptions[originalTransactionId] = subscription
@@ -127,7 +127,7 @@ extension SimulatedAppStore {
             guard subscription.state == .active else { continue }
             if isExtendable(subscription, latest: latest) {
                 var extended = subscription
-                extended.expiresDate += Double(days) * 86_400
+                extended.expiresDate += scaled(Double(days) * 86_400)
                 extended.extensions.append(now)
                 subscriptions[id] = extended
                 var transaction = latest

@@ -108,7 +108,7 @@ extension SimulatedAppStore {
         transactions[subscription.latestTransactionId] = replaced
         modified(subscription.latestTransactionId)
         let id = newTransactionId()
-        let expires = redeemed.map { $0.1.period.advance(now) } ?? product.period!.advance(now)
+        let expires = redeemed.map { advance($0.1.period, from: now) } ?? advance(product.period!, from: now)
         let transaction = makeTransaction(
             id: id, originalId: originalId, product: product, account: account, purchaseDate: now,
             originalPurchaseDate: latest.originalPurchaseDate ?? now, expiresDate: expires, reason: .purchase,
@@ -177,7 +177,7 @@ extension SimulatedAppStore {
         } else if let intro = product.introductoryOffer, !account.introductoryOfferGroupsUsed.contains(groupId) {
             chosen = (.introductory, intro)
         }
-        guard let chosen else { return (product.period!.advance(now), nil, product.price, 0) }
+        guard let chosen else { return (advance(product.period!, from: now), nil, product.price, 0) }
         if chosen.0 == .introductory || product.introductoryOffer != nil {
             // Any offer redeemed in a group uses up its introductory offer, as Apple's eligibility rule counts it.
             account.introductoryOfferGroupsUsed.insert(groupId)
@@ -185,9 +185,9 @@ extension SimulatedAppStore {
         let count = chosen.1.periodCount ?? 1
         if chosen.1.discountType == .payAsYouGo {
             // Each of the first `count` periods is charged at the offer price.
-            return (chosen.1.period.advance(now), chosen, chosen.1.price, count - 1)
+            return (advance(chosen.1.period, from: now), chosen, chosen.1.price, count - 1)
         }
-        return (chosen.1.period.advance(now, times: count), chosen, chosen.1.price, 0)
+        return (advance(chosen.1.period, from: now, times: count), chosen, chosen.1.price, 0)
     }
 
     // MARK: Time-driven events
@@ -207,7 +207,7 @@ extension SimulatedAppStore {
         switch subscription.state {
         case .active: return subscription.expiresDate
         case .billingRetry, .gracePeriod:
-            var dates = [subscription.nextBillingCheck, subscription.billingRetryStart.map { $0 + Self.billingRetryLimit }]
+            var dates = [subscription.nextBillingCheck, subscription.billingRetryStart.map { $0 + billingRetryLimit }]
             if subscription.state == .gracePeriod { dates.append(subscription.graceExpires) }
             return dates.compactMap { $0 }.min()
         case .expired, .revoked: return nil
@@ -241,11 +241,11 @@ extension SimulatedAppStore {
             }
             if account.billingFails {
                 subscription.billingRetryStart = subscription.expiresDate
-                subscription.nextBillingCheck = subscription.expiresDate + Self.billingRetryInterval
+                subscription.nextBillingCheck = subscription.expiresDate + billingRetryInterval
                 subscription.expirationIntent = .billingError
                 if let days = catalog.group(subscription.groupId)?.gracePeriodDays {
                     subscription.state = .gracePeriod
-                    subscription.graceExpires = subscription.expiresDate + Double(days) * 86_400
+                    subscription.graceExpires = subscription.expiresDate + scaled(Double(days) * 86_400)
                     graceWindows[id, default: []].append((subscription.expiresDate, subscription.graceExpires!))
                     subscriptions[id] = subscription
                     try notify(
@@ -261,7 +261,7 @@ extension SimulatedAppStore {
             try renew(&subscription, from: subscription.expiresDate, recovery: false)
 
         case .billingRetry, .gracePeriod:
-            let giveUp = subscription.billingRetryStart.map { $0 + Self.billingRetryLimit } ?? now
+            let giveUp = subscription.billingRetryStart.map { $0 + billingRetryLimit } ?? now
             if subscription.state == .gracePeriod, let grace = subscription.graceExpires, grace <= now,
                 grace <= (subscription.nextBillingCheck ?? .distantFuture), account.billingFails
             {
@@ -283,7 +283,7 @@ extension SimulatedAppStore {
             if now >= giveUp {
                 return try expire(&subscription, intent: .billingError, subtype: .billingRetry)
             }
-            subscription.nextBillingCheck = now + Self.billingRetryInterval
+            subscription.nextBillingCheck = now + billingRetryInterval
             subscriptions[id] = subscription
         case .expired, .revoked:
             return
@@ -306,7 +306,7 @@ extension SimulatedAppStore {
             subscription.offer = nil
             subscription.offerType = nil
         }
-        let expires = product.period!.advance(start)
+        let expires = advance(product.period!, from: start)
         let transaction = makeTransaction(
             id: id, originalId: subscription.originalTransactionId, product: product, account: account,
             purchaseDate: start, originalPurchaseDate: latest.originalPurchaseDate ?? start, expiresDate: expires,

@@ -1,5 +1,6 @@
 import AppStoreWire
 import Foundation
+import X509
 
 /// The simulated App Store: sells a catalog to sandbox accounts on a virtual clock and produces exactly the signed
 /// transactions, renewal infos and notifications Apple would.
@@ -10,6 +11,8 @@ public actor SimulatedAppStore {
     public internal(set) var catalog: SimulatorCatalog
     public let environment: AppStoreEnvironment
     let signer: JWSSigner
+    /// The root certificate a verifier must pin to accept this store's data.
+    public let signingRoot: Certificate
     var generator: DeterministicGenerator
     var now: Date
     var accounts: [String: SimulatedAccount] = [:]
@@ -47,9 +50,15 @@ public actor SimulatedAppStore {
     var pendingAskToBuy: [String: (productId: String, accountId: String, options: PurchaseOptions)] = [:]
     /// Subscriptions stop renewing after this many renewals (Apple's sandbox stops at 12); nil for no limit.
     public var renewalLimit: Int?
-    /// Billing retries are attempted once a day (virtual time) until Apple gives up after 60 days.
-    static let billingRetryInterval: TimeInterval = 86_400
-    static let billingRetryLimit: TimeInterval = 60 * 86_400
+    /// How subscription time passes: calendar periods, or Apple's sandbox renewal rate (1 month = 5 minutes).
+    public enum TimeScale: Sendable, Hashable {
+        case calendar
+        case sandboxRate
+    }
+    public private(set) var timeScale: TimeScale = .calendar
+    /// Billing retries are attempted once a (scaled) day until Apple gives up after 60 (scaled) days.
+    var billingRetryInterval: TimeInterval { scaled(86_400) }
+    var billingRetryLimit: TimeInterval { scaled(60 * 86_400) }
 
     public init(
         catalog: SimulatorCatalog, signingChain: AppStoreSigningChain, seed: UInt64 = 1,
@@ -58,6 +67,7 @@ public actor SimulatedAppStore {
         try catalog.validate()
         self.catalog = catalog
         self.signer = try signingChain.signer()
+        self.signingRoot = signingChain.root
         self.generator = DeterministicGenerator(seed: seed)
         // Whole milliseconds, as Apple's dates are.
         self.now = Date(timeIntervalSince1970: (start.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
@@ -315,6 +325,26 @@ public actor SimulatedAppStore {
         let uuid = notification.notificationUUID
         notificationTransactionIds[uuid] = Set([transaction?.transactionId, transaction?.originalTransactionId].compactMap { $0 })
         if deliversNotifications { deliveries[uuid] = DeliveryRecord(nextAttempt: now) }
+    }
+
+    /// Switches between calendar time and Apple's sandbox renewal rate.
+    public func setTimeScale(_ scale: TimeScale) { timeScale = scale }
+
+    /// `date` moved on by `period` on the current time scale.
+    func advance(_ period: SubscriptionPeriod, from date: Date, times: Int = 1) -> Date {
+        switch timeScale {
+        case .calendar: period.advance(date, times: times)
+        case .sandboxRate: date + period.sandboxDuration * Double(times)
+        }
+    }
+
+    /// A real-world duration on the current time scale (the sandbox also compresses grace periods, retries and
+    /// extensions, at its monthly rate: 30 days = 5 minutes).
+    func scaled(_ interval: TimeInterval) -> TimeInterval {
+        switch timeScale {
+        case .calendar: interval
+        case .sandboxRate: interval * (5 * 60) / (30 * 86_400)
+        }
     }
 
     /// Moves a transaction to the end of the modification order (history is sorted by last modification).

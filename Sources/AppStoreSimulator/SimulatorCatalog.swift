@@ -50,6 +50,14 @@ public struct SimulatorCatalog: Codable, Sendable, Hashable {
         public var periodCount: Int?
         /// Price per discounted period in milliunits (0 for a free trial).
         public var price: Int64
+
+        public init(id: String, discountType: OfferDiscountType, period: SubscriptionPeriod, periodCount: Int? = nil, price: Int64) {
+            self.id = id
+            self.discountType = discountType
+            self.period = period
+            self.periodCount = periodCount
+            self.price = price
+        }
     }
 
     public struct Product: Codable, Sendable, Hashable {

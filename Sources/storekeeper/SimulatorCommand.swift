@@ -38,11 +38,16 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(name: .customLong("root-out"), help: "Also write the root certificate (PEM) to this file.")
     var rootOut: String?
 
-    @Option(name: .customLong("start"), help: "Initial clock, in epoch milliseconds (default: 2026-01-01T00:00:00Z).")
-    var startMilliseconds: Int64 = 1_767_225_600_000
+    @Option(name: .customLong("start"), help: "Initial clock, in epoch milliseconds (default: 2026-01-01T00:00:00Z, or now with --real-time).")
+    var startMilliseconds: Int64?
 
     @Option(name: .customLong("renewal-limit"), help: "Stop renewing after this many renewals (Apple's sandbox: 12).")
     var renewalLimit: Int?
+
+    @Flag(
+        name: .customLong("real-time"),
+        help: "Run the clock with the wall clock at Apple's sandbox renewal rate (1 month = 5 minutes, 12 renewals).")
+    var realTime = false
 
     @Option(name: .customLong("shared-secret"), help: "App-specific shared secret verifyReceipt requires for subscriptions.")
     var sharedSecret: String?
@@ -59,12 +64,17 @@ struct SimulatorCommand: AsyncParsableCommand {
         if let rootOut { try rootPEM.write(toFile: rootOut, atomically: true, encoding: .utf8) }
         let store = try SimulatedAppStore(
             catalog: catalog, signingChain: chain, seed: seed,
-            start: Date(timeIntervalSince1970: Double(startMilliseconds) / 1000))
-        await store.setRenewalLimit(renewalLimit)
+            start: startMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+                ?? (realTime ? Date() : Date(timeIntervalSince1970: 1_767_225_600)))
+        await store.setRenewalLimit(renewalLimit ?? (realTime ? 12 : nil))
         var logger = Logger(label: "storekeeper.simulator")
         logger.logLevel = .info
         logger.info("simulator listening", metadata: ["host": "\(host)", "port": "\(port)", "bundleId": "\(catalog.bundleId)"])
         var services: [any Service] = []
+        if realTime {
+            await store.setTimeScale(.sandboxRate)
+            services.append(RealTimeClockService(store: store))
+        }
         if let notificationURL {
             services.append(NotificationDeliveryService(store: store, url: notificationURL, httpClient: HTTPClient.shared))
         }

@@ -191,3 +191,38 @@ import Testing
         #expect(try await h.store.subscriptionState(yearly.transaction.originalTransactionId!) == .billingRetry)
     }
 }
+
+/// Apple's sandbox renewal rate and the real-time clock.
+@Suite struct SandboxRateTests {
+    typealias H = SimulatorHarness
+
+    @Test func sandboxRateCompressesPeriodsGraceAndRetries() async throws {
+        let h = try await H()
+        await h.store.setTimeScale(.sandboxRate)
+        let account = try await h.store.createAccount()
+        let yearly = try await h.store.purchase(productId: H.yearly, account: account.id)
+        #expect(yearly.transaction.expiresDate == yearly.transaction.purchaseDate! + 3_600)  // 1 year = 1 hour
+        try await h.store.advance(by: 3_600)
+        let renewed = try await h.transaction(try await h.last())
+        #expect(renewed.expiresDate == renewed.purchaseDate! + 3_600)
+        try await h.store.setBillingFails(true, account: account.id)
+        try await h.store.advance(by: 3_600)
+        let failed = try await h.last()
+        #expect(failed.subtype == .gracePeriod)
+        // 16 days of grace at 30 days = 5 minutes: 160 seconds.
+        #expect(try await h.renewalInfo(failed).gracePeriodExpiresDate == renewed.expiresDate! + 160)
+        #expect(try await h.verifiedEvents() == ["SUBSCRIBED/INITIAL_BUY", "DID_RENEW", "DID_FAIL_TO_RENEW/GRACE_PERIOD"])
+    }
+
+    @Test func realTimeClockMovesTheSimulatorClock() async throws {
+        let h = try await H()
+        let start = await h.store.currentDate
+        let service = RealTimeClockService(store: h.store, tick: .milliseconds(20))
+        let task = Task { try await service.run() }
+        try await Task.sleep(for: .milliseconds(400))
+        task.cancel()
+        let moved = await h.store.currentDate.timeIntervalSince(start)
+        #expect(moved > 0.2)
+        #expect(moved < 30)
+    }
+}
