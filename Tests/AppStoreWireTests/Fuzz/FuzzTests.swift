@@ -53,9 +53,11 @@ import Testing
 
     // MARK: Tests
 
-    @Test func base64URLDecoderRoundTripsAndSurvivesGarbage() {
+    @Test func base64URLDecoderRoundTripsAndSurvivesGarbage() async {
         var rng = Generator(state: Self.seed)
-        for _ in 0..<(300_000 * Self.scale) {
+        for index in 0..<(300_000 * Self.scale) {
+            // Long synchronous loops would starve the other (async) tests sharing the cooperative pool.
+            if index % 5_000 == 0 { await Task.yield() }
             let length = Int.random(in: 0...48, using: &rng)
             let original = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let encoded = Base64URL.encode(original)
@@ -105,7 +107,7 @@ import Testing
         #expect(foundation == fast, "fast decoder disagrees with JSONDecoder on \(String(decoding: bytes, as: UTF8.self))")
     }
 
-    @Test func fastJSONDecoderAgreesWithFoundationOnMutatedPayloads() throws {
+    @Test func fastJSONDecoderAgreesWithFoundationOnMutatedPayloads() async throws {
         var rng = Generator(state: Self.seed ^ 2)
         var seeds: [[UInt8]] = try [
             SigningFixtures.transaction(), SigningFixtures.renewalInfo(), SigningFixtures.appTransaction(),
@@ -116,6 +118,7 @@ import Testing
         let jsonAlphabet = Array("{}[]\":,0123456789.eE-+truefalsnl \\u".utf8)
         var fastCount = 0
         for index in 0..<(150_000 * Self.scale) {
+            if index % 2_000 == 0 { await Task.yield() }
             let source = seeds[index % seeds.count]
             let mutated = index % 7 == 0 ? source : Self.mutate(source, &rng, alphabet: index % 3 == 0 ? nil : jsonAlphabet)
             switch index % 4 {
@@ -131,7 +134,7 @@ import Testing
         #expect(fastCount > 150_000 * Self.scale / 20)
     }
 
-    @Test func receiptParsersSurviveMutatedInput() throws {
+    @Test func receiptParsersSurviveMutatedInput() async throws {
         var rng = Generator(state: Self.seed ^ 3)
         var seeds = [try AppReceiptParserTests.sampleReceiptBytes()]
         if TestVectors.available {
@@ -142,6 +145,7 @@ import Testing
         let parser = AppReceiptParser()
         var parsed = 0
         for index in 0..<(300_000 * Self.scale) {
+            if index % 2_000 == 0 { await Task.yield() }
             let mutated = Self.mutate(seeds[index % seeds.count], &rng)
             if (try? parser.parse(mutated)) != nil { parsed += 1 }
         }
