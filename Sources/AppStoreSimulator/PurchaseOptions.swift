@@ -8,11 +8,16 @@ public struct PurchaseOptions: Sendable, Hashable {
     public var offer: OfferRedemption?
     /// Consumables only: how many (1–10).
     public var quantity: Int
+    /// The developer's signed introductory-offer eligibility decision, overriding Apple's once-per-group rule.
+    public var introductoryOfferEligible: Bool?
 
-    public init(appAccountToken: UUID? = nil, offer: OfferRedemption? = nil, quantity: Int = 1) {
+    public init(
+        appAccountToken: UUID? = nil, offer: OfferRedemption? = nil, quantity: Int = 1, introductoryOfferEligible: Bool? = nil
+    ) {
         self.appAccountToken = appAccountToken
         self.offer = offer
         self.quantity = quantity
+        self.introductoryOfferEligible = introductoryOfferEligible
     }
 }
 

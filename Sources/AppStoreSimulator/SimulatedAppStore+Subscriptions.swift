@@ -6,10 +6,12 @@ import Foundation
 extension SimulatedAppStore {
     /// The first subscription in a group: `SUBSCRIBED` / `INITIAL_BUY`, with the introductory offer when eligible.
     func subscribe(
-        product: SimulatorCatalog.Product, account: inout SimulatedAccount, token: String?, offer requested: OfferRedemption?
+        product: SimulatorCatalog.Product, account: inout SimulatedAccount, token: String?, offer requested: OfferRedemption?,
+        introEligible: Bool? = nil
     ) throws -> SimulatedPurchase {
         let id = newTransactionId()
-        let first = try firstPeriod(product: product, account: &account, requested: requested, lapsed: false)
+        let first = try firstPeriod(
+            product: product, account: &account, requested: requested, lapsed: false, introEligible: introEligible)
         let transaction = makeTransaction(
             id: id, originalId: id, product: product, account: account, purchaseDate: now, originalPurchaseDate: now,
             expiresDate: first.expires, reason: .purchase, token: token, price: first.price, offer: first.offer)
@@ -30,13 +32,14 @@ extension SimulatedAppStore {
     /// Buying again in a group whose subscription lapsed: same original transaction, `SUBSCRIBED` / `RESUBSCRIBE`.
     func resubscribe(
         _ originalId: String, to product: SimulatorCatalog.Product, account: inout SimulatedAccount, token: String?,
-        offer requested: OfferRedemption?
+        offer requested: OfferRedemption?, introEligible: Bool? = nil
     ) throws -> SimulatedPurchase {
         guard var subscription = subscriptions[originalId], let original = transactions[originalId] else {
             throw SimulatorError.unknownTransaction(originalId)
         }
         let id = newTransactionId()
-        let first = try firstPeriod(product: product, account: &account, requested: requested, lapsed: true)
+        let first = try firstPeriod(
+            product: product, account: &account, requested: requested, lapsed: true, introEligible: introEligible)
         let transaction = makeTransaction(
             id: id, originalId: originalId, product: product, account: account, purchaseDate: now,
             originalPurchaseDate: original.originalPurchaseDate ?? now, expiresDate: first.expires, reason: .purchase,
@@ -165,7 +168,8 @@ extension SimulatedAppStore {
 
     /// The first period of a (re)subscription: a requested offer, else the introductory offer once per group.
     func firstPeriod(
-        product: SimulatorCatalog.Product, account: inout SimulatedAccount, requested: OfferRedemption?, lapsed: Bool
+        product: SimulatorCatalog.Product, account: inout SimulatedAccount, requested: OfferRedemption?, lapsed: Bool,
+        introEligible: Bool? = nil
     ) throws -> (expires: Date, offer: (OfferType, SimulatorCatalog.Offer)?, price: Int64, discountedPeriodsLeft: Int) {
         let groupId = product.groupId!
         var chosen: (OfferType, SimulatorCatalog.Offer)?
@@ -174,7 +178,10 @@ extension SimulatedAppStore {
                 throw SimulatorError.notAllowed("win-back offers are for lapsed subscribers")
             }
             chosen = try resolve(requested, product: product)
-        } else if let intro = product.introductoryOffer, !account.introductoryOfferGroupsUsed.contains(groupId) {
+        } else if let intro = product.introductoryOffer,
+            introEligible ?? !account.introductoryOfferGroupsUsed.contains(groupId)
+        {
+            // The developer's signed eligibility decision, when given, replaces Apple's once-per-group rule.
             chosen = (.introductory, intro)
         }
         guard let chosen else { return (advance(product.period!, from: now), nil, product.price, 0) }

@@ -167,7 +167,8 @@ public actor SimulatedAppStore {
             }) {
                 if existing.state == .expired || existing.state == .revoked {
                     return try resubscribe(
-                        existing.originalTransactionId, to: product, account: &account, token: token, offer: options.offer)
+                        existing.originalTransactionId, to: product, account: &account, token: token, offer: options.offer,
+                        introEligible: options.introductoryOfferEligible)
                 }
                 return try change(existing.originalTransactionId, to: product, token: token, offer: options.offer)
             }
@@ -177,7 +178,9 @@ public actor SimulatedAppStore {
             if case .promotional = options.offer {
                 throw SimulatorError.notAllowed("promotional offers are for current or lapsed subscribers")
             }
-            return try subscribe(product: product, account: &account, token: token, offer: options.offer)
+            return try subscribe(
+                product: product, account: &account, token: token, offer: options.offer,
+                introEligible: options.introductoryOfferEligible)
         }
     }
 
@@ -368,4 +371,9 @@ extension SimulatedAppStore {
 extension SimulatedAppStore {
     /// Every account id, in creation order.
     public func accountIds() -> [String] { accountOrder }
+}
+
+extension SimulatedAppStore {
+    /// One account.
+    public func account(_ id: String) -> SimulatedAccount? { accounts[id] }
 }

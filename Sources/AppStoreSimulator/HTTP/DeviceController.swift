@@ -6,13 +6,26 @@ import Hummingbird
 /// transactions, cancelling, refund requests).
 struct DeviceController<Context: RequestContext>: Sendable {
     let store: SimulatedAppStore
+    /// Checks signed offers as the App Store does; `nil` (no Apple side configured) accepts offers unsigned.
+    let offers: OfferSignatureChecker?
 
     struct CreateAccount: Codable { var storefront: String? }
     struct Billing: Codable { var fails: Bool }
+    /// The v1 promotional-offer signature fields StoreKit sends with the offer id.
+    struct OfferSignature: Codable {
+        var keyIdentifier: String
+        var nonce: String
+        var timestamp: Int64
+        var signature: String
+    }
     struct Offer: Codable {
         /// `promotional`, `winBack` or `offerCode`.
         var type: String
         var id: String
+        /// A promotional offer's v1 signature, or
+        var signature: OfferSignature?
+        /// its v2 JWS.
+        var jws: String?
     }
     struct Purchase: Codable {
         var account: String
@@ -20,6 +33,8 @@ struct DeviceController<Context: RequestContext>: Sendable {
         var appAccountToken: UUID?
         var quantity: Int?
         var offer: Offer?
+        /// The developer's introductory-offer eligibility JWS.
+        var introductoryOfferEligibility: String?
     }
     struct PurchaseResult: Codable {
         var signedTransaction: String
@@ -49,16 +64,18 @@ struct DeviceController<Context: RequestContext>: Sendable {
         }
         device.post("purchases") { request, _ in
             let body = try await HTTPJSON.decode(Purchase.self, from: request)
+            let options = try await checkedOptions(body)
             let purchase = try await SimulatorError.mapped {
-                try await store.purchase(productId: body.productId, account: body.account, options: try options(body))
+                try await store.purchase(productId: body.productId, account: body.account, options: options)
             }
             return try HTTPJSON.response(
                 PurchaseResult(signedTransaction: purchase.signedTransaction, transaction: purchase.transaction), status: .created)
         }
         device.post("ask-to-buy") { request, _ in
             let body = try await HTTPJSON.decode(Purchase.self, from: request)
+            let options = try await checkedOptions(body)
             let id = try await SimulatorError.mapped {
-                try await store.requestAskToBuy(productId: body.productId, account: body.account, options: try options(body))
+                try await store.requestAskToBuy(productId: body.productId, account: body.account, options: options)
             }
             return try HTTPJSON.response(AskToBuyResult(requestId: id), status: .accepted)
         }
@@ -87,6 +104,41 @@ struct DeviceController<Context: RequestContext>: Sendable {
             }
             return Response(status: .accepted)
         }
+    }
+
+    /// The purchase options after the App Store's checks of signed offers and eligibility decisions.
+    private func checkedOptions(_ body: Purchase) async throws -> PurchaseOptions {
+        var options = try options(body)
+        guard let offers else { return options }
+        let bundleId = await store.catalog.bundleId
+        // Any of the customer's ids may be named, the app transaction id included.
+        var owned = Set(await store.transactions(account: body.account).compactMap(\.transactionId))
+        if let appTransactionId = await store.account(body.account)?.appTransactionId { owned.insert(appTransactionId) }
+        do {
+            if let offer = body.offer, offer.type == "promotional" {
+                if let jws = offer.jws {
+                    try offers.checkPromotionalOfferV2(
+                        jws, bundleId: bundleId, productId: body.productId, offerIdentifier: offer.id,
+                        customerTransactionIds: owned, now: Date())
+                } else if let signature = offer.signature {
+                    try offers.checkPromotionalOfferV1(
+                        keyIdentifier: signature.keyIdentifier, nonce: signature.nonce, timestamp: signature.timestamp,
+                        signature: signature.signature, bundleId: bundleId, productId: body.productId, offerId: offer.id,
+                        appAccountToken: body.appAccountToken?.uuidString.lowercased() ?? "", now: Date())
+                } else {
+                    throw SimulatorHTTPError(
+                        .badRequest, code: "unsigned_offer", message: "a promotional offer needs its signature or JWS")
+                }
+            }
+            if let jws = body.introductoryOfferEligibility {
+                let claims = try offers.checkIntroductoryOfferEligibility(
+                    jws, bundleId: bundleId, productId: body.productId, customerTransactionIds: owned, now: Date())
+                options.introductoryOfferEligible = claims.allowIntroductoryOffer
+            }
+        } catch let failure as OfferSignatureFailure {
+            throw SimulatorHTTPError(.forbidden, code: "invalid_offer_signature", message: "\(failure)")
+        }
+        return options
     }
 
     private func options(_ body: Purchase) throws -> PurchaseOptions {

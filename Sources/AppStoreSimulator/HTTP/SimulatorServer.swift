@@ -37,7 +37,8 @@ public enum SimulatorServer {
     {
         let router = Router()
         router.get("health") { _, _ in "ok" }
-        DeviceController<BasicRequestContext>(store: store).add(to: router)
+        let offers = apple.map { OfferSignatureChecker(publicKeys: $0.apiKeys, issuerId: $0.issuerId) }
+        DeviceController<BasicRequestContext>(store: store, offers: offers).add(to: router)
         ControlController<BasicRequestContext>(store: store, rootPEM: rootPEM, faults: apple?.faults).add(to: router)
         if let apple {
             let tokens = ServerAPITokenVerifier(
