@@ -56,6 +56,12 @@ extension SimulatedAppStore {
         deliveries[uuid] = record
     }
 
+    /// A notification by UUID.
+    public func notification(uuid: String) -> SimulatedNotification? { notifications.first { $0.notificationUUID == uuid } }
+
+    /// Marks a send as not applicable (no V1 form): nothing is sent and nothing is retried.
+    public func skipDelivery(notificationUUID uuid: String) { deliveries[uuid]?.nextAttempt = nil }
+
     /// The send attempts of one notification.
     public func sendAttempts(notificationUUID uuid: String) -> [SendAttemptItem] { deliveries[uuid]?.attempts ?? [] }
 

@@ -377,3 +377,28 @@ extension SimulatedAppStore {
     /// One account.
     public func account(_ id: String) -> SimulatedAccount? { accounts[id] }
 }
+
+extension SimulatedAppStore {
+    /// What a restore gives back (StoreKit 2's `Transaction.currentEntitlements` after `AppStore.sync()`): owned
+    /// non-consumables, non-renewing passes, and the latest transaction of each live subscription, signed now.
+    public func restore(account accountId: String) throws -> [String] {
+        guard accounts[accountId] != nil else { throw SimulatorError.unknownAccount(accountId) }
+        var ids: [String] = []
+        for transaction in transactions(account: accountId) where transaction.revocationDate == nil {
+            guard let id = transaction.transactionId else { continue }
+            switch transaction.type {
+            case .nonConsumable?, .nonRenewing?:
+                ids.append(id)
+            case .autoRenewable?:
+                if let subscription = subscriptions[transaction.originalTransactionId ?? ""], subscription.latestTransactionId == id,
+                    subscription.state != .expired, subscription.state != .revoked
+                {
+                    ids.append(id)
+                }
+            default:
+                continue
+            }
+        }
+        return try ids.map { try signedTransaction($0) }
+    }
+}

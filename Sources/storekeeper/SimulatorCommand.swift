@@ -44,6 +44,9 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(name: .customLong("renewal-limit"), help: "Stop renewing after this many renewals (Apple's sandbox: 12).")
     var renewalLimit: Int?
 
+    @Flag(name: .customLong("v1-notifications"), help: "Send V1 JSON notifications instead of V2 signed payloads.")
+    var v1Notifications = false
+
     @Flag(
         name: .customLong("real-time"),
         help: "Run the clock with the wall clock at Apple's sandbox renewal rate (1 month = 5 minutes, 12 renewals).")
@@ -75,14 +78,18 @@ struct SimulatorCommand: AsyncParsableCommand {
             await store.setTimeScale(.sandboxRate)
             services.append(RealTimeClockService(store: store))
         }
-        if let notificationURL {
-            services.append(NotificationDeliveryService(store: store, url: notificationURL, httpClient: HTTPClient.shared))
-        }
         let stateURL = URL(fileURLWithPath: stateDirectory, isDirectory: true)
         let apiKey = try SimulatorAPIKey.loadOrCreate(directory: stateURL)
+        let receiptIdentity = try ReceiptSigningIdentity.loadOrGenerate(in: stateURL)
         let apple = SimulatorServer.AppleSide(
             apiKeys: [apiKey.keyId: apiKey.privateKey.publicKey], issuerId: apiKey.issuerId,
-            receiptIdentity: try ReceiptSigningIdentity.loadOrGenerate(in: stateURL), sharedSecret: sharedSecret)
+            receiptIdentity: receiptIdentity, sharedSecret: sharedSecret)
+        if let notificationURL {
+            let format: NotificationDeliveryService.Format =
+                v1Notifications ? .v1(V1NotificationComposer(identity: receiptIdentity, sharedSecret: sharedSecret)) : .v2
+            services.append(
+                NotificationDeliveryService(store: store, url: notificationURL, httpClient: HTTPClient.shared, format: format))
+        }
         logger.info(
             "App Store Server API key",
             metadata: [

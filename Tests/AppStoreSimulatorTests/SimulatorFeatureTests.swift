@@ -35,6 +35,21 @@ import Testing
         }
     }
 
+    @Test func restoreGivesBackCurrentEntitlementsOnly() async throws {
+        let h = try await H()
+        let account = try await h.store.createAccount()
+        let chapter = try await h.store.purchase(productId: "com.example.storekeeper.chapter.2", account: account.id)
+        _ = try await h.store.purchase(productId: "com.example.storekeeper.coins.60", account: account.id)
+        _ = try await h.store.purchase(productId: H.monthly, account: account.id)
+        try await h.store.advance(by: 8 * H.day)
+        let restored = try await h.store.restore(account: account.id)
+        let products = try await restored.asyncMap { try await h.verifier.verifyTransaction($0) }
+        #expect(Set(products.compactMap(\.productId)) == [H.monthly, "com.example.storekeeper.chapter.2"])
+        #expect(products.filter { $0.productId == H.monthly }.count == 1)  // the latest period only
+        try await h.store.decideRefund(transactionId: chapter.transaction.transactionId!, approve: true)
+        #expect(try await h.store.restore(account: account.id).count == 1)
+    }
+
     @Test func askToBuyWaitsForTheOrganizer() async throws {
         let h = try await H()
         let child = try await h.store.createAccount()

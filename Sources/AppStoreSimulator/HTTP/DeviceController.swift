@@ -62,6 +62,11 @@ struct DeviceController<Context: RequestContext>: Sendable {
             let signed = try await SimulatorError.mapped { try await store.signedTransactions(account: account) }
             return try HTTPJSON.response(SignedTransactions(signedTransactions: signed))
         }
+        device.post("accounts/:account/restore") { _, context in
+            let account = try context.parameters.require("account")
+            let signed = try await SimulatorError.mapped { try await store.restore(account: account) }
+            return try HTTPJSON.response(SignedTransactions(signedTransactions: signed))
+        }
         device.post("purchases") { request, _ in
             let body = try await HTTPJSON.decode(Purchase.self, from: request)
             let options = try await checkedOptions(body)

@@ -29,18 +29,10 @@ struct ReceiptController<Context: RequestContext>: Sendable {
     }
 
     func builder(for accountId: String) async throws -> AppReceiptBuilder {
-        AppReceiptBuilder(
-            identity: identity, bundleId: await store.catalog.bundleId, appVersion: "1",
-            deviceIdentifier: Self.device(of: accountId), receiptType: AppReceiptBuilder.receiptType(for: store.environment),
-            creationDate: await store.currentDate, opaqueValue: Self.device(of: accountId))
+        await SimulatedDevice.receiptBuilder(for: accountId, store: store, identity: identity)
     }
 
-    /// A stable per-account device id; it doubles as the opaque value so a receipt leads back to its account.
-    static func device(of accountId: String) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for (index, byte) in accountId.utf8.enumerated() { bytes[index % 16] = bytes[index % 16] &* 31 &+ byte }
-        return bytes
-    }
+    static func device(of accountId: String) -> [UInt8] { SimulatedDevice.identifier(of: accountId) }
 
     func verify(_ request: Request, endpoint: AppStoreEnvironment) async throws -> Response {
         let body: VerifyReceiptRequest

@@ -3,6 +3,7 @@ import AppStoreWire
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import NIOCore
 import StorekeeperTestSupport
 import HummingbirdTesting
 import Synchronization
@@ -15,14 +16,20 @@ import Testing
     /// A webhook target that records what it receives and answers with queued statuses (200 once they run out).
     final class Target: Sendable {
         let received = Mutex<[String]>([])
+        let bodies = Mutex<[Data]>([])
         let statuses = Mutex<[HTTPResponse.Status]>([])
+        let delay = Mutex<Duration>(.zero)
 
         func application() -> some ApplicationProtocol {
             let router = Router()
             router.post("apple") { request, _ -> Response in
                 let body = try await request.body.collect(upTo: 1 << 20)
-                let object = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: String]
-                self.received.withLock { $0.append(object?["signedPayload"] ?? "") }
+                let data = Data(body.readableBytesView)
+                let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+                self.received.withLock { $0.append(object?["signedPayload"] as? String ?? "") }
+                self.bodies.withLock { $0.append(data) }
+                let pause = self.delay.withLock { $0 }
+                if pause > .zero { try await Task.sleep(for: pause) }
                 let status = self.statuses.withLock { $0.isEmpty ? .ok : $0.removeFirst() }
                 return Response(status: status)
             }
@@ -31,6 +38,7 @@ import Testing
     }
 
     func withTarget(
+        format: NotificationDeliveryService.Format = .v2, timeout: TimeAmount = .seconds(5),
         _ body: @Sendable @escaping (Target, NotificationDeliveryService, H) async throws -> Void
     ) async throws {
         let target = Target()
@@ -39,7 +47,8 @@ import Testing
         try await target.application().test(.live) { client in
             let port = try #require(client.port)
             let service = NotificationDeliveryService(
-                store: h.store, url: "http://127.0.0.1:\(port)/apple", httpClient: HTTPClient.shared, timeout: .seconds(5))
+                store: h.store, url: "http://127.0.0.1:\(port)/apple", httpClient: HTTPClient.shared, format: format,
+                timeout: timeout)
             try await body(target, service, h)
         }
     }
@@ -105,6 +114,49 @@ import Testing
             let order = try await received.asyncMap { try await h.verifier.verifyNotification($0).notificationUUID ?? "" }
             let sent = await h.store.sentNotifications().map(\.notificationUUID)
             #expect(order == [sent[2], sent[2], sent[1], sent[1]])
+        }
+    }
+
+    @Test func aSlowTargetTimesOutAndIsRetried() async throws {
+        try await withTarget(timeout: .milliseconds(300)) { target, service, h in
+            target.delay.withLock { $0 = .seconds(2) }
+            let account = try await h.store.createAccount()
+            _ = try await h.store.purchase(productId: "com.example.storekeeper.coins.60", account: account.id)
+            #expect(await service.deliverDue() == 1)
+            let uuid = try #require(await h.store.sentNotifications().first?.notificationUUID)
+            #expect(await h.store.sendAttempts(notificationUUID: uuid).map(\.sendAttemptResult) == [.timedOut])
+            target.delay.withLock { $0 = .zero }
+            try await h.store.advance(by: 3_600)
+            #expect(await service.deliverDue() == 1)
+            #expect(await h.store.sendAttempts(notificationUUID: uuid).last?.sendAttemptResult == .success)
+        }
+    }
+
+    @Test func v1BodiesCarryTheUnifiedReceiptAndTheSharedSecret() async throws {
+        let identity = try ReceiptSigningIdentity.generate()
+        let composer = V1NotificationComposer(identity: identity, sharedSecret: "v1-secret")
+        try await withTarget(format: .v1(composer)) { target, service, h in
+            let account = try await h.store.createAccount()
+            _ = try await h.store.purchase(productId: "com.example.storekeeper.coins.60", account: account.id)
+            _ = try await h.store.purchase(productId: H.monthly, account: account.id)
+            try await h.store.advance(by: 8 * H.day)
+            // ONE_TIME_CHARGE has no V1 form; INITIAL_BUY and DID_RENEW do.
+            #expect(await service.deliverDue() == 2)
+            let bodies = target.bodies.withLock { $0 }
+            #expect(bodies.count == 2)
+            let first = try JSONDecoder().decode(ResponseBodyV1.self, from: bodies[0])
+            #expect(first.notificationType == .initialBuy)
+            #expect(first.isAuthentic(sharedSecret: "v1-secret"))
+            #expect(first.bid == "com.example.storekeeper")
+            let latest = try #require(first.unifiedReceipt?.latestReceipt)
+            let receipt = try await AppReceiptSignatureVerifier(trustedRoots: [identity.root], bundleId: "com.example.storekeeper")
+                .verify(base64Encoded: latest)
+            #expect(receipt.inAppPurchases.contains { $0.productId == H.monthly })
+            let second = try JSONDecoder().decode(ResponseBodyV1.self, from: bodies[1])
+            #expect(second.notificationType == .didRenew)
+            #expect(second.unifiedReceipt?.latestReceiptInfo?.first?.productId == H.monthly)
+            let skipped = try #require(await h.store.sentNotifications().first?.notificationUUID)
+            #expect(await h.store.sendAttempts(notificationUUID: skipped).isEmpty)
         }
     }
 
