@@ -15,8 +15,11 @@ struct SimulatorCommand: AsyncParsableCommand {
         abstract: "Run a local App Store that speaks Apple's wire formats, on a clock you control.",
         discussion: """
             Serves the device API (/device/...), the operator's controls (/control/...: clock, refunds, price \
-            increases, extensions, families, ground truth, sent notifications) and GET /control/root.pem, the root \
-            certificate a verifier must pin. Everything it signs verifies through AppStoreWire with that root.
+            increases, extensions, families, faults, ground truth, sent notifications), Apple's App Store Server \
+            API (/inApps/...), verifyReceipt (/verifyReceipt, /sandbox/verifyReceipt), and GET /control/root.pem, \
+            the root certificate a verifier must pin. Everything it signs verifies through AppStoreWire with that \
+            root. The state directory also holds the In-App Purchase key (SubscriptionKey_SIMULATOR1.p8, key id \
+            SIMULATOR1) that clients sign Server API requests with, and the receipt-signing chain.
             """
     )
 
@@ -57,7 +60,7 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("notification-url"),
-        help: "Deliver V2 notifications here (retried on Apple's schedule, measured on the simulator's clock).")
+        help: "Deliver notifications here (retried on Apple's schedule, measured on the simulator's clock).")
     var notificationURL: String?
 
     func run() async throws {

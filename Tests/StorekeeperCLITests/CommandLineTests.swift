@@ -170,6 +170,17 @@ import Testing
         #expect((legacy.json?["payload"] as? [String: Any])?["transactionId"] as? String == "33993399")
     }
 
+    @Test func simulatorHelpDocumentsEveryOption() throws {
+        let help = try run(["simulator", "--help"])
+        #expect(help.status == 0)
+        for option in [
+            "--host", "--port", "--catalog", "--seed", "--state-dir", "--root-out", "--start", "--renewal-limit",
+            "--v1-notifications", "--real-time", "--shared-secret", "--notification-url",
+        ] {
+            #expect(help.stdout.contains(option), "\(option) is not documented")
+        }
+    }
+
     /// README.md's first command verifies the committed samples: keep it true.
     @Test func committedSamplesVerify() throws {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
