@@ -1,0 +1,20 @@
+import SQLKit
+
+/// The database engine behind a provider; dialect differences are decided on this, in one visible place each.
+public enum DatabaseKind: String, Sendable, Hashable {
+    case sqlite
+    case postgres
+}
+
+/// Hands out database access: a session for reads and single statements, a transaction for anything that must
+/// commit or roll back as one. Store code sees only `any SQLDatabase`.
+public protocol DatabaseProvider: Sendable {
+    var kind: DatabaseKind { get }
+
+    /// Runs `body` with a connection.
+    func withSession<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws. SQLite takes the write
+    /// lock up front (`BEGIN IMMEDIATE`), so two writers never deadlock upgrading read locks.
+    func withTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+}
