@@ -18,3 +18,10 @@ public protocol DatabaseProvider: Sendable {
     /// lock up front (`BEGIN IMMEDIATE`), so two writers never deadlock upgrading read locks.
     func withTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
 }
+
+extension DatabaseProvider {
+    /// Asks the database a trivial question (readiness checks).
+    public func ping() async throws {
+        try await withSession { try await $0.raw("SELECT 1 AS ok").run() }
+    }
+}

@@ -1,0 +1,83 @@
+/// A product the server knows: what it is, what it grants, and whether it can be bought now.
+///
+/// Apple decides what was paid; the catalog decides what that payment is worth here (coins, an entitlement, a
+/// period) and whether a new order may be created for it.
+public struct CatalogProduct: Sendable, Hashable, Codable {
+    /// The App Store Connect product id.
+    public var id: String
+    public var kind: ProductKind
+    /// The entitlement granted (non-consumable, non-renewing, auto-renewable).
+    public var entitlement: String?
+    /// Coins credited per unit bought (consumables).
+    public var coins: Int64?
+    /// How long a non-renewing pass lasts.
+    public var duration: CatalogDuration?
+    /// The subscription group (auto-renewable).
+    public var subscriptionGroup: String?
+    /// The level inside the group; 1 is the highest service (Apple's numbering).
+    public var level: Int?
+    /// Whether the product has an introductory offer in App Store Connect.
+    public var hasIntroductoryOffer: Bool
+    /// The same service without an introductory offer, sold to users who already had one (seed 001).
+    public var introductoryOfferFreeVariant: String?
+    /// Whether new orders may be created. A product off sale is still delivered when Apple reports it paid.
+    public var onSale: Bool
+    /// Whether the product gives access to content before purchase (Apple's consumption `sampleContentProvided`).
+    public var sampleContentProvided: Bool
+
+    public init(
+        id: String, kind: ProductKind, entitlement: String? = nil, coins: Int64? = nil, duration: CatalogDuration? = nil,
+        subscriptionGroup: String? = nil, level: Int? = nil, hasIntroductoryOffer: Bool = false,
+        introductoryOfferFreeVariant: String? = nil, onSale: Bool = true, sampleContentProvided: Bool = false
+    ) {
+        self.id = id
+        self.kind = kind
+        self.entitlement = entitlement
+        self.coins = coins
+        self.duration = duration
+        self.subscriptionGroup = subscriptionGroup
+        self.level = level
+        self.hasIntroductoryOffer = hasIntroductoryOffer
+        self.introductoryOfferFreeVariant = introductoryOfferFreeVariant
+        self.onSale = onSale
+        self.sampleContentProvided = sampleContentProvided
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, entitlement, coins, duration, subscriptionGroup, level, hasIntroductoryOffer
+        case introductoryOfferFreeVariant, onSale, sampleContentProvided
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        kind = try c.decode(ProductKind.self, forKey: .kind)
+        entitlement = try c.decodeIfPresent(String.self, forKey: .entitlement)
+        coins = try c.decodeIfPresent(Int64.self, forKey: .coins)
+        duration = try c.decodeIfPresent(CatalogDuration.self, forKey: .duration)
+        subscriptionGroup = try c.decodeIfPresent(String.self, forKey: .subscriptionGroup)
+        level = try c.decodeIfPresent(Int.self, forKey: .level)
+        hasIntroductoryOffer = try c.decodeIfPresent(Bool.self, forKey: .hasIntroductoryOffer) ?? false
+        introductoryOfferFreeVariant = try c.decodeIfPresent(String.self, forKey: .introductoryOfferFreeVariant)
+        onSale = try c.decodeIfPresent(Bool.self, forKey: .onSale) ?? true
+        sampleContentProvided = try c.decodeIfPresent(Bool.self, forKey: .sampleContentProvided) ?? false
+    }
+
+    /// Why this definition cannot be used, or `nil` when it is complete for its kind.
+    public var problem: String? {
+        if id.isEmpty || id.count > 200 { return "product id must be 1-200 characters" }
+        switch kind {
+        case .consumable:
+            guard let coins, coins > 0 else { return "consumable \(id) needs positive coins" }
+        case .nonConsumable:
+            if entitlement?.isEmpty ?? true { return "non-consumable \(id) needs an entitlement" }
+        case .nonRenewing:
+            if entitlement?.isEmpty ?? true { return "non-renewing \(id) needs an entitlement" }
+            if duration == nil { return "non-renewing \(id) needs a duration" }
+        case .autoRenewable:
+            if entitlement?.isEmpty ?? true { return "auto-renewable \(id) needs an entitlement" }
+            if subscriptionGroup?.isEmpty ?? true { return "auto-renewable \(id) needs a subscriptionGroup" }
+        }
+        return nil
+    }
+}

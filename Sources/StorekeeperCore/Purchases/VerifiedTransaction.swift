@@ -1,0 +1,54 @@
+import Foundation
+
+/// One App Store transaction after Apple's signature (JWS) or Apple's `verifyReceipt` vouched for it: the only
+/// input that may credit anything (invariant 3).
+public struct VerifiedTransaction: Sendable, Hashable {
+    public enum Source: String, Sendable, Hashable, Codable {
+        case signedTransaction
+        case receipt
+        case restore
+    }
+
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var bundleId: String
+    public var productId: String
+    /// `Production`, `Sandbox`, ... as Apple names it.
+    public var environment: String
+    public var purchaseDate: Date
+    public var expiresDate: Date?
+    public var quantity: Int
+    public var appAccountToken: UUID?
+    /// Apple's offer type: 1 introductory, 2 promotional, 3 offer code, 4 win-back.
+    public var offerType: Int?
+    public var subscriptionGroup: String?
+    public var revocationDate: Date?
+    public var source: Source
+    /// The JWS as Apple signed it, kept for audits (nil for receipt entries).
+    public var signedData: String?
+
+    public init(
+        transactionId: String, originalTransactionId: String, bundleId: String, productId: String, environment: String,
+        purchaseDate: Date, expiresDate: Date? = nil, quantity: Int = 1, appAccountToken: UUID? = nil,
+        offerType: Int? = nil, subscriptionGroup: String? = nil, revocationDate: Date? = nil,
+        source: Source, signedData: String? = nil
+    ) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.bundleId = bundleId
+        self.productId = productId
+        self.environment = environment
+        self.purchaseDate = purchaseDate
+        self.expiresDate = expiresDate
+        self.quantity = quantity
+        self.appAccountToken = appAccountToken
+        self.offerType = offerType
+        self.subscriptionGroup = subscriptionGroup
+        self.revocationDate = revocationDate
+        self.source = source
+        self.signedData = signedData
+    }
+
+    public var isSandbox: Bool { environment != "Production" }
+    public var isIntroductoryOffer: Bool { offerType == 1 }
+}

@@ -1,0 +1,64 @@
+/// A request Storekeeper refuses or cannot finish, with a stable machine-readable code.
+///
+/// ``outcome`` tells a client what to do with the StoreKit transaction: finish it (`rejected`: final) or keep it
+/// and submit again later (`retry`).
+public struct StorekeeperError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Outcome: String, Sendable, Hashable, Codable {
+        case rejected
+        case retry
+    }
+
+    public enum Kind: Sendable, Hashable {
+        case badRequest
+        case unauthorized
+        case forbidden
+        case notFound
+        case conflict
+        case unprocessable
+        case payloadTooLarge
+        case unavailable
+        case `internal`
+    }
+
+    public let kind: Kind
+    /// Stable, snake_case: `invalid_signature`, `unknown_product`, `owned_by_another_user`, ...
+    public let code: String
+    public let message: String
+    /// For purchase submissions: whether the client may finish the transaction.
+    public let outcome: Outcome?
+    /// Extra facts for the client, e.g. `alternativeProductId`.
+    public let details: [String: String]?
+
+    public init(_ kind: Kind, code: String, message: String, outcome: Outcome? = nil, details: [String: String]? = nil) {
+        self.kind = kind
+        self.code = code
+        self.message = message
+        self.outcome = outcome
+        self.details = details
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    public static func badRequest(_ code: String, _ message: String) -> StorekeeperError {
+        StorekeeperError(.badRequest, code: code, message: message)
+    }
+
+    public static func notFound(_ code: String, _ message: String) -> StorekeeperError {
+        StorekeeperError(.notFound, code: code, message: message)
+    }
+
+    /// Final: the transaction will never be delivered from this submission; the client may finish it.
+    public static func rejected(_ kind: Kind, _ code: String, _ message: String) -> StorekeeperError {
+        StorekeeperError(kind, code: code, message: message, outcome: .rejected)
+    }
+
+    /// Final, answered 422.
+    public static func rejected(_ code: String, _ message: String) -> StorekeeperError {
+        rejected(.unprocessable, code, message)
+    }
+
+    /// Nothing was decided; keep the transaction and submit again.
+    public static func retry(_ code: String, _ message: String) -> StorekeeperError {
+        StorekeeperError(.unavailable, code: code, message: message, outcome: .retry)
+    }
+}

@@ -1,0 +1,106 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import StorekeeperCore
+
+/// Who is calling the client API.
+public struct ClientIdentity: Sendable, Hashable {
+    /// The user the call acts for; `nil` for an API-key call that names nobody.
+    public var user: UserID?
+    /// How the caller authenticated, for logs and audits: `token`, `guest`, `apiKey:<name>`.
+    public var method: String
+}
+
+/// Authenticates client calls (user token, guest device id, API key) and admin calls (admin key).
+///
+/// Keys are compared as SHA-256 digests so the comparison's time does not depend on how much of a key matched.
+public struct Authenticator: Sendable {
+    public static let deviceHeader = HTTPField.Name("X-Storekeeper-Device")!
+    public static let apiKeyHeader = HTTPField.Name("X-API-Key")!
+    public static let actingUserHeader = HTTPField.Name("X-Storekeeper-User")!
+    public static let adminKeyHeader = HTTPField.Name("X-Admin-Key")!
+
+    let tokens: UserTokenVerifier
+    let apiKeys: [(name: String, digest: SHA256.Digest)]
+    let adminKeys: [(name: String, digest: SHA256.Digest)]
+    let allowGuests: Bool
+
+    public init(configuration: AuthConfiguration) throws {
+        tokens = try UserTokenVerifier(configuration: configuration)
+        apiKeys = configuration.apiKeys.sorted { $0.key < $1.key }.map { ($0.key, SHA256.hash(data: Data($0.value.utf8))) }
+        adminKeys = configuration.adminKeys.sorted { $0.key < $1.key }.map { ($0.key, SHA256.hash(data: Data($0.value.utf8))) }
+        allowGuests = configuration.allowGuests
+    }
+
+    /// The client calling, or a 401 naming what is wrong.
+    public func client(_ request: Request) throws -> ClientIdentity {
+        if let authorization = request.headers[.authorization] {
+            guard authorization.hasPrefix("Bearer "), tokens.isEnabled else {
+                throw StorekeeperError(.unauthorized, code: "invalid_token", message: "expected a Bearer user token")
+            }
+            let subject: String
+            do {
+                subject = try tokens.verify(String(authorization.dropFirst(7)))
+            } catch {
+                throw StorekeeperError(.unauthorized, code: "invalid_token", message: "user token refused: \(error)")
+            }
+            guard let user = UserID.account(subject) else {
+                throw StorekeeperError(.unauthorized, code: "invalid_token", message: "the token's subject is not a usable user id")
+            }
+            return ClientIdentity(user: user, method: "token")
+        }
+        if let key = request.headers[Self.apiKeyHeader] {
+            guard let name = match(key, in: apiKeys) else {
+                throw StorekeeperError(.unauthorized, code: "invalid_api_key", message: "unknown API key")
+            }
+            var user: UserID?
+            if let acting = request.headers[Self.actingUserHeader] {
+                let parsed =
+                    acting.hasPrefix(UserID.guestPrefix)
+                    ? UserID.guest(deviceId: String(acting.dropFirst(UserID.guestPrefix.count))) : UserID.account(acting)
+                guard let parsed else {
+                    throw StorekeeperError(.badRequest, code: "invalid_user", message: "X-Storekeeper-User is not a usable user id")
+                }
+                user = parsed
+            }
+            return ClientIdentity(user: user, method: "apiKey:\(name)")
+        }
+        if let device = request.headers[Self.deviceHeader] {
+            guard allowGuests else {
+                throw StorekeeperError(.unauthorized, code: "guests_disabled", message: "sign in first: guest purchases are off")
+            }
+            guard let user = UserID.guest(deviceId: device) else {
+                throw StorekeeperError(.badRequest, code: "invalid_device", message: "device id must be 8-128 printable characters")
+            }
+            return ClientIdentity(user: user, method: "guest")
+        }
+        throw StorekeeperError(
+            .unauthorized, code: "unauthenticated",
+            message: "send a Bearer user token, an X-API-Key, or an X-Storekeeper-Device guest id")
+    }
+
+    /// The client's user; API-key calls must name one with `X-Storekeeper-User`.
+    public func clientUser(_ request: Request) throws -> (UserID, ClientIdentity) {
+        let identity = try client(request)
+        guard let user = identity.user else {
+            throw StorekeeperError(.badRequest, code: "user_required", message: "name the user with X-Storekeeper-User")
+        }
+        return (user, identity)
+    }
+
+    /// The admin key's name, or a 401.
+    public func admin(_ request: Request) throws -> String {
+        guard let key = request.headers[Self.adminKeyHeader], let name = match(key, in: adminKeys) else {
+            throw StorekeeperError(.unauthorized, code: "admin_key_required", message: "a valid X-Admin-Key is required")
+        }
+        return name
+    }
+
+    private func match(_ key: String, in keys: [(name: String, digest: SHA256.Digest)]) -> String? {
+        let digest = SHA256.hash(data: Data(key.utf8))
+        var found: String?
+        for entry in keys where entry.digest == digest { found = entry.name }
+        return found
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import StorekeeperCore
+import StorekeeperStorage
+
+/// `/health` (readiness: the database answers), `/health/live`, `/metrics` (Prometheus) and `/openapi.yaml`.
+struct OperationsController<Context: RequestContext> {
+    let provider: any DatabaseProvider
+    let metrics: ServerMetrics
+    let openAPI: String
+
+    func add(to router: Router<Context>) {
+        router.get("health/live") { _, _ in try APIJSON.response(API.Health(status: "ok", database: "unchecked")) }
+        router.get("health") { _, _ in
+            do {
+                try await provider.ping()
+                return try APIJSON.response(API.Health(status: "ok", database: "ok"))
+            } catch {
+                return try APIJSON.response(
+                    API.Health(status: "unavailable", database: "failing", message: "the database does not answer"),
+                    status: .serviceUnavailable)
+            }
+        }
+        router.get("metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))
+        }
+        router.get("openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: openAPI)))
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Hummingbird
+import Logging
+import StorekeeperCore
+
+/// Answers every failure as JSON `{code, message}` and counts it: domain errors with their own status, Hummingbird's
+/// errors (unknown route, body too large) with theirs, and anything else (a database outage) as a 500 that tells a
+/// purchase client to retry. Also records per-route request metrics.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            response = errorResponse(error, request: request, context: context)
+        }
+        metrics.request(
+            route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: response.status.code,
+            nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+        return response
+    }
+
+    private func errorResponse(_ error: any Error, request: Request, context: Context) -> Response {
+        let body: ErrorBody
+        let status: HTTPResponse.Status
+        switch error {
+        case let error as StorekeeperError:
+            status = error.kind.status
+            body = ErrorBody(code: error.code, message: error.message, outcome: error.outcome?.rawValue, details: error.details)
+            if error.kind == .internal {
+                context.logger.error("request failed", metadata: ["error": "\(error)"])
+            } else {
+                context.logger.info("request refused", metadata: ["code": "\(error.code)", "reason": "\(error.message)"])
+            }
+        case let error as any HTTPResponseError:
+            status = error.status
+            let code: String =
+                switch status {
+                case .notFound: "not_found"
+                case .methodNotAllowed: "method_not_allowed"
+                case .contentTooLarge: "body_too_large"
+                default: "http_\(status.code)"
+                }
+            body = ErrorBody(code: code, message: status.reasonPhrase)
+        default:
+            status = .internalServerError
+            // Storage failures land here: a 5xx so the client (or Apple) tries again; nothing was committed.
+            body = ErrorBody(
+                code: "internal", message: "the server could not complete the request; try again",
+                outcome: request.uri.path.hasPrefix("/v1/purchases") || request.uri.path.hasPrefix("/v1/restore") ? "retry" : nil)
+            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+        }
+        metrics.refused(code: body.code)
+        return (try? APIJSON.response(body, status: status)) ?? Response(status: status)
+    }
+}

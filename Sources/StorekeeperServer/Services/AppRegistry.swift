@@ -1,0 +1,68 @@
+import AppStoreWire
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import X509
+
+/// What Storekeeper needs per app: the JWS verifier pinned to the right roots, the verifyReceipt client and the
+/// offer signers. Built once at start from ``AppConfiguration``.
+public struct AppRegistry: Sendable {
+    public struct App: Sendable {
+        public let configuration: AppConfiguration
+        public let verifier: SignedDataVerifier
+        public let receipts: ReceiptVerificationClient
+        public let offerSignerV1: PromotionalOfferV1Signer?
+        public let requestSigner: AppStoreRequestSigner?
+    }
+
+    public let apps: [App]
+
+    public init(configurations: [AppConfiguration], httpClient: HTTPClient, logger: Logger) throws {
+        apps = try configurations.map { configuration in
+            var extra: [Certificate] = []
+            for path in configuration.extraRootFiles {
+                extra += try TrustedRoots.loadCertificates(from: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+            }
+            for pem in configuration.extraRootsPEM {
+                extra += try TrustedRoots.loadCertificates(from: Array(pem.utf8))
+            }
+            let development = configuration.deployment == .development
+            let verifier = try SignedDataVerifier(
+                configuration: .init(
+                    bundleId: configuration.bundleId, appAppleId: configuration.appAppleId,
+                    environments: configuration.allowSandbox || development ? [.production, .sandbox] : [.production],
+                    roots: try TrustedRoots.apple(adding: extra),
+                    deployment: development ? .development : .production))
+            let receipts = ReceiptVerificationClient(
+                httpClient: httpClient,
+                configuration: ReceiptVerificationConfiguration(
+                    bundleId: configuration.bundleId, productionURL: configuration.verifyReceiptProductionURL,
+                    sandboxURL: configuration.verifyReceiptSandboxURL, sharedSecret: configuration.sharedSecret),
+                logger: logger)
+            var pem = configuration.apiKeyPEM
+            if pem == nil, let path = configuration.apiKeyPath {
+                pem = try String(contentsOfFile: path, encoding: .utf8)
+            }
+            var v1: PromotionalOfferV1Signer?
+            var v2: AppStoreRequestSigner?
+            if let pem, let keyId = configuration.apiKeyId {
+                v1 = try PromotionalOfferV1Signer(p8PEM: pem, keyIdentifier: keyId, bundleId: configuration.bundleId)
+                if let issuer = configuration.apiIssuerId {
+                    v2 = try AppStoreRequestSigner(p8PEM: pem, keyIdentifier: keyId, issuerId: issuer, bundleId: configuration.bundleId)
+                }
+            }
+            return App(configuration: configuration, verifier: verifier, receipts: receipts, offerSignerV1: v1, requestSigner: v2)
+        }
+    }
+
+    public func app(bundleId: String) -> App? {
+        apps.first { $0.configuration.bundleId == bundleId }
+    }
+
+    /// The app a request names, or the only app when there is one.
+    public func app(named bundleId: String?) -> App? {
+        if let bundleId { return app(bundleId: bundleId) }
+        return apps.count == 1 ? apps[0] : nil
+    }
+}

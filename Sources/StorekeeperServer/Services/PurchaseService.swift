@@ -1,0 +1,253 @@
+import AppStoreWire
+import Foundation
+import Logging
+import StorekeeperCore
+import StorekeeperStorage
+
+/// Turns what a client sends (a StoreKit 2 signed transaction, a legacy receipt, a restored history) into
+/// deliveries: verify with AppStoreWire, look the product up, attribute, deliver through ``PurchaseLedger``.
+public struct PurchaseService: Sendable {
+    /// The result for one transaction inside a receipt or a restore.
+    public enum ItemResult: Sendable {
+        case delivered(Delivery)
+        case refused(transactionId: String?, error: StorekeeperError)
+    }
+
+    let apps: AppRegistry
+    let catalog: CatalogService
+    let ledger: PurchaseLedger
+    let policy: TransferPolicy
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    public init(
+        apps: AppRegistry, catalog: CatalogService, ledger: PurchaseLedger, policy: TransferPolicy, metrics: ServerMetrics,
+        logger: Logger
+    ) {
+        self.apps = apps
+        self.catalog = catalog
+        self.ledger = ledger
+        self.policy = policy
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    // MARK: StoreKit 2
+
+    /// Verifies and delivers one signed transaction. Throws a ``StorekeeperError`` whose `outcome` tells the client
+    /// whether to finish the transaction.
+    public func submitSignedTransaction(
+        _ jws: String, orderId: String?, identity: ClientIdentity, source: VerifiedTransaction.Source = .signedTransaction
+    ) async throws -> DeliveryResult {
+        let transaction = try await verify(jws, source: source)
+        return try await deliver(transaction, orderId: orderId, identity: identity)
+    }
+
+    /// Verifies a signed transaction against the app it names.
+    func verify(_ jws: String, source: VerifiedTransaction.Source) async throws -> VerifiedTransaction {
+        let app: AppRegistry.App
+        if apps.apps.count == 1 {
+            app = apps.apps[0]
+        } else {
+            let bundleId: String?
+            do {
+                bundleId = try SignedDataVerifier.decodeUnverified(jws, as: BundleProbe.self).payload.bundleId
+            } catch {
+                throw refusal(.rejected(.badRequest, error.code, "signed transaction: \(error.message)"))
+            }
+            guard let found = bundleId.flatMap(apps.app(bundleId:)) else {
+                throw refusal(.rejected("wrong_app", "the signed transaction is for an app this server does not serve"))
+            }
+            app = found
+        }
+        let payload: JWSTransactionDecodedPayload
+        do {
+            payload = try await app.verifier.verifyTransaction(jws)
+        } catch {
+            metrics.verificationFailed(reason: error.code)
+            if error.isRetryable { throw refusal(.retry("verification_unavailable", error.message)) }
+            let kind: StorekeeperError.Kind = error.code == "malformed" ? .badRequest : .unprocessable
+            throw refusal(.rejected(kind, error.code, "signed transaction refused: \(error.message)"))
+        }
+        guard let transactionId = payload.transactionId, let productId = payload.productId,
+            let purchaseDate = payload.purchaseDate, let bundleId = payload.bundleId
+        else {
+            throw refusal(.rejected("incomplete_transaction", "the signed transaction lacks an id, product or purchase date"))
+        }
+        let transaction = VerifiedTransaction(
+            transactionId: transactionId, originalTransactionId: payload.originalTransactionId ?? transactionId,
+            bundleId: bundleId, productId: productId, environment: payload.environment?.rawValue ?? "Production",
+            purchaseDate: purchaseDate, expiresDate: payload.expiresDate, quantity: Int(payload.quantity ?? 1),
+            appAccountToken: payload.appAccountTokenUUID, offerType: payload.offerType.map { Int($0.rawValue) },
+            subscriptionGroup: payload.subscriptionGroupIdentifier, revocationDate: payload.revocationDate, source: source,
+            signedData: jws)
+        try checkEnvironment(transaction, app: app)
+        return transaction
+    }
+
+    private struct BundleProbe: Decodable { var bundleId: String? }
+
+    private func checkEnvironment(_ transaction: VerifiedTransaction, app: AppRegistry.App) throws {
+        if transaction.isSandbox && !app.configuration.allowSandbox {
+            throw refusal(.rejected("sandbox_not_allowed", "sandbox purchases are not delivered by this server"))
+        }
+    }
+
+    /// Delivers a verified transaction, mapping the ledger's answer to the client's.
+    func deliver(_ transaction: VerifiedTransaction, orderId: String?, identity: ClientIdentity) async throws -> DeliveryResult {
+        if transaction.revocationDate != nil {
+            throw refusal(.rejected("revoked", "Apple revoked or refunded transaction \(transaction.transactionId)"))
+        }
+        guard let product = catalog.catalog.product(transaction.productId) else {
+            try await ledger.park(transaction, reason: "unknown product \(transaction.productId)")
+            logger.error(
+                "verified purchase of a product the catalog lacks; parked for recovery",
+                metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "product": "\(transaction.productId)"])
+            throw refusal(
+                StorekeeperError(
+                    .unprocessable, code: "unknown_product",
+                    message: "product \(transaction.productId) is not in the catalog; the purchase is kept for recovery",
+                    outcome: .retry))
+        }
+        let result = try await ledger.deliver(
+            transaction, product: product, orderId: orderId, submitter: identity.user, policy: policy)
+        switch result {
+        case .delivered(let delivery):
+            metrics.delivered(
+                kind: product.kind.rawValue, environment: transaction.environment,
+                result: delivery.newlyDelivered ? "new" : "repeat")
+            if delivery.newlyDelivered {
+                logger.info(
+                    "delivered",
+                    metadata: [
+                        "storekeeper.transaction.id": "\(delivery.transactionId)", "product": "\(delivery.productId)",
+                        "user": "\(delivery.user)", "environment": "\(delivery.environment)",
+                    ])
+            }
+        case .ownedByAnotherUser(let id):
+            logger.notice(
+                "transaction claimed by another user refused",
+                metadata: ["storekeeper.transaction.id": "\(id)", "caller": "\(identity.method)"])
+            throw refusal(
+                .rejected(.conflict, "owned_by_another_user", "transaction \(id) belongs to another user of this app"))
+        case .parked(let id):
+            logger.notice("purchase without a user parked for recovery", metadata: ["storekeeper.transaction.id": "\(id)"])
+        }
+        return result
+    }
+
+    func refusal(_ error: StorekeeperError) -> StorekeeperError {
+        metrics.refused(code: error.code)
+        return error
+    }
+
+    // MARK: Legacy receipts
+
+    /// Verifies a legacy app receipt with Apple's `verifyReceipt` and delivers every transaction in it not yet
+    /// delivered (seed 000's 找回 and seed 002's 漏单). With `transactionId`, the answer's outcome is that
+    /// transaction's; `orderId` attributes only that transaction.
+    public func submitReceipt(
+        _ receipt: String, transactionId: String?, orderId: String?, bundleId: String?, identity: ClientIdentity
+    ) async throws -> [ItemResult] {
+        guard let app = apps.app(named: bundleId) else {
+            throw refusal(.rejected("wrong_app", "name the app's bundleId: this server serves several"))
+        }
+        guard receipt.utf8.count <= 768 * 1024 else {
+            throw refusal(StorekeeperError(.payloadTooLarge, code: "receipt_too_large", message: "receipts are at most 768 KiB"))
+        }
+        let started = DispatchTime.now().uptimeNanoseconds
+        let outcome = await app.receipts.verify(receiptData: receipt)
+        let elapsed = DispatchTime.now().uptimeNanoseconds - started
+        let response: VerifyReceiptResponse
+        switch outcome {
+        case .retryLater(let reason):
+            metrics.appleCall(endpoint: "verifyReceipt", outcome: "retry", nanoseconds: elapsed)
+            throw refusal(.retry("apple_unavailable", "verifyReceipt did not decide: \(reason)"))
+        case .invalid(let status, let reason):
+            metrics.appleCall(endpoint: "verifyReceipt", outcome: "invalid", nanoseconds: elapsed)
+            metrics.verificationFailed(reason: "receipt_\(status.rawValue)")
+            throw refusal(.rejected("invalid_receipt", "verifyReceipt status \(status.rawValue): \(reason)"))
+        case .valid(let valid):
+            metrics.appleCall(endpoint: "verifyReceipt", outcome: "valid", nanoseconds: elapsed)
+            response = valid
+        }
+        var seen = Set<String>()
+        var entries: [LegacyTransaction] = []
+        for entry in (response.receipt?.inApp ?? []) + (response.latestReceiptInfo ?? []) {
+            guard let id = entry.transactionId, seen.insert(id).inserted else { continue }
+            entries.append(entry)
+        }
+        if let transactionId, !seen.contains(transactionId) {
+            throw refusal(
+                StorekeeperError(
+                    .conflict, code: "transaction_not_in_receipt",
+                    message: "transaction \(transactionId) is not in this receipt yet; refresh the receipt and submit again",
+                    outcome: .retry))
+        }
+        let environment = response.environment?.rawValue ?? "Production"
+        var results: [ItemResult] = []
+        for entry in entries {
+            guard let id = entry.transactionId, let productId = entry.productId, let purchaseDate = entry.purchaseDateValue else {
+                results.append(.refused(transactionId: entry.transactionId, error: .rejected("incomplete_transaction", "receipt entry lacks fields")))
+                continue
+            }
+            var offerType: Int?
+            if entry.isTrialPeriodValue == true || entry.isInIntroOfferPeriodValue == true {
+                offerType = 1
+            } else if entry.promotionalOfferId != nil {
+                offerType = 2
+            } else if entry.offerCodeRefName != nil {
+                offerType = 3
+            }
+            let transaction = VerifiedTransaction(
+                transactionId: id, originalTransactionId: entry.originalTransactionId ?? id, bundleId: app.configuration.bundleId,
+                productId: productId, environment: environment, purchaseDate: purchaseDate,
+                expiresDate: entry.expiresDateValue, quantity: entry.quantityValue ?? 1,
+                appAccountToken: entry.appAccountToken.flatMap(UUID.init(uuidString:)), offerType: offerType,
+                subscriptionGroup: entry.subscriptionGroupIdentifier, revocationDate: entry.cancellationDateValue,
+                source: .receipt)
+            do {
+                try checkEnvironment(transaction, app: app)
+                let result = try await deliver(
+                    transaction, orderId: id == transactionId ? orderId : nil, identity: identity)
+                switch result {
+                case .delivered(let delivery): results.append(.delivered(delivery))
+                case .parked(let id):
+                    results.append(
+                        .refused(
+                            transactionId: id,
+                            error: StorekeeperError(
+                                .unprocessable, code: "unattributed", message: "no user to deliver to", outcome: .retry)))
+                case .ownedByAnotherUser: break
+                }
+            } catch let error as StorekeeperError {
+                results.append(.refused(transactionId: id, error: error))
+            }
+        }
+        return results
+    }
+
+    // MARK: Restore
+
+    /// Verifies and delivers a StoreKit 2 transaction history (`Transaction.all`): the StoreKit 2 recovery path.
+    public func restore(_ signedTransactions: [String], identity: ClientIdentity) async throws -> [ItemResult] {
+        var results: [ItemResult] = []
+        for jws in signedTransactions {
+            do {
+                let transaction = try await verify(jws, source: .restore)
+                switch try await deliver(transaction, orderId: nil, identity: identity) {
+                case .delivered(let delivery): results.append(.delivered(delivery))
+                case .parked(let id):
+                    results.append(
+                        .refused(
+                            transactionId: id,
+                            error: StorekeeperError(.unprocessable, code: "unattributed", message: "no user to deliver to", outcome: .retry)))
+                case .ownedByAnotherUser: break
+                }
+            } catch let error as StorekeeperError {
+                results.append(.refused(transactionId: nil, error: error))
+            }
+        }
+        return results
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import SQLKit
+import StorekeeperCore
+
+/// What one user has: entitlements, wallet, transactions (the read side of `/v1/me`).
+public struct AccountStore: Sendable {
+    let provider: any DatabaseProvider
+
+    public init(provider: any DatabaseProvider) { self.provider = provider }
+
+    /// One grant of an entitlement by one transaction.
+    public struct Grant: Sendable, Hashable {
+        public var entitlement: String
+        public var productId: String
+        public var productKind: ProductKind
+        public var transactionId: String
+        public var originalTransactionId: String
+        public var start: Date
+        public var end: Date?
+        public var environment: String
+        public var revokedAt: Date?
+    }
+
+    /// A transaction delivered to the user.
+    public struct Transaction: Sendable, Hashable {
+        public var transactionId: String
+        public var originalTransactionId: String
+        public var productId: String
+        public var productKind: ProductKind
+        public var environment: String
+        public var quantity: Int
+        public var purchaseDate: Date
+        public var expiresDate: Date?
+        public var orderId: String?
+        public var source: String
+        public var deliveredAt: Date
+    }
+
+    public struct Snapshot: Sendable, Hashable {
+        public var user: UserID
+        public var grants: [Grant]
+        public var balances: [String: Int64]
+        public var transactions: [Transaction]
+    }
+
+    public func snapshot(of user: UserID, transactionLimit: Int = 100) async throws -> Snapshot {
+        try await provider.withSession { db in
+            let grants = try await db.raw(
+                """
+                SELECT entitlement, product_id, product_kind, transaction_id, original_transaction_id, starts_at, ends_at,
+                    environment, revoked_at
+                FROM entitlement_grants WHERE user_id = \(bind: user.rawValue) ORDER BY starts_at, transaction_id
+                """
+            ).all().map { row in
+                Grant(
+                    entitlement: try row.decode(column: "entitlement", as: String.self),
+                    productId: try row.decode(column: "product_id", as: String.self),
+                    productKind: ProductKind(rawValue: try row.decode(column: "product_kind", as: String.self)) ?? .nonConsumable,
+                    transactionId: try row.decode(column: "transaction_id", as: String.self),
+                    originalTransactionId: try row.decode(column: "original_transaction_id", as: String.self),
+                    start: Date(millis: try row.decode(column: "starts_at", as: Int64.self)),
+                    end: try row.decode(column: "ends_at", as: Int64?.self).map(Date.init(millis:)),
+                    environment: try row.decode(column: "environment", as: String.self),
+                    revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(millis:)))
+            }
+            var balances: [String: Int64] = [:]
+            for row in try await db.raw("SELECT currency, balance FROM wallets WHERE user_id = \(bind: user.rawValue)").all() {
+                balances[try row.decode(column: "currency", as: String.self)] = try row.decode(column: "balance", as: Int64.self)
+            }
+            let transactions = try await db.raw(
+                """
+                SELECT transaction_id, original_transaction_id, product_id, product_kind, environment, quantity, purchase_date,
+                    expires_date, order_id, source, delivered_at
+                FROM apple_transactions WHERE user_id = \(bind: user.rawValue)
+                ORDER BY purchase_date DESC, transaction_id LIMIT \(bind: transactionLimit)
+                """
+            ).all().map { row in
+                Transaction(
+                    transactionId: try row.decode(column: "transaction_id", as: String.self),
+                    originalTransactionId: try row.decode(column: "original_transaction_id", as: String.self),
+                    productId: try row.decode(column: "product_id", as: String.self),
+                    productKind: ProductKind(rawValue: try row.decode(column: "product_kind", as: String.self)) ?? .consumable,
+                    environment: try row.decode(column: "environment", as: String.self),
+                    quantity: Int(try row.decode(column: "quantity", as: Int64.self)),
+                    purchaseDate: Date(millis: try row.decode(column: "purchase_date", as: Int64.self)),
+                    expiresDate: try row.decode(column: "expires_date", as: Int64?.self).map(Date.init(millis:)),
+                    orderId: try row.decode(column: "order_id", as: String?.self),
+                    source: try row.decode(column: "source", as: String.self),
+                    deliveredAt: Date(millis: try row.decode(column: "delivered_at", as: Int64.self)))
+            }
+            return Snapshot(user: user, grants: grants, balances: balances, transactions: transactions)
+        }
+    }
+
+    /// Whether `user` ever had an introductory offer (a trial or intro price) in `group`, under any Apple ID.
+    public func hadIntroductoryOffer(_ user: UserID, group: String) async throws -> Bool {
+        try await provider.withSession { db in
+            try await db.raw(
+                """
+                SELECT transaction_id FROM apple_transactions
+                WHERE user_id = \(bind: user.rawValue) AND subscription_group = \(bind: group) AND offer_type = 1 LIMIT 1
+                """
+            ).first() != nil
+        }
+    }
+
+    /// Whether the user row exists (has ever been seen).
+    public func exists(_ user: UserID) async throws -> Bool {
+        try await provider.withSession { db in
+            try await db.raw("SELECT id FROM users WHERE id = \(bind: user.rawValue)").first() != nil
+        }
+    }
+}

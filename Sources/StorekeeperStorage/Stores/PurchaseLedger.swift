@@ -1,0 +1,337 @@
+import Foundation
+import SQLKit
+import StorekeeperCore
+
+/// Delivers verified transactions exactly once (invariant 1).
+///
+/// Everything for one transaction happens in one database transaction: the attribution reads, the owner binding,
+/// the `apple_transactions` row whose primary key is Apple's `transactionId` (inserted with
+/// `ON CONFLICT DO NOTHING RETURNING`, never select-then-insert), the grant or the coins, the audit entries and
+/// the order update. A repeat by anyone, from any process, finds the row and changes nothing.
+public struct PurchaseLedger: Sendable {
+    let provider: any DatabaseProvider
+
+    public init(provider: any DatabaseProvider) { self.provider = provider }
+
+    /// Delivers `transaction` of `product`.
+    ///
+    /// - Parameters:
+    ///   - orderId: an order the client names (legacy receipts: the `applicationUsername` it tracked); otherwise the
+    ///     order is found by the transaction's `appAccountToken`.
+    ///   - submitter: the authenticated caller, or the user an API-key call names.
+    public func deliver(
+        _ transaction: VerifiedTransaction, product: CatalogProduct, orderId: String? = nil, submitter: UserID?,
+        policy: TransferPolicy, now: Date = Date()
+    ) async throws -> DeliveryResult {
+        let kind = provider.kind
+        return try await provider.withTransaction { db in
+            try await Self.deliver(
+                transaction, product: product, orderId: orderId, submitter: submitter, policy: policy, now: now, kind: kind,
+                on: db)
+        }
+    }
+
+    static func deliver(
+        _ transaction: VerifiedTransaction, product: CatalogProduct, orderId: String?, submitter: UserID?,
+        policy: TransferPolicy, now: Date, kind: DatabaseKind, on db: any SQLDatabase
+    ) async throws -> DeliveryResult {
+        let id = transaction.transactionId
+        let cause = "transaction:\(id)"
+
+        var order: (id: String, user: UserID)?
+        let orderRow: (any SQLRow)?
+        if let orderId {
+            orderRow = try await db.raw(
+                "SELECT id, user_id FROM orders WHERE id = \(bind: orderId) AND bundle_id = \(bind: transaction.bundleId)"
+            ).first()
+        } else if let token = transaction.appAccountToken {
+            orderRow = try await db.raw(
+                "SELECT id, user_id FROM orders WHERE app_account_token = \(bind: token.uuidString.lowercased())"
+            ).first()
+        } else {
+            orderRow = nil
+        }
+        if let orderRow {
+            order = (
+                try orderRow.decode(column: "id", as: String.self),
+                UserID(rawValue: try orderRow.decode(column: "user_id", as: String.self))
+            )
+        }
+
+        let bound = try await db.raw(
+            "SELECT user_id FROM transaction_owners WHERE original_transaction_id = \(bind: transaction.originalTransactionId)"
+        ).first().map { UserID(rawValue: try $0.decode(column: "user_id", as: String.self)) }
+
+        let decision = Attribution.decide(orderUser: order?.user, boundUser: bound, submitter: submitter, policy: policy)
+        let owner: UserID
+        var refusedSubmitter: UserID?
+        var transferredFrom: UserID?
+        switch decision {
+        case .unattributed:
+            try await db.raw(
+                """
+                INSERT INTO pending_transactions (transaction_id, original_transaction_id, bundle_id, product_id, environment,
+                    reason, signed_data, created_at)
+                VALUES (\(bind: id), \(bind: transaction.originalTransactionId), \(bind: transaction.bundleId),
+                    \(bind: transaction.productId), \(bind: transaction.environment), 'no user to attribute to',
+                    \(bind: transaction.signedData), \(bind: now.millis))
+                ON CONFLICT (transaction_id) DO NOTHING
+                """
+            ).run()
+            return .parked(transactionId: id)
+        case .owner(let user):
+            owner = user
+        case .refused(let user, let submitter):
+            owner = user
+            refusedSubmitter = submitter
+        case .transfer(let from, let to):
+            owner = to
+            transferredFrom = from
+        }
+
+        try await UserStore.ensure(owner, now: now, on: db)
+        if let from = transferredFrom {
+            try await moveOriginal(transaction.originalTransactionId, from: from, to: owner, cause: cause, now: now, on: db)
+        }
+        if bound == nil {
+            try await db.raw(
+                """
+                INSERT INTO transaction_owners (original_transaction_id, user_id, bundle_id, product_id, bound_at)
+                VALUES (\(bind: transaction.originalTransactionId), \(bind: owner.rawValue), \(bind: transaction.bundleId),
+                    \(bind: transaction.productId), \(bind: now.millis))
+                ON CONFLICT (original_transaction_id) DO NOTHING
+                """
+            ).run()
+        }
+
+        let inserted = try await db.raw(
+            """
+            INSERT INTO apple_transactions (transaction_id, original_transaction_id, user_id, bundle_id, product_id,
+                product_kind, environment, quantity, purchase_date, expires_date, subscription_group, offer_type,
+                app_account_token, order_id, source, delivered_at, signed_data)
+            VALUES (\(bind: id), \(bind: transaction.originalTransactionId), \(bind: owner.rawValue),
+                \(bind: transaction.bundleId), \(bind: transaction.productId), \(bind: product.kind.rawValue),
+                \(bind: transaction.environment), \(bind: transaction.quantity), \(bind: transaction.purchaseDate.millis),
+                \(bind: transaction.expiresDate?.millis), \(bind: transaction.subscriptionGroup ?? product.subscriptionGroup),
+                \(bind: transaction.offerType), \(bind: transaction.appAccountToken?.uuidString.lowercased()),
+                \(bind: order?.id), \(bind: transaction.source.rawValue), \(bind: now.millis), \(bind: transaction.signedData))
+            ON CONFLICT (transaction_id) DO NOTHING
+            RETURNING transaction_id
+            """
+        ).first()
+
+        guard inserted != nil else {
+            // Delivered before, by this or another request or process: nothing changes.
+            let existing = try await db.raw(
+                "SELECT user_id, order_id FROM apple_transactions WHERE transaction_id = \(bind: id)"
+            ).first()
+            let holder = try existing.map { UserID(rawValue: try $0.decode(column: "user_id", as: String.self)) } ?? owner
+            if let refusedSubmitter {
+                try await recordRefusal(transaction, owner: holder, submitter: refusedSubmitter, cause: cause, now: now, on: db)
+                return .ownedByAnotherUser(transactionId: id)
+            }
+            return .delivered(
+                Delivery(
+                    transactionId: id, originalTransactionId: transaction.originalTransactionId,
+                    productId: transaction.productId, productKind: product.kind, user: holder,
+                    environment: transaction.environment, orderId: try existing?.decode(column: "order_id", as: String?.self),
+                    newlyDelivered: false, grant: nil, transferredFrom: transferredFrom))
+        }
+
+        let grant: DeliveryGrant
+        switch product.kind {
+        case .consumable:
+            let amount = DeliveryRules.coins(for: product, transaction: transaction)
+            let applied = try await WalletStore.apply(
+                user: owner, currency: "coins", amount: amount, cause: cause, reason: transaction.productId,
+                allowNegative: true, now: now, knownNew: true, on: db)
+            guard case .applied(let balance) = applied else {
+                throw StorekeeperError(.internal, code: "ledger_inconsistent", message: "coins for \(id) already credited")
+            }
+            grant = .coins(amount: amount, balance: balance)
+        case .nonConsumable, .nonRenewing, .autoRenewable:
+            let entitlement = product.entitlement ?? product.id
+            var passEnd: Date?
+            if product.kind == .nonRenewing {
+                if kind == .postgres {
+                    // Two passes bought at once must stack, not both start from the same end.
+                    try await db.raw("SELECT id FROM users WHERE id = \(bind: owner.rawValue) FOR UPDATE").run()
+                }
+                passEnd = try await db.raw(
+                    """
+                    SELECT MAX(ends_at) AS pass_end FROM entitlement_grants
+                    WHERE user_id = \(bind: owner.rawValue) AND entitlement = \(bind: entitlement)
+                      AND product_kind = 'nonRenewing' AND revoked_at IS NULL
+                    """
+                ).first()?.decode(column: "pass_end", as: Int64?.self).map(Date.init(millis:))
+            }
+            let period = DeliveryRules.period(for: product, transaction: transaction, currentPassEnd: passEnd, now: now)!
+            try await db.raw(
+                """
+                INSERT INTO entitlement_grants (transaction_id, user_id, entitlement, product_id, product_kind,
+                    original_transaction_id, starts_at, ends_at, environment, created_at)
+                VALUES (\(bind: id), \(bind: owner.rawValue), \(bind: entitlement), \(bind: transaction.productId),
+                    \(bind: product.kind.rawValue), \(bind: transaction.originalTransactionId), \(bind: period.start.millis),
+                    \(bind: period.end?.millis), \(bind: transaction.environment), \(bind: now.millis))
+                """
+            ).run()
+            try await AuditStore.append(
+                AuditEntry(
+                    action: "entitlement.granted", user: owner, subject: entitlement, periodStart: period.start,
+                    periodEnd: period.end, cause: cause,
+                    detail: transaction.isSandbox ? "\(transaction.productId) (sandbox)" : transaction.productId,
+                    createdAt: now), on: db)
+            grant = .entitlement(name: entitlement, start: period.start, end: period.end)
+        }
+
+        if let order {
+            let updated = try await db.raw(
+                """
+                UPDATE orders SET status = 'delivered', transaction_id = \(bind: id), updated_at = \(bind: now.millis)
+                WHERE id = \(bind: order.id) AND transaction_id IS NULL
+                RETURNING id
+                """
+            ).first()
+            if updated != nil {
+                try await AuditStore.append(
+                    AuditEntry(action: "order.delivered", user: order.user, subject: order.id, cause: cause, createdAt: now),
+                    on: db)
+            }
+        }
+        if let refusedSubmitter {
+            try await recordRefusal(transaction, owner: owner, submitter: refusedSubmitter, cause: cause, now: now, on: db)
+            return .ownedByAnotherUser(transactionId: id)
+        }
+        return .delivered(
+            Delivery(
+                transactionId: id, originalTransactionId: transaction.originalTransactionId, productId: transaction.productId,
+                productKind: product.kind, user: owner, environment: transaction.environment, orderId: order?.id,
+                newlyDelivered: true, grant: grant, transferredFrom: transferredFrom))
+    }
+
+    /// Moves a subscription or unlock (its binding, transactions and live grants) to another user, audited on both.
+    static func moveOriginal(
+        _ original: String, from: UserID, to: UserID, cause: String, now: Date, on db: any SQLDatabase
+    ) async throws {
+        let grants = try await db.raw(
+            """
+            SELECT transaction_id, entitlement, starts_at, ends_at FROM entitlement_grants
+            WHERE original_transaction_id = \(bind: original) AND user_id = \(bind: from.rawValue) AND revoked_at IS NULL
+            """
+        ).all()
+        try await db.raw(
+            """
+            UPDATE entitlement_grants SET user_id = \(bind: to.rawValue)
+            WHERE original_transaction_id = \(bind: original) AND user_id = \(bind: from.rawValue)
+            """
+        ).run()
+        // Consumables stay: their coins may already be spent.
+        try await db.raw(
+            """
+            UPDATE apple_transactions SET user_id = \(bind: to.rawValue)
+            WHERE original_transaction_id = \(bind: original) AND user_id = \(bind: from.rawValue) AND product_kind <> 'consumable'
+            """
+        ).run()
+        try await db.raw(
+            """
+            UPDATE transaction_owners SET user_id = \(bind: to.rawValue) WHERE original_transaction_id = \(bind: original)
+            """
+        ).run()
+        for grant in grants {
+            let entitlement = try grant.decode(column: "entitlement", as: String.self)
+            let start = Date(millis: try grant.decode(column: "starts_at", as: Int64.self))
+            let end = try grant.decode(column: "ends_at", as: Int64?.self).map(Date.init(millis:))
+            try await AuditStore.append(
+                AuditEntry(
+                    action: "entitlement.transferred_out", user: from, subject: entitlement, periodStart: start,
+                    periodEnd: end, cause: cause, detail: "original transaction \(original) moved to \(to.rawValue)",
+                    createdAt: now), on: db)
+            try await AuditStore.append(
+                AuditEntry(
+                    action: "entitlement.transferred_in", user: to, subject: entitlement, periodStart: start, periodEnd: end,
+                    cause: cause, detail: "original transaction \(original) moved from \(from.rawValue)", createdAt: now),
+                on: db)
+        }
+        if grants.isEmpty {
+            try await AuditStore.append(
+                AuditEntry(
+                    action: "transaction.transferred", user: to, subject: original, cause: cause,
+                    detail: "bound to this user instead of \(from.rawValue)", createdAt: now), on: db)
+        }
+    }
+
+    static func recordRefusal(
+        _ transaction: VerifiedTransaction, owner: UserID, submitter: UserID, cause: String, now: Date,
+        on db: any SQLDatabase
+    ) async throws {
+        try await AuditStore.append(
+            AuditEntry(
+                action: "transaction.claim_refused", user: owner, subject: transaction.originalTransactionId, cause: cause,
+                detail: "submitted by \(submitter.rawValue); the transfer policy is refuse", createdAt: now), on: db)
+    }
+
+    /// Transactions nobody could be attributed to, oldest first.
+    public func pending(limit: Int = 200) async throws -> [PendingTransaction] {
+        try await provider.withSession { db in
+            try await db.raw(
+                """
+                SELECT transaction_id, original_transaction_id, bundle_id, product_id, environment, reason, signed_data, created_at
+                FROM pending_transactions p WHERE resolved_at IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM apple_transactions a WHERE a.transaction_id = p.transaction_id)
+                ORDER BY created_at LIMIT \(bind: limit)
+                """
+            ).all().map(PendingTransaction.init(row:))
+        }
+    }
+
+    /// Marks a parked transaction resolved (delivered through another path).
+    public func resolvePending(_ transactionId: String, now: Date = Date()) async throws {
+        try await provider.withSession { db in
+            try await db.raw(
+                "UPDATE pending_transactions SET resolved_at = \(bind: now.millis) WHERE transaction_id = \(bind: transactionId)"
+            ).run()
+        }
+    }
+}
+
+/// A verified transaction waiting on the pending-recovery list for a user.
+public struct PendingTransaction: Sendable, Hashable {
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var bundleId: String
+    public var productId: String
+    public var environment: String
+    public var reason: String
+    public var signedData: String?
+    public var createdAt: Date
+
+    init(row: any SQLRow) throws {
+        transactionId = try row.decode(column: "transaction_id", as: String.self)
+        originalTransactionId = try row.decode(column: "original_transaction_id", as: String.self)
+        bundleId = try row.decode(column: "bundle_id", as: String.self)
+        productId = try row.decode(column: "product_id", as: String.self)
+        environment = try row.decode(column: "environment", as: String.self)
+        reason = try row.decode(column: "reason", as: String.self)
+        signedData = try row.decode(column: "signed_data", as: String?.self)
+        createdAt = Date(millis: try row.decode(column: "created_at", as: Int64.self))
+    }
+}
+
+extension PurchaseLedger {
+    /// Puts a verified transaction on the pending-recovery list (no user, or a product the catalog lacks), so
+    /// support can see and deliver it; a second park of the same transaction changes nothing.
+    public func park(_ transaction: VerifiedTransaction, reason: String, now: Date = Date()) async throws {
+        try await provider.withSession { db in
+            try await db.raw(
+                """
+                INSERT INTO pending_transactions (transaction_id, original_transaction_id, bundle_id, product_id, environment,
+                    reason, signed_data, created_at)
+                VALUES (\(bind: transaction.transactionId), \(bind: transaction.originalTransactionId), \(bind: transaction.bundleId),
+                    \(bind: transaction.productId), \(bind: transaction.environment), \(bind: reason),
+                    \(bind: transaction.signedData), \(bind: now.millis))
+                ON CONFLICT (transaction_id) DO NOTHING
+                """
+            ).run()
+        }
+    }
+}

@@ -1,0 +1,268 @@
+import AppStoreSimulator
+import AppStoreWire
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+import PostgresNIO
+import ServiceLifecycle
+import StorekeeperCore
+import StorekeeperServer
+import StorekeeperStorage
+import Synchronization
+import Testing
+
+/// The database a test server runs on.
+enum TestDatabase: String, CustomStringConvertible, CaseIterable {
+    case sqlite
+    case postgres
+
+    var description: String { rawValue }
+
+    /// SQLite always; PostgreSQL when `POSTGRES_PORT` is set (CI starts Debian's postgresql).
+    static var available: [TestDatabase] {
+        ProcessInfo.processInfo.environment["POSTGRES_PORT"] == nil ? [.sqlite] : [.sqlite, .postgres]
+    }
+}
+
+/// Identities the simulator signs with, generated once per test process (RSA receipt keys are slow to make).
+enum SharedIdentities {
+    static let chain = try! AppStoreSigningChain.generate(.init(name: "Server Test Simulator"))
+    static let receipts = try! ReceiptSigningIdentity.generate()
+    static let apiKey = P256.Signing.PrivateKey()
+    static let apiKeyId = "TESTKEY001"
+    static let issuerId = "0b6e5a1c-51b2-4bd2-9f39-4a2f4d3c2b1a"
+}
+
+/// A running Storekeeper server wired to a running simulator (real sockets on loopback), for end-to-end tests.
+struct ServerHarness: Sendable {
+    static let hs256Secret = "server-test-hs256-secret-0123456789abcdef"
+    static let adminKey = "admin-key-0123456789abcdef"
+    static let apiKey = "backend-key-0123456789abcdef"
+    static let catalogURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples")
+
+    let store: SimulatedAppStore
+    let faults: AppleEndpointFaults
+    let serverURL: String
+    let simulatorURL: String
+    let database: TestDatabase
+
+    static func simulatorCatalog() throws -> SimulatorCatalog {
+        try SimulatorCatalog.load(from: catalogURL.appendingPathComponent("simulator-catalog.json"))
+    }
+
+    /// Runs `body` with a fresh simulator and a fresh server on `database`.
+    static func run(
+        _ database: TestDatabase, environment: AppStoreEnvironment = .sandbox,
+        configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @Sendable (ServerHarness) async throws -> Void
+    ) async throws {
+        let store = try SimulatedAppStore(
+            catalog: try simulatorCatalog(), signingChain: SharedIdentities.chain, seed: UInt64.random(in: 1...1_000_000),
+            start: Date().addingTimeInterval(-60), environment: environment)
+        let faults = AppleEndpointFaults()
+        let apple = SimulatorServer.AppleSide(
+            apiKeys: [SharedIdentities.apiKeyId: SharedIdentities.apiKey.publicKey], issuerId: SharedIdentities.issuerId,
+            receiptIdentity: SharedIdentities.receipts, faults: faults)
+        let simulatorApp = Application(
+            router: await SimulatorServer.buildRouter(store: store, rootPEM: try SharedIdentities.chain.rootPEM(), apple: apple),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in PortRegistry.shared.publish("sim", channel.localAddress?.port ?? 0) },
+            logger: quietLogger("simulator"))
+        try await withRunning(simulatorApp, key: "sim") { simulatorPort in
+            let simulatorURL = "http://127.0.0.1:\(simulatorPort)"
+            try await withDatabase(database) { databaseConfig in
+                var configuration = try serverConfiguration(simulatorURL: simulatorURL, database: databaseConfig)
+                configure(&configuration)
+                let key = "server-\(UUID().uuidString)"
+                let app = try await StorekeeperServer.buildApplication(
+                    configuration: configuration, logger: quietLogger("server"),
+                    onServerRunning: { port in PortRegistry.shared.publish(key, port) })
+                try await withRunning(app, key: key) { port in
+                    try await body(
+                        ServerHarness(
+                            store: store, faults: faults, serverURL: "http://127.0.0.1:\(port)", simulatorURL: simulatorURL,
+                            database: database))
+                }
+            }
+        }
+    }
+
+    static func serverConfiguration(simulatorURL: String, database: ServerConfiguration.Database) throws -> ServerConfiguration {
+        let catalog = try simulatorCatalog()
+        return ServerConfiguration(
+            port: 0, database: database, catalogFile: catalogURL.appendingPathComponent("storekeeper-catalog.json").path,
+            apps: [
+                AppConfiguration(
+                    bundleId: catalog.bundleId, appAppleId: catalog.appAppleId, deployment: .development,
+                    extraRootsPEM: [try SharedIdentities.chain.rootPEM(), try SharedIdentities.receipts.rootPEM()],
+                    apiKeyId: SharedIdentities.apiKeyId, apiIssuerId: SharedIdentities.issuerId,
+                    apiKeyPEM: SharedIdentities.apiKey.pemRepresentation,
+                    verifyReceiptProductionURL: URL(string: simulatorURL + "/verifyReceipt")!,
+                    verifyReceiptSandboxURL: URL(string: simulatorURL + "/sandbox/verifyReceipt")!)
+            ],
+            auth: AuthConfiguration(
+                jwtHS256Secret: hs256Secret, apiKeys: ["backend": apiKey], adminKeys: ["ops": adminKey]),
+            catalogRefreshInterval: .milliseconds(200))
+    }
+
+    /// A database for one test: a fresh SQLite file, or a fresh PostgreSQL database dropped afterwards.
+    static func withDatabase(
+        _ database: TestDatabase, _ body: (ServerConfiguration.Database) async throws -> Void
+    ) async throws {
+        switch database {
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("sk-\(UUID().uuidString).sqlite").path
+            defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+            try await body(.sqlite(path: path))
+        case .postgres:
+            try await TestPostgres.withFreshDatabase { url in try await body(.postgres(url: url)) }
+        }
+    }
+
+    /// Runs `app` until `body` returns.
+    static func withRunning<App: ApplicationProtocol>(
+        _ app: App, key: String, _ body: (Int) async throws -> Void
+    ) async throws {
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: quietLogger("group"))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let port = try await PortRegistry.shared.wait(key)
+            do {
+                try await body(port)
+            } catch {
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                throw error
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    static func quietLogger(_ label: String) -> Logger {
+        var logger = Logger(label: "test.\(label)")
+        logger.logLevel = ProcessInfo.processInfo.environment["STOREKEEPER_TEST_LOG"] == nil ? .critical : .debug
+        return logger
+    }
+
+    // MARK: Identities
+
+    static func token(_ user: String) -> String {
+        UserTokenVerifier.hs256Token(subject: user, secret: hs256Secret)
+    }
+
+    static func userHeaders(_ user: String) -> [(String, String)] { [("Authorization", "Bearer \(token(user))")] }
+    static func guestHeaders(_ device: String) -> [(String, String)] { [("X-Storekeeper-Device", device)] }
+    static let adminHeaders: [(String, String)] = [("X-Admin-Key", adminKey)]
+
+    // MARK: HTTP
+
+    struct Reply {
+        let status: Int
+        let body: [String: Any]
+        let text: String
+
+        subscript(key: String) -> Any? { body[key] }
+        var code: String? { body["code"] as? String }
+        var outcome: String? { body["outcome"] as? String }
+        var delivery: [String: Any]? { body["delivery"] as? [String: Any] }
+    }
+
+    func call(
+        _ method: HTTPMethod, _ path: String, json: Any? = nil, raw: String? = nil, headers: [(String, String)] = []
+    ) async throws -> Reply {
+        var request = HTTPClientRequest(url: serverURL + path)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json)))
+        } else if let raw {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: raw))
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let bytes = try await response.body.collect(upTo: 16 << 20)
+        let text = String(buffer: bytes)
+        let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+        return Reply(status: Int(response.status.code), body: object, text: text)
+    }
+
+    /// `GET /v1/me` for a user token.
+    func me(_ user: String) async throws -> [String: Any] {
+        try await call(.GET, "/v1/me", headers: Self.userHeaders(user)).body
+    }
+
+    func coins(_ user: String) async throws -> Int {
+        let me = try await self.me(user)
+        return (me["wallet"] as? [String: Any])?["coins"] as? Int ?? -1
+    }
+
+    func entitlement(_ name: String, of me: [String: Any]) -> [String: Any]? {
+        (me["entitlements"] as? [[String: Any]])?.first { $0["entitlement"] as? String == name }
+    }
+
+    func audit(_ user: String) async throws -> [[String: Any]] {
+        let reply = try await call(.GET, "/v1/users/\(user)/audit", headers: Self.adminHeaders)
+        return reply["entries"] as? [[String: Any]] ?? []
+    }
+
+    /// Creates an order for `user` and buys it on a simulator account with the order's `appAccountToken`.
+    func orderAndBuy(_ productId: String, user: String, account: String) async throws -> (orderId: String, purchase: SimulatedPurchase) {
+        let order = try await call(.POST, "/v1/orders", json: ["productId": productId], headers: Self.userHeaders(user))
+        #expect(order.status == 201, "\(order.text)")
+        let tokenText = try #require(order["appAccountToken"] as? String)
+        let token = try #require(UUID(uuidString: tokenText))
+        let purchase = try await store.purchase(productId: productId, account: account, appAccountToken: token)
+        return (try #require(order["orderId"] as? String), purchase)
+    }
+
+    func submit(_ jws: String, headers: [(String, String)], orderId: String? = nil) async throws -> Reply {
+        var body: [String: Any] = ["signedTransaction": jws]
+        if let orderId { body["orderId"] = orderId }
+        return try await call(.POST, "/v1/purchases", json: body, headers: headers)
+    }
+
+    /// The account's current app receipt from the simulated device.
+    func receipt(account: String) async throws -> String {
+        var request = HTTPClientRequest(url: simulatorURL + "/device/accounts/\(account)/receipt")
+        request.method = .GET
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 8 << 20)
+        let object = try JSONSerialization.jsonObject(with: Data(String(buffer: bytes).utf8)) as? [String: Any]
+        return try #require(object?["receiptData"] as? String)
+    }
+}
+
+/// Ports published by servers' `onServerRunning`, awaited by the test that started them.
+final class PortRegistry: Sendable {
+    static let shared = PortRegistry()
+    private let state = Mutex<[String: (port: Int?, waiters: [CheckedContinuation<Int, Never>])]>([:])
+
+    func publish(_ key: String, _ port: Int) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Int, Never>] in
+            let waiters = state[key]?.waiters ?? []
+            state[key] = (port, [])
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: port) }
+    }
+
+    func wait(_ key: String) async throws -> Int {
+        let port = await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Int? in
+                if let port = state[key]?.port { return port }
+                state[key, default: (nil, [])].waiters.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+        state.withLock { $0[key] = nil }
+        return port
+    }
+}
