@@ -48,8 +48,11 @@ struct ServerHarness: Sendable {
     let store: SimulatedAppStore
     let faults: AppleEndpointFaults
     let serverURL: String
+    /// Every instance's URL when several servers share the database.
+    let serverURLs: [String]
     let simulatorURL: String
     let database: TestDatabase
+    let databaseConfiguration: ServerConfiguration.Database
 
     static func simulatorCatalog() throws -> SimulatorCatalog {
         try SimulatorCatalog.load(from: catalogURL.appendingPathComponent("simulator-catalog.json"))
@@ -57,7 +60,7 @@ struct ServerHarness: Sendable {
 
     /// Runs `body` with a fresh simulator and a fresh server on `database`.
     static func run(
-        _ database: TestDatabase, environment: AppStoreEnvironment = .sandbox,
+        _ database: TestDatabase, environment: AppStoreEnvironment = .sandbox, instances: Int = 1,
         configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (ServerHarness) async throws -> Void
     ) async throws {
@@ -68,27 +71,39 @@ struct ServerHarness: Sendable {
         let apple = SimulatorServer.AppleSide(
             apiKeys: [SharedIdentities.apiKeyId: SharedIdentities.apiKey.publicKey], issuerId: SharedIdentities.issuerId,
             receiptIdentity: SharedIdentities.receipts, faults: faults)
+        let simulatorKey = "sim-\(UUID().uuidString)"
         let simulatorApp = Application(
             router: await SimulatorServer.buildRouter(store: store, rootPEM: try SharedIdentities.chain.rootPEM(), apple: apple),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in PortRegistry.shared.publish("sim", channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in PortRegistry.shared.publish(simulatorKey, channel.localAddress?.port ?? 0) },
             logger: quietLogger("simulator"))
-        try await withRunning(simulatorApp, key: "sim") { simulatorPort in
+        try await withRunning(simulatorApp, key: simulatorKey) { simulatorPort in
             let simulatorURL = "http://127.0.0.1:\(simulatorPort)"
             try await withDatabase(database) { databaseConfig in
                 var configuration = try serverConfiguration(simulatorURL: simulatorURL, database: databaseConfig)
                 configure(&configuration)
-                let key = "server-\(UUID().uuidString)"
-                let app = try await StorekeeperServer.buildApplication(
-                    configuration: configuration, logger: quietLogger("server"),
-                    onServerRunning: { port in PortRegistry.shared.publish(key, port) })
-                try await withRunning(app, key: key) { port in
+                try await withServers(count: instances, configuration: configuration) { ports in
                     try await body(
                         ServerHarness(
-                            store: store, faults: faults, serverURL: "http://127.0.0.1:\(port)", simulatorURL: simulatorURL,
-                            database: database))
+                            store: store, faults: faults, serverURL: "http://127.0.0.1:\(ports[0])",
+                            serverURLs: ports.map { "http://127.0.0.1:\($0)" }, simulatorURL: simulatorURL,
+                            database: database, databaseConfiguration: configuration.database))
                 }
             }
+        }
+    }
+
+    /// Starts `count` servers with one configuration (one database), nested, and runs `body` with their ports.
+    static func withServers(
+        count: Int, configuration: ServerConfiguration, ports: [Int] = [], _ body: ([Int]) async throws -> Void
+    ) async throws {
+        guard ports.count < count else { return try await body(ports) }
+        let key = "server-\(UUID().uuidString)"
+        let app = try await StorekeeperServer.buildApplication(
+            configuration: configuration, logger: quietLogger("server"),
+            onServerRunning: { port in PortRegistry.shared.publish(key, port) })
+        try await withRunning(app, key: key) { port in
+            try await withServers(count: count, configuration: configuration, ports: ports + [port], body)
         }
     }
 
@@ -174,9 +189,10 @@ struct ServerHarness: Sendable {
     }
 
     func call(
-        _ method: HTTPMethod, _ path: String, json: Any? = nil, raw: String? = nil, headers: [(String, String)] = []
+        _ method: HTTPMethod, _ path: String, json: Any? = nil, raw: String? = nil, headers: [(String, String)] = [],
+        instance: Int = 0
     ) async throws -> Reply {
-        var request = HTTPClientRequest(url: serverURL + path)
+        var request = HTTPClientRequest(url: serverURLs[instance % serverURLs.count] + path)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let json {
@@ -222,10 +238,27 @@ struct ServerHarness: Sendable {
         return (try #require(order["orderId"] as? String), purchase)
     }
 
-    func submit(_ jws: String, headers: [(String, String)], orderId: String? = nil) async throws -> Reply {
+    func submit(_ jws: String, headers: [(String, String)], orderId: String? = nil, instance: Int = 0) async throws -> Reply {
         var body: [String: Any] = ["signedTransaction": jws]
         if let orderId { body["orderId"] = orderId }
-        return try await call(.POST, "/v1/purchases", json: body, headers: headers)
+        return try await call(.POST, "/v1/purchases", json: body, headers: headers, instance: instance)
+    }
+
+    /// Runs SQL on the server's database through a connection of the test's own (to break things on purpose).
+    func withSideConnection(_ body: @Sendable (any DatabaseProvider) async throws -> Void) async throws {
+        switch databaseConfiguration {
+        case .sqlite(let path):
+            let side = try await SQLiteDatabaseProvider(location: .file(path))
+            try await body(side)
+            try await side.close()
+        case .postgres(let url):
+            let side = PostgresDatabaseProvider(configuration: try PostgresDatabaseProvider.configuration(url: url))
+            let task = Task { await side.run() }
+            defer { task.cancel() }
+            try await body(side)
+        case .sqliteInMemory:
+            Issue.record("no side connection to an in-memory database")
+        }
     }
 
     /// The account's current app receipt from the simulated device.
@@ -234,8 +267,9 @@ struct ServerHarness: Sendable {
         request.method = .GET
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 8 << 20)
-        let object = try JSONSerialization.jsonObject(with: Data(String(buffer: bytes).utf8)) as? [String: Any]
-        return try #require(object?["receiptData"] as? String)
+        let text = String(buffer: bytes)
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        return try #require(object?["receiptData"] as? String, "\(response.status): \(text.prefix(500))")
     }
 }
 
