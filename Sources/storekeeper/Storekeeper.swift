@@ -1,11 +1,12 @@
 import ArgumentParser
 
-/// The `storekeeper` command: App Store purchase verification and, later, the Storekeeper server.
+/// The `storekeeper` command: the Storekeeper server, its demo, and App Store tools.
 @main
 struct Storekeeper: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storekeeper",
         abstract: "Self-hosted App Store in-app purchase server and tools.",
-        subcommands: [VerifyCommand.self, DecodeCommand.self, SignOfferCommand.self, SampleCommand.self, SimulatorCommand.self, SimulatorAdvanceCommand.self, BenchCommand.self]
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, DemoCommand.self, VerifyCommand.self, DecodeCommand.self, SignOfferCommand.self, SampleCommand.self, SimulatorCommand.self, SimulatorAdvanceCommand.self, BenchCommand.self]
     )
 }

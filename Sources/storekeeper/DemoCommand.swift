@@ -1,0 +1,110 @@
+import AppStoreSimulator
+import AppStoreWire
+import ArgumentParser
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import UnixSignals
+import StorekeeperCore
+import StorekeeperServer
+
+/// `storekeeper demo`: the server on SQLite and the built-in App Store simulator, wired to each other.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run Storekeeper on SQLite together with the built-in App Store simulator, wired to each other.",
+        discussion: """
+            The server trusts the simulator's root certificate, verifies receipts with the simulator's verifyReceipt, \
+            signs offers with the simulator's In-App Purchase key, and sells the sample catalog. It prints a curl \
+            walkthrough: create an order, buy it on a simulated device, submit the signed transaction, read /v1/me. \
+            State (keys, the SQLite database) lives in --state-dir.
+            """)
+
+    @Option(help: "Server port.") var port = 8080
+    @Option(name: .customLong("simulator-port"), help: "Simulator port.") var simulatorPort = 8090
+    @Option(name: .customLong("state-dir"), help: "Directory for keys and the database.") var stateDirectory = ".storekeeper-demo"
+    @Option(help: "Storekeeper catalog.") var catalog = "Samples/storekeeper-catalog.json"
+    @Option(name: .customLong("simulator-catalog"), help: "Simulator catalog.") var simulatorCatalog = "Samples/simulator-catalog.json"
+
+    func run() async throws {
+        let logger = ConfigurationLoader.logger("storekeeper.demo")
+        let state = URL(fileURLWithPath: stateDirectory, isDirectory: true)
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        let simulatorCatalog = try SimulatorCatalog.load(from: URL(fileURLWithPath: self.simulatorCatalog))
+        let chain = try SigningIdentityStore.loadOrCreate(directory: state)
+        let apiKey = try SimulatorAPIKey.loadOrCreate(directory: state)
+        let receipts = try ReceiptSigningIdentity.loadOrGenerate(in: state)
+        let secrets = try DemoSecrets.loadOrCreate(in: state)
+        let store = try SimulatedAppStore(catalog: simulatorCatalog, signingChain: chain, seed: UInt64.random(in: 1...UInt64.max), start: Date())
+
+        let simulatorURL = "http://127.0.0.1:\(simulatorPort)"
+        let simulator = await SimulatorServer.buildApplication(
+            store: store, rootPEM: try chain.rootPEM(),
+            apple: .init(apiKeys: [apiKey.keyId: apiKey.privateKey.publicKey], issuerId: apiKey.issuerId, receiptIdentity: receipts),
+            port: simulatorPort, logger: logger)
+        let configuration = ServerConfiguration(
+            port: port, database: .sqlite(path: state.appendingPathComponent("storekeeper.sqlite").path), catalogFile: catalog,
+            apps: [
+                AppConfiguration(
+                    bundleId: simulatorCatalog.bundleId, appAppleId: simulatorCatalog.appAppleId, deployment: .development,
+                    extraRootsPEM: [try chain.rootPEM(), try receipts.rootPEM()], apiKeyId: apiKey.keyId,
+                    apiIssuerId: apiKey.issuerId, apiKeyPEM: apiKey.privateKey.pemRepresentation,
+                    verifyReceiptProductionURL: URL(string: simulatorURL + "/verifyReceipt")!,
+                    verifyReceiptSandboxURL: URL(string: simulatorURL + "/sandbox/verifyReceipt")!)
+            ],
+            auth: AuthConfiguration(
+                jwtHS256Secret: secrets.hs256Secret, apiKeys: ["demo-backend": secrets.apiKey], adminKeys: ["demo-admin": secrets.adminKey]))
+        let server = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
+        print(Self.walkthrough(port: port, simulatorURL: simulatorURL, secrets: secrets))
+        let group = ServiceGroup(
+            configuration: .init(services: [.init(service: simulator), .init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    static func walkthrough(port: Int, simulatorURL: String, secrets: DemoSecrets) -> String {
+        let server = "http://127.0.0.1:\(port)"
+        let token = UserTokenVerifier.hs256Token(subject: "demo-user", secret: secrets.hs256Secret, lifetime: 7 * 86_400)
+        return """
+            Storekeeper demo: server \(server), App Store simulator \(simulatorURL)
+            Admin key (X-Admin-Key): \(secrets.adminKey)
+            A user token for "demo-user" (7 days): \(token)
+
+            Buy 60 coins as a guest device, in four calls:
+              DEVICE=demo-device-0001
+              ORDER=$(curl -s -X POST \(server)/v1/orders -H "X-Storekeeper-Device: $DEVICE" -H 'Content-Type: application/json' \\
+                -d '{"productId":"com.example.storekeeper.coins.60"}')
+              ACCOUNT=$(curl -s -X POST \(simulatorURL)/device/accounts -H 'Content-Type: application/json' -d '{}' | sed 's/.*"id":"\\([^"]*\\)".*/\\1/')
+              TOKEN=$(echo "$ORDER" | sed 's/.*"appAccountToken":"\\([^"]*\\)".*/\\1/')
+              JWS=$(curl -s -X POST \(simulatorURL)/device/purchases -H 'Content-Type: application/json' \\
+                -d "{\\"account\\":\\"$ACCOUNT\\",\\"productId\\":\\"com.example.storekeeper.coins.60\\",\\"appAccountToken\\":\\"$TOKEN\\"}" \\
+                | sed 's/.*"signedTransaction":"\\([^"]*\\)".*/\\1/')
+              curl -s -X POST \(server)/v1/purchases -H "X-Storekeeper-Device: $DEVICE" -H 'Content-Type: application/json' \\
+                -d "{\\"signedTransaction\\":\\"$JWS\\"}"
+              curl -s \(server)/v1/me -H "X-Storekeeper-Device: $DEVICE"
+
+            API: \(server)/openapi.yaml   health: \(server)/health   metrics: \(server)/metrics
+            """
+    }
+}
+
+/// The demo's own keys, kept in its state directory so tokens printed once keep working.
+struct DemoSecrets: Codable {
+    var hs256Secret: String
+    var apiKey: String
+    var adminKey: String
+
+    static func loadOrCreate(in directory: URL) throws -> DemoSecrets {
+        let url = directory.appendingPathComponent("demo-secrets.json")
+        if let data = try? Data(contentsOf: url), let secrets = try? JSONDecoder().decode(DemoSecrets.self, from: data) {
+            return secrets
+        }
+        func random() -> String { SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() } }
+        let secrets = DemoSecrets(hs256Secret: random(), apiKey: "sk_" + random(), adminKey: "adm_" + random())
+        try JSONEncoder().encode(secrets).write(to: url, options: .atomic)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        return secrets
+    }
+}

@@ -1,0 +1,73 @@
+import ArgumentParser
+import Configuration
+import Foundation
+import Hummingbird
+import Logging
+import StorekeeperServer
+import StorekeeperStorage
+import ServiceLifecycle
+import SystemPackage
+import UnixSignals
+
+/// Builds the configuration reader: environment variables first, then the JSON file if one is given.
+enum ConfigurationLoader {
+    static func reader(file: String?) async throws -> ConfigReader {
+        var providers: [any ConfigProvider] = [EnvironmentVariablesProvider()]
+        if let file {
+            providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(file)))
+        }
+        return ConfigReader(providers: providers)
+    }
+
+    static func logger(_ label: String) -> Logger {
+        var logger = Logger(label: label)
+        logger.logLevel = Logger.Level(rawValue: ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info") ?? .info
+        return logger
+    }
+}
+
+/// `storekeeper serve`: the Storekeeper server.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the Storekeeper server (migrations are applied at start).",
+        discussion: """
+            Configuration comes from environment variables, then from --config (JSON with the same dotted keys as \
+            nested objects): http.port (HTTP_PORT), db.kind (DB_KIND: sqlite | postgres), db.sqlite.path, \
+            db.postgres.url (DB_POSTGRES_URL), catalog.file, apps (APPS: names), apps.<name>.bundleId, \
+            apps.<name>.appAppleId, apps.<name>.sharedSecret, apps.<name>.apiKey.{id,issuer,path}, \
+            auth.jwt.hs256Secret, auth.jwt.es256PublicKey, auth.jwt.issuer, auth.jwt.audience, auth.apiKeys, \
+            auth.adminKeys (name:key,...), auth.guests, policy.transfer (refuse | transfer). See README.md.
+            """)
+
+    @Option(name: .customLong("config"), help: "JSON configuration file.")
+    var configFile: String?
+
+    func run() async throws {
+        let logger = ConfigurationLoader.logger("storekeeper.server")
+        let configuration = try ServerConfiguration(reader: try await ConfigurationLoader.reader(file: configFile))
+        let app = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
+        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+    }
+}
+
+/// `storekeeper migrate`: applies the database migrations and exits.
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate", abstract: "Apply database migrations (the same configuration as serve) and exit.")
+
+    @Option(name: .customLong("config"), help: "JSON configuration file.")
+    var configFile: String?
+
+    func run() async throws {
+        let logger = ConfigurationLoader.logger("storekeeper.migrate")
+        let configuration = try ServerConfiguration(reader: try await ConfigurationLoader.reader(file: configFile))
+        let provider = try await StorekeeperServer.makeDatabase(configuration.database, logger: logger)
+        // PostgresClient needs its run loop; the SQLite connection works without one.
+        let runner = Task { if provider.kind == .postgres { try? await provider.run() } }
+        defer { runner.cancel() }
+        let applied = try await Migrator(migrations: StorekeeperSchema.migrations, logger: logger).migrate(provider)
+        if let sqlite = provider as? SQLiteDatabaseProvider { try await sqlite.close() }
+        print(applied.isEmpty ? "database is up to date" : "applied: " + applied.joined(separator: ", "))
+    }
+}
