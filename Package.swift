@@ -116,6 +116,15 @@ let package = Package(
             name: "StorekeeperBenchmarks",
             dependencies: [
                 "AppStoreWire",
+                "AppStoreSimulator",
+                "StorekeeperCore",
+                "StorekeeperServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

@@ -10,10 +10,19 @@ import StorekeeperCore
 /// the order update. A repeat by anyone, from any process, finds the row and changes nothing.
 public struct PurchaseLedger: Sendable {
     let provider: any DatabaseProvider
+    private let batcher: DeliveryBatcher
 
-    public init(provider: any DatabaseProvider) { self.provider = provider }
+    /// - Parameter maximumBatch: how many concurrent deliveries may share one database transaction.
+    public init(provider: any DatabaseProvider, maximumBatch: Int = 256) {
+        self.provider = provider
+        self.batcher = DeliveryBatcher(provider: provider, maximumBatch: maximumBatch)
+    }
 
     /// Delivers `transaction` of `product`.
+    ///
+    /// Concurrent calls are grouped: whichever caller gets the database next delivers every queued request in one
+    /// transaction (``deliverBatch(_:now:kind:on:)``), so a burst of purchases costs a few statements and one
+    /// durable commit instead of several of each per purchase. No caller returns before its delivery committed.
     ///
     /// - Parameters:
     ///   - orderId: an order the client names (legacy receipts: the `applicationUsername` it tracked); otherwise the
@@ -23,12 +32,8 @@ public struct PurchaseLedger: Sendable {
         _ transaction: VerifiedTransaction, product: CatalogProduct, orderId: String? = nil, submitter: UserID?,
         policy: TransferPolicy, now: Date = Date()
     ) async throws -> DeliveryResult {
-        let kind = provider.kind
-        return try await provider.withTransaction { db in
-            try await Self.deliver(
-                transaction, product: product, orderId: orderId, submitter: submitter, policy: policy, now: now, kind: kind,
-                on: db)
-        }
+        try await batcher.deliver(
+            DeliveryRequest(transaction: transaction, product: product, orderId: orderId, submitter: submitter, policy: policy))
     }
 
     static func deliver(

@@ -1,0 +1,84 @@
+import Synchronization
+
+/// Combines concurrent submissions into batches processed one batch at a time, without convoys.
+///
+/// The first submitter becomes the drainer: it processes everything queued, in batches of at most
+/// `maximumBatch`, until its own input is done, then hands the drainer role to the oldest waiting submitter (if
+/// any) and returns. Every other submitter just waits for its output. Nobody waits for a lock only to learn that
+/// their work was already done, which is what turns a lock-based scheme into a queue of one-item batches.
+final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
+    private enum Signal: Sendable {
+        case done(Output)
+        case drain
+    }
+
+    private struct Entry: Sendable {
+        let id: UInt64
+        let input: Input
+        let continuation: CheckedContinuation<Signal, Never>
+    }
+
+    private struct State: Sendable {
+        var queue: [Entry] = []
+        var draining = false
+        var nextId: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    private let maximumBatch: Int
+    private let process: @Sendable ([Input]) async -> [Output]
+
+    /// - Parameter process: handles one batch, returning one output per input, in order.
+    init(maximumBatch: Int, process: @escaping @Sendable ([Input]) async -> [Output]) {
+        self.maximumBatch = max(1, maximumBatch)
+        self.process = process
+    }
+
+    func submit(_ input: Input) async -> Output {
+        let id = state.withLock { state -> UInt64 in
+            defer { state.nextId &+= 1 }
+            return state.nextId
+        }
+        let signal = await withCheckedContinuation { (continuation: CheckedContinuation<Signal, Never>) in
+            let drainNow = state.withLock { state -> Bool in
+                state.queue.append(Entry(id: id, input: input, continuation: continuation))
+                if state.draining { return false }
+                state.draining = true
+                return true
+            }
+            if drainNow { continuation.resume(returning: .drain) }
+        }
+        switch signal {
+        case .done(let output): return output
+        case .drain: return await drain(until: id)
+        }
+    }
+
+    private func drain(until id: UInt64) async -> Output {
+        while true {
+            let batch = state.withLock { state -> [Entry] in
+                let taken = Array(state.queue.prefix(maximumBatch))
+                state.queue.removeFirst(taken.count)
+                return taken
+            }
+            // The drainer's own entry is queued until a batch it runs takes it, so a batch is never empty here.
+            let outputs = await process(batch.map(\.input))
+            var mine: Output?
+            for (entry, output) in zip(batch, outputs) {
+                if entry.id == id { mine = output } else { entry.continuation.resume(returning: .done(output)) }
+            }
+            if let mine {
+                let successor = state.withLock { state -> Entry? in
+                    guard let first = state.queue.first else {
+                        state.draining = false
+                        return nil
+                    }
+                    return first
+                }
+                // The successor's entry stays queued: its own drain takes it first.
+                successor?.continuation.resume(returning: .drain)
+                return mine
+            }
+        }
+    }
+}

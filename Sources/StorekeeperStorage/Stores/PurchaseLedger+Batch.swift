@@ -1,0 +1,355 @@
+import Foundation
+import SQLKit
+import StorekeeperCore
+
+/// One delivery a request asks the ledger for.
+public struct DeliveryRequest: Sendable {
+    public var transaction: VerifiedTransaction
+    public var product: CatalogProduct
+    public var orderId: String?
+    public var submitter: UserID?
+    public var policy: TransferPolicy
+
+    public init(
+        transaction: VerifiedTransaction, product: CatalogProduct, orderId: String?, submitter: UserID?,
+        policy: TransferPolicy
+    ) {
+        self.transaction = transaction
+        self.product = product
+        self.orderId = orderId
+        self.submitter = submitter
+        self.policy = policy
+    }
+}
+
+extension PurchaseLedger {
+    /// Delivers many requests in one database transaction with set-based statements: a handful of multi-row
+    /// reads and writes per batch instead of several statements per purchase.
+    ///
+    /// Exactly-once still rests on the `apple_transactions` primary key: the multi-row insert uses
+    /// `ON CONFLICT DO NOTHING RETURNING`, and only the rows it returns get coins, grants and audit entries. The
+    /// common case (an owner is clear) takes the bulk path; refusals, transfers, duplicates from another submitter
+    /// and lost binding races take the single-transaction path afterwards, in the same database transaction.
+    static func deliverBatch(
+        _ requests: [DeliveryRequest], now: Date, kind: DatabaseKind, on db: any SQLDatabase
+    ) async throws -> [DeliveryResult] {
+        var results = [DeliveryResult?](repeating: nil, count: requests.count)
+        var slow: [Int] = []
+        var leaderOf: [String: Int] = [:]
+        var followers: [(index: Int, leader: Int)] = []
+        var leaders: [Int] = []
+        for (index, request) in requests.enumerated() {
+            let id = request.transaction.transactionId
+            if let leader = leaderOf[id] {
+                let first = requests[leader]
+                if first.submitter == request.submitter && first.orderId == request.orderId {
+                    followers.append((index, leader))
+                } else {
+                    slow.append(index)
+                }
+            } else {
+                leaderOf[id] = index
+                leaders.append(index)
+            }
+        }
+
+        // Orders named by id or found by appAccountToken.
+        let orderIds = Set(leaders.compactMap { requests[$0].orderId })
+        let tokens = Set(leaders.compactMap { requests[$0].orderId == nil ? requests[$0].transaction.appAccountToken?.uuidString.lowercased() : nil })
+        var ordersById: [String: (id: String, user: UserID, bundleId: String)] = [:]
+        var ordersByToken: [String: (id: String, user: UserID, bundleId: String)] = [:]
+        if !orderIds.isEmpty || !tokens.isEmpty {
+            let query = db.select().columns("id", "user_id", "app_account_token", "bundle_id").from("orders")
+            if !orderIds.isEmpty { query.orWhere("id", .in, Array(orderIds)) }
+            if !tokens.isEmpty { query.orWhere("app_account_token", .in, Array(tokens)) }
+            for row in try await query.all() {
+                let order = (
+                    id: try row.decode(column: "id", as: String.self),
+                    user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
+                    bundleId: try row.decode(column: "bundle_id", as: String.self)
+                )
+                ordersById[order.id] = order
+                ordersByToken[try row.decode(column: "app_account_token", as: String.self)] = order
+            }
+        }
+
+        // Existing owners of the original transactions.
+        let originals = Set(leaders.map { requests[$0].transaction.originalTransactionId })
+        var bound: [String: UserID] = [:]
+        for row in try await db.select().columns("original_transaction_id", "user_id").from("transaction_owners")
+            .where("original_transaction_id", .in, Array(originals)).all()
+        {
+            bound[try row.decode(column: "original_transaction_id", as: String.self)] =
+                UserID(rawValue: try row.decode(column: "user_id", as: String.self))
+        }
+
+        // Decide each leader's owner; anything but a plain owner goes the single path.
+        struct Planned {
+            var index: Int
+            var owner: UserID
+            var order: (id: String, user: UserID, bundleId: String)?
+        }
+        var planned: [Planned] = []
+        var newBindings: [String: UserID] = [:]
+        var parked: [Int] = []
+        for index in leaders {
+            let request = requests[index]
+            let transaction = request.transaction
+            var order: (id: String, user: UserID, bundleId: String)?
+            if let orderId = request.orderId {
+                order = ordersById[orderId].flatMap { $0.bundleId == transaction.bundleId ? $0 : nil }
+            } else if let token = transaction.appAccountToken?.uuidString.lowercased() {
+                order = ordersByToken[token]
+            }
+            let boundUser = bound[transaction.originalTransactionId] ?? newBindings[transaction.originalTransactionId]
+            switch Attribution.decide(
+                orderUser: order?.user, boundUser: boundUser, submitter: request.submitter, policy: request.policy)
+            {
+            case .owner(let owner):
+                if boundUser == nil { newBindings[transaction.originalTransactionId] = owner }
+                planned.append(Planned(index: index, owner: owner, order: order))
+            case .unattributed:
+                parked.append(index)
+            case .refused, .transfer:
+                slow.append(index)
+            }
+        }
+
+        if !parked.isEmpty {
+            let insert = db.insert(into: "pending_transactions").columns(
+                "transaction_id", "original_transaction_id", "bundle_id", "product_id", "environment", "reason",
+                "signed_data", "created_at")
+            for index in parked {
+                let t = requests[index].transaction
+                insert.values([
+                    t.transactionId, t.originalTransactionId, t.bundleId, t.productId, t.environment,
+                    "no user to attribute to", t.signedData, now.millis,
+                ] as [any Encodable & Sendable])
+                results[index] = .parked(transactionId: t.transactionId)
+            }
+            try await insert.ignoringConflicts(with: ["transaction_id"]).run()
+        }
+
+        if !planned.isEmpty {
+            let owners = Set(planned.map(\.owner)).sorted()
+            let users = db.insert(into: "users").columns("id", "kind", "created_at")
+            for owner in owners { users.values([owner.rawValue, owner.isGuest ? "guest" : "account", now.millis] as [any Encodable & Sendable]) }
+            try await users.ignoringConflicts(with: ["id"]).run()
+        }
+
+        // Bind new originals; a binding another process made first sends its purchases down the single path.
+        if !newBindings.isEmpty {
+            let insert = db.insert(into: "transaction_owners").columns(
+                "original_transaction_id", "user_id", "bundle_id", "product_id", "bound_at")
+            for original in newBindings.keys.sorted() {
+                let request = requests[planned.first { requests[$0.index].transaction.originalTransactionId == original }!.index]
+                insert.values([
+                    original, newBindings[original]!.rawValue, request.transaction.bundleId, request.transaction.productId,
+                    now.millis,
+                ] as [any Encodable & Sendable])
+            }
+            let won = Set(
+                try await insert.ignoringConflicts(with: ["original_transaction_id"]).returning("original_transaction_id").all()
+                    .map { try $0.decode(column: "original_transaction_id", as: String.self) })
+            let lost = Set(newBindings.keys).subtracting(won)
+            if !lost.isEmpty {
+                slow += planned.filter { lost.contains(requests[$0.index].transaction.originalTransactionId) }.map(\.index)
+                planned.removeAll { lost.contains(requests[$0.index].transaction.originalTransactionId) }
+            }
+        }
+
+        // The exactly-once step: only the rows this insert returns are delivered now.
+        var fresh = Set<String>()
+        if !planned.isEmpty {
+            let insert = db.insert(into: "apple_transactions").columns(
+                "transaction_id", "original_transaction_id", "user_id", "bundle_id", "product_id", "product_kind",
+                "environment", "quantity", "purchase_date", "expires_date", "subscription_group", "offer_type",
+                "app_account_token", "order_id", "source", "delivered_at", "signed_data")
+            for plan in planned.sorted(by: { requests[$0.index].transaction.transactionId < requests[$1.index].transaction.transactionId }) {
+                let request = requests[plan.index]
+                let t = request.transaction
+                insert.values([
+                    t.transactionId, t.originalTransactionId, plan.owner.rawValue, t.bundleId, t.productId,
+                    request.product.kind.rawValue, t.environment, t.quantity, t.purchaseDate.millis, t.expiresDate?.millis,
+                    t.subscriptionGroup ?? request.product.subscriptionGroup, t.offerType,
+                    t.appAccountToken?.uuidString.lowercased(), plan.order?.id, t.source.rawValue, now.millis, t.signedData,
+                ] as [any Encodable & Sendable])
+            }
+            fresh = Set(
+                try await insert.ignoringConflicts(with: ["transaction_id"]).returning("transaction_id").all()
+                    .map { try $0.decode(column: "transaction_id", as: String.self) })
+        }
+
+        // Delivered before: report who holds it.
+        let repeated = planned.filter { !fresh.contains(requests[$0.index].transaction.transactionId) }
+        if !repeated.isEmpty {
+            var holders: [String: (user: UserID, orderId: String?)] = [:]
+            for row in try await db.select().columns("transaction_id", "user_id", "order_id").from("apple_transactions")
+                .where("transaction_id", .in, repeated.map { requests[$0.index].transaction.transactionId }).all()
+            {
+                holders[try row.decode(column: "transaction_id", as: String.self)] = (
+                    UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
+                    try row.decode(column: "order_id", as: String?.self)
+                )
+            }
+            for plan in repeated {
+                let request = requests[plan.index]
+                let holder = holders[request.transaction.transactionId]
+                results[plan.index] = .delivered(
+                    Delivery(
+                        transactionId: request.transaction.transactionId,
+                        originalTransactionId: request.transaction.originalTransactionId, productId: request.transaction.productId,
+                        productKind: request.product.kind, user: holder?.user ?? plan.owner, environment: request.transaction.environment,
+                        orderId: holder?.orderId, newlyDelivered: false, grant: nil))
+            }
+        }
+
+        let delivering = planned.filter { fresh.contains(requests[$0.index].transaction.transactionId) }
+        var audit: [AuditEntry] = []
+        var grants: [Int: DeliveryGrant] = [:]
+
+        // Coins: one upsert per user for the batch's total, then each entry's balance walked back from it.
+        let coinPlans = delivering.filter { requests[$0.index].product.kind == .consumable }
+        if !coinPlans.isEmpty {
+            var totals: [UserID: Int64] = [:]
+            for plan in coinPlans {
+                totals[plan.owner, default: 0] += DeliveryRules.coins(for: requests[plan.index].product, transaction: requests[plan.index].transaction)
+            }
+            let upsert = db.insert(into: "wallets").columns("user_id", "currency", "balance")
+            for user in totals.keys.sorted() { upsert.values([user.rawValue, "coins", totals[user]!] as [any Encodable & Sendable]) }
+            var finals: [UserID: Int64] = [:]
+            let upserted = try await upsert.onConflict(with: ["user_id", "currency"], do: { update in
+                update.set("balance", to: SQLRaw("wallets.balance + excluded.balance"))
+            }).returning("user_id", "balance").all()
+            for row in upserted {
+                finals[UserID(rawValue: try row.decode(column: "user_id", as: String.self))] = try row.decode(column: "balance", as: Int64.self)
+            }
+            var running: [UserID: Int64] = [:]
+            for (user, total) in totals { running[user] = (finals[user] ?? total) - total }
+            let entries = db.insert(into: "wallet_entries").columns(
+                "cause", "user_id", "currency", "amount", "balance_after", "reason", "created_at")
+            for plan in coinPlans {
+                let request = requests[plan.index]
+                let amount = DeliveryRules.coins(for: request.product, transaction: request.transaction)
+                let balance = running[plan.owner, default: 0] + amount
+                running[plan.owner] = balance
+                let cause = "transaction:\(request.transaction.transactionId)"
+                entries.values([cause, plan.owner.rawValue, "coins", amount, balance, request.transaction.productId, now.millis] as [any Encodable & Sendable])
+                audit.append(
+                    AuditEntry(
+                        action: "wallet.credited", user: plan.owner, subject: "coins", amount: amount, cause: cause,
+                        detail: request.transaction.productId, createdAt: now))
+                grants[plan.index] = .coins(amount: amount, balance: balance)
+            }
+            try await entries.run()
+        }
+
+        // Entitlements; passes stack on the latest end, including passes earlier in this batch.
+        let grantPlans = delivering.filter { requests[$0.index].product.kind != .consumable }
+        if !grantPlans.isEmpty {
+            var passEnds: [String: Date] = [:]
+            let passUsers = Set(grantPlans.filter { requests[$0.index].product.kind == .nonRenewing }.map(\.owner)).sorted()
+            if !passUsers.isEmpty {
+                if kind == .postgres {
+                    try await db.raw("SELECT id FROM users WHERE id IN (\(binds: passUsers.map(\.rawValue))) ORDER BY id FOR UPDATE").run()
+                }
+                for row in try await db.raw(
+                    """
+                    SELECT user_id, entitlement, MAX(ends_at) AS pass_end FROM entitlement_grants
+                    WHERE user_id IN (\(binds: passUsers.map(\.rawValue))) AND product_kind = 'nonRenewing' AND revoked_at IS NULL
+                    GROUP BY user_id, entitlement
+                    """
+                ).all() {
+                    if let end = try row.decode(column: "pass_end", as: Int64?.self) {
+                        passEnds["\(try row.decode(column: "user_id", as: String.self))\u{0}\(try row.decode(column: "entitlement", as: String.self))"] =
+                            Date(millis: end)
+                    }
+                }
+            }
+            let insert = db.insert(into: "entitlement_grants").columns(
+                "transaction_id", "user_id", "entitlement", "product_id", "product_kind", "original_transaction_id", "starts_at",
+                "ends_at", "environment", "created_at")
+            for plan in grantPlans {
+                let request = requests[plan.index]
+                let t = request.transaction
+                let entitlement = request.product.entitlement ?? request.product.id
+                let key = "\(plan.owner.rawValue)\u{0}\(entitlement)"
+                let period = DeliveryRules.period(for: request.product, transaction: t, currentPassEnd: passEnds[key], now: now)!
+                if request.product.kind == .nonRenewing, let end = period.end { passEnds[key] = end }
+                insert.values([
+                    t.transactionId, plan.owner.rawValue, entitlement, t.productId, request.product.kind.rawValue,
+                    t.originalTransactionId, period.start.millis, period.end?.millis, t.environment, now.millis,
+                ] as [any Encodable & Sendable])
+                audit.append(
+                    AuditEntry(
+                        action: "entitlement.granted", user: plan.owner, subject: entitlement, periodStart: period.start,
+                        periodEnd: period.end, cause: "transaction:\(t.transactionId)",
+                        detail: t.isSandbox ? "\(t.productId) (sandbox)" : t.productId, createdAt: now))
+                grants[plan.index] = .entitlement(name: entitlement, start: period.start, end: period.end)
+            }
+            try await insert.run()
+        }
+
+        // Orders: the first delivered transaction completes each.
+        var orderTransaction: [String: (transactionId: String, user: UserID)] = [:]
+        for plan in delivering {
+            if let order = plan.order, orderTransaction[order.id] == nil {
+                orderTransaction[order.id] = (requests[plan.index].transaction.transactionId, order.user)
+            }
+        }
+        for orderId in orderTransaction.keys.sorted() {
+            let (transactionId, user) = orderTransaction[orderId]!
+            let updated = try await db.raw(
+                """
+                UPDATE orders SET status = 'delivered', transaction_id = \(bind: transactionId), updated_at = \(bind: now.millis)
+                WHERE id = \(bind: orderId) AND transaction_id IS NULL RETURNING id
+                """
+            ).first()
+            if updated != nil {
+                audit.append(
+                    AuditEntry(action: "order.delivered", user: user, subject: orderId, cause: "transaction:\(transactionId)", createdAt: now))
+            }
+        }
+
+        if !audit.isEmpty {
+            let insert = db.insert(into: "audit_entries").columns(
+                "user_id", "action", "subject", "amount", "period_start", "period_end", "cause", "detail", "created_at")
+            for entry in audit {
+                insert.values([
+                    entry.user.rawValue, entry.action, entry.subject, entry.amount, entry.periodStart?.millis,
+                    entry.periodEnd?.millis, entry.cause, entry.detail, entry.createdAt.millis,
+                ] as [any Encodable & Sendable])
+            }
+            try await insert.run()
+        }
+
+        for plan in delivering {
+            let request = requests[plan.index]
+            results[plan.index] = .delivered(
+                Delivery(
+                    transactionId: request.transaction.transactionId, originalTransactionId: request.transaction.originalTransactionId,
+                    productId: request.transaction.productId, productKind: request.product.kind, user: plan.owner,
+                    environment: request.transaction.environment, orderId: plan.order?.id, newlyDelivered: true,
+                    grant: grants[plan.index]))
+        }
+
+        // Everything unusual, one at a time, seeing the bulk writes above.
+        for index in slow.sorted() {
+            let request = requests[index]
+            results[index] = try await deliver(
+                request.transaction, product: request.product, orderId: request.orderId, submitter: request.submitter,
+                policy: request.policy, now: now, kind: kind, on: db)
+        }
+        for (index, leader) in followers {
+            switch results[leader]! {
+            case .delivered(var delivery):
+                delivery.newlyDelivered = false
+                delivery.grant = nil
+                results[index] = .delivered(delivery)
+            case let other:
+                results[index] = other
+            }
+        }
+        return results.map { $0! }
+    }
+}
