@@ -48,12 +48,10 @@ struct ClientController<Context: RequestContext> {
         if product.hasIntroductoryOffer, let group = product.subscriptionGroup,
             try await accounts.hadIntroductoryOffer(user, group: group)
         {
-            var details: [String: String] = [:]
-            details["alternativeProductId"] = product.introductoryOfferFreeVariant
             throw StorekeeperError(
                 .conflict, code: "introductory_offer_not_eligible",
                 message: "this user already had an introductory offer in group \(group); sell the variant without one",
-                details: details)
+                details: product.introductoryOfferFreeVariant.map { ["alternativeProductId": $0] })
         }
         let now = Date()
         let order = Order(
@@ -138,6 +136,9 @@ struct ClientController<Context: RequestContext> {
         }
         if let focusProblem {
             outcome = focusProblem.outcome?.rawValue ?? "rejected"
+        } else if focus == nil, deliveries.isEmpty, !problems.isEmpty, outcome != "retry" {
+            // Nothing was delivered and nothing is worth retrying.
+            outcome = "rejected"
         }
         return try APIJSON.response(
             API.PurchaseAnswer(
@@ -225,6 +226,14 @@ struct ClientController<Context: RequestContext> {
             throw StorekeeperError(.internal, code: "no_app", message: "no app configured")
         }
         let variant = campaign.variant(for: user.rawValue).name
+        let version = body.version ?? "v2"
+        switch version {
+        case "v1" where app.offerSignerV1 == nil, "v2" where app.requestSigner == nil:
+            throw StorekeeperError(
+                .conflict, code: "offer_signing_unavailable", message: "no In-App Purchase key (and issuer, for v2) is configured")
+        case "v1", "v2": break
+        default: throw StorekeeperError.badRequest("invalid_version", "version must be v1 or v2")
+        }
         var nonce = UUID()
         var recorded = false
         for _ in 0..<3 where !recorded {
@@ -233,7 +242,7 @@ struct ClientController<Context: RequestContext> {
             if !recorded { nonce = UUID() }
         }
         guard recorded else { throw StorekeeperError(.internal, code: "nonce_collision", message: "could not record a fresh nonce") }
-        switch body.version ?? "v2" {
+        switch version {
         case "v1":
             guard let signer = app.offerSignerV1 else {
                 throw StorekeeperError(.conflict, code: "offer_signing_unavailable", message: "no In-App Purchase key is configured")

@@ -91,7 +91,7 @@ public struct WalletStore: Sendable {
         try await provider.withTransaction { db in
             try await UserStore.ensure(user, now: now, on: db)
             return try await Self.apply(
-                user: user, currency: currency, amount: amount, cause: "admin:\(admin):\(idempotencyKey)",
+                user: user, currency: currency, amount: amount, cause: "admin:\(admin):\(user.rawValue):\(idempotencyKey)",
                 reason: reason, allowNegative: true, now: now, on: db)
         }
     }
