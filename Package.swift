@@ -198,6 +198,7 @@ let package = Package(
             name: "StorekeeperStorageTests",
             dependencies: [
                 "StorekeeperStorage",
+                "StorekeeperCore",
                 "StorekeeperTestSupport",
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -112,4 +112,61 @@ struct PurchaseFlowTests {
             #expect(other.status == 404)
         }
     }
+
+    @Test("coins are spent with an idempotency key and never overdrawn", arguments: TestDatabase.available)
+    func spending(database: TestDatabase) async throws {
+        try await ServerHarness.run(database) { server in
+            let account = try await server.store.createAccount().id
+            let (_, coins) = try await server.orderAndBuy(Self.coins, user: "tess", account: account)
+            _ = try await server.submit(coins.signedTransaction, headers: ServerHarness.userHeaders("tess"))
+            let spend: [String: Any] = ["amount": 25, "idempotencyKey": "chapter-3-unlock"]
+            let first = try await server.call(.POST, "/v1/wallet/spend", json: spend, headers: ServerHarness.userHeaders("tess"))
+            #expect(first["balance"] as? Int == 35)
+            let repeated = try await server.call(.POST, "/v1/wallet/spend", json: spend, headers: ServerHarness.userHeaders("tess"))
+            #expect(repeated["balance"] as? Int == 35)
+            #expect(repeated["repeated"] as? Bool == true)
+            let overdraft = try await server.call(
+                .POST, "/v1/wallet/spend", json: ["amount": 36, "idempotencyKey": "too-much"], headers: ServerHarness.userHeaders("tess"))
+            #expect(overdraft.status == 409)
+            #expect(overdraft.code == "insufficient_funds")
+            // Concurrent spends of the whole balance: exactly one wins.
+            let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<10 {
+                    group.addTask {
+                        let reply = try await server.call(
+                            .POST, "/v1/wallet/spend", json: ["amount": 35, "idempotencyKey": "race-\(index)"],
+                            headers: ServerHarness.userHeaders("tess"))
+                        return reply.status == 200
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(winners == 1)
+            #expect(try await server.coins("tess") == 0)
+            let debits = try await server.audit("tess").filter { $0["action"] as? String == "wallet.debited" }
+            #expect(debits.count == 2)
+        }
+    }
+
+    @Test("a StoreKit 2 history restore delivers what was never delivered, once", arguments: TestDatabase.available)
+    func restore(database: TestDatabase) async throws {
+        try await ServerHarness.run(database) { server in
+            let account = try await server.store.createAccount().id
+            _ = try await server.store.purchase(productId: Self.chapter, account: account)
+            _ = try await server.store.purchase(productId: Self.yearly, account: account)
+            _ = try await server.store.purchase(productId: Self.pass, account: account)
+            let history = try await server.store.restore(account: account)
+            #expect(history.count >= 2)
+            let reply = try await server.call(.POST, "/v1/restore", json: ["signedTransactions": history], headers: ServerHarness.userHeaders("uma"))
+            #expect(reply.outcome == "delivered", "\(reply.text)")
+            let deliveries = try #require(reply["deliveries"] as? [[String: Any]])
+            #expect(deliveries.count == history.count)
+            #expect(deliveries.allSatisfy { $0["alreadyDelivered"] as? Bool == false })
+            let again = try await server.call(.POST, "/v1/restore", json: ["signedTransactions": history], headers: ServerHarness.userHeaders("uma"))
+            #expect((again["deliveries"] as? [[String: Any]])?.allSatisfy { $0["alreadyDelivered"] as? Bool == true } == true)
+            let me = try await server.me("uma")
+            #expect(server.entitlement("chapter.2", of: me)?["active"] as? Bool == true)
+            #expect(server.entitlement("membership", of: me)?["active"] as? Bool == true)
+        }
+    }
 }
