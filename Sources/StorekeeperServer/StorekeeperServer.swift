@@ -70,6 +70,10 @@ public enum StorekeeperServer {
             users: UserStore(provider: provider), nonces: OfferNonceStore(provider: provider), catalog: catalog, apps: apps,
             maxBodyBytes: configuration.maxBodyBytes, orderLifetime: configuration.orderLifetime
         ).add(to: router)
+        AppleNotificationsController(
+            apps: apps, inbox: NotificationInbox(provider: provider), auth: auth, metrics: metrics,
+            maxBodyBytes: configuration.maxBodyBytes
+        ).add(to: router)
         AdminController(
             auth: auth, accounts: accounts, orders: orders, audit: AuditStore(provider: provider), wallet: wallet,
             ledger: ledger, catalog: catalog, maxBodyBytes: configuration.maxBodyBytes

@@ -59,8 +59,13 @@ struct DemoCommand: AsyncParsableCommand {
                 jwtHS256Secret: secrets.hs256Secret, apiKeys: ["demo-backend": secrets.apiKey], adminKeys: ["demo-admin": secrets.adminKey]))
         let server = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
         print(Self.walkthrough(port: port, simulatorURL: simulatorURL, secrets: secrets))
+        // The simulator sends its App Store Server Notifications to the server, as Apple would.
+        let delivery = NotificationDeliveryService(
+            store: store, url: "http://127.0.0.1:\(port)/apple/notifications/v2", httpClient: HTTPClient.shared, logger: logger)
         let group = ServiceGroup(
-            configuration: .init(services: [.init(service: simulator), .init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(
+                services: [.init(service: simulator), .init(service: server), .init(service: delivery)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 

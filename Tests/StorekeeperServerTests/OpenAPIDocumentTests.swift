@@ -59,7 +59,7 @@ import Testing
             #expect(served.text == document)
             for operation in Self.documentedOperations(document).sorted() {
                 let parts = operation.split(separator: " ")
-                let path = String(parts[1]).replacingOccurrences(of: "{id}", with: "x")
+                let path = String(parts[1]).replacingOccurrences(of: #"\{[a-z]+\}"#, with: "x", options: .regularExpression)
                 let method = HTTPMethod(rawValue: String(parts[0]))
                 let reply = try await server.call(method, path, json: method == .GET ? nil : [String: String]())
                 #expect(reply.code != "not_found" && reply.status != 405, "\(operation): \(reply.status) \(reply.text.prefix(200))")
