@@ -58,7 +58,8 @@ struct DemoCommand: AsyncParsableCommand {
             auth: AuthConfiguration(
                 jwtHS256Secret: secrets.hs256Secret, apiKeys: ["demo-backend": secrets.apiKey], adminKeys: ["demo-admin": secrets.adminKey]))
         let server = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
-        print(Self.walkthrough(port: port, simulatorURL: simulatorURL, secrets: secrets))
+        // Written straight to the file handle: stdout is block-buffered when piped, and the demo runs until killed.
+        FileHandle.standardOutput.write(Data((Self.walkthrough(port: port, simulatorURL: simulatorURL, secrets: secrets) + "\n").utf8))
         // The simulator sends its App Store Server Notifications to the server, as Apple would.
         let delivery = NotificationDeliveryService(
             store: store, url: "http://127.0.0.1:\(port)/apple/notifications/v2", httpClient: HTTPClient.shared, logger: logger)
