@@ -66,24 +66,61 @@ public enum StorekeeperServer {
         router.add(middleware: ErrorMiddleware(metrics: metrics))
         OperationsController(provider: provider, metrics: metrics, openAPI: try openAPIDocument()).add(to: router)
         ClientController(
-            auth: auth, purchases: purchases, orders: orders, accounts: accounts, wallet: wallet,
+            auth: auth, purchases: purchases, orders: orders, accounts: accounts,
+            subscriptions: SubscriptionStore(provider: provider), wallet: wallet,
             users: UserStore(provider: provider), nonces: OfferNonceStore(provider: provider), catalog: catalog, apps: apps,
             maxBodyBytes: configuration.maxBodyBytes, orderLifetime: configuration.orderLifetime
         ).add(to: router)
+        let subscriptions = SubscriptionStore(provider: provider)
+        let inbox = NotificationInbox(provider: provider)
+        let lifecycle = configuration.lifecycle
+        let engine = LifecycleEngine(
+            catalog: catalog, policy: configuration.transferPolicy, clawback: lifecycle.coinClawback, kind: provider.kind,
+            logger: logger)
+        let ready = ReadinessGate()
+        var jobs = LifecycleJobs()
+        if lifecycle.processNotifications {
+            jobs.processor = NotificationProcessor(
+                provider: provider, inbox: inbox, engine: engine, configuration: lifecycle, metrics: metrics, ready: ready, logger: logger)
+        }
+        let processor = jobs.processor
+        let intake = NotificationIntake(inbox: inbox, onStored: { processor?.notificationStored() })
+        let lease = JobLease(provider: provider)
+        let hasServerAPI = apps.apps.contains { !$0.serverAPI.isEmpty }
+        if hasServerAPI {
+            jobs.catchUp = NotificationCatchUp(
+                apps: apps, intake: intake, lease: lease, interval: lifecycle.catchUpInterval ?? .seconds(3_600),
+                lookback: lifecycle.catchUpLookback, metrics: metrics, ready: ready, logger: logger)
+            jobs.sweep = RenewalSweep(
+                apps: apps, provider: provider, subscriptions: subscriptions, engine: engine, lease: lease,
+                interval: lifecycle.sweepInterval ?? .seconds(900), metrics: metrics, ready: ready, logger: logger)
+            jobs.responder = ConsumptionResponder(
+                apps: apps, requests: ConsumptionRequestStore(provider: provider), catalog: catalog, configuration: lifecycle,
+                interval: lifecycle.consumptionInterval ?? .seconds(30), metrics: metrics, ready: ready, logger: logger)
+        }
+        var services: [any Service] = [provider, catalog]
+        if let processor { services.append(processor) }
+        if let catchUp = jobs.catchUp, lifecycle.catchUpInterval != nil { services.append(catchUp) }
+        if let sweep = jobs.sweep, lifecycle.sweepInterval != nil { services.append(sweep) }
+        if let responder = jobs.responder, lifecycle.consumptionInterval != nil { services.append(responder) }
+
         AppleNotificationsController(
-            apps: apps, inbox: NotificationInbox(provider: provider), auth: auth, metrics: metrics,
-            maxBodyBytes: configuration.maxBodyBytes
+            apps: apps, inbox: inbox, intake: intake, auth: auth, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes
         ).add(to: router)
         AdminController(
-            auth: auth, accounts: accounts, orders: orders, audit: AuditStore(provider: provider), wallet: wallet,
-            ledger: ledger, catalog: catalog, maxBodyBytes: configuration.maxBodyBytes
+            auth: auth, accounts: accounts, subscriptions: subscriptions, orders: orders, audit: AuditStore(provider: provider),
+            wallet: wallet, ledger: ledger, catalog: catalog, maxBodyBytes: configuration.maxBodyBytes
+        ).add(to: router)
+        LifecycleController(
+            auth: auth, inbox: inbox, subscriptions: subscriptions, consumption: ConsumptionRequestStore(provider: provider),
+            jobs: jobs
         ).add(to: router)
 
         var app = Application(
             router: router,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "storekeeper"),
-            services: [provider, catalog],
+            services: services,
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
         app.beforeServerStarts {
@@ -94,6 +131,7 @@ public enum StorekeeperServer {
                 if added > 0 { logger.info("catalog seeded from file", metadata: ["entries": "\(added)"]) }
             }
             try await catalog.reload()
+            ready.open()
             logger.info(
                 "storekeeper ready",
                 metadata: [

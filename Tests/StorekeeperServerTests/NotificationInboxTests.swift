@@ -23,7 +23,8 @@ struct NotificationInboxTests {
 
     @Test("V2 notifications delivered by the simulator are stored once, duplicates answered 200", arguments: TestDatabase.available)
     func v2Stored(database: TestDatabase) async throws {
-        try await ServerHarness.run(database) { server in
+        // Stored only: these tests look at the inbox before anything applies it.
+        try await ServerHarness.run(database, configure: { $0.lifecycle.processNotifications = false }) { server in
             await server.store.setDeliversNotifications(true)
             let account = try await server.store.createAccount().id
             _ = try await server.store.purchase(productId: PurchaseFlowTests.monthly, account: account)
@@ -75,7 +76,8 @@ struct NotificationInboxTests {
 
     @Test("a storage failure is a 5xx so Apple retries; the retry is stored", arguments: TestDatabase.available)
     func storageFailure(database: TestDatabase) async throws {
-        try await ServerHarness.run(database) { server in
+        // Stored only: these tests look at the inbox before anything applies it.
+        try await ServerHarness.run(database, configure: { $0.lifecycle.processNotifications = false }) { server in
             let account = try await server.store.createAccount().id
             _ = try await server.store.purchase(productId: PurchaseFlowTests.monthly, account: account)
             let signed = try #require(await server.store.sentNotifications().first).signedPayload
@@ -95,7 +97,13 @@ struct NotificationInboxTests {
 
     @Test("V1 notifications need the app's shared secret")
     func v1() async throws {
-        try await ServerHarness.run(.sqlite, configure: { $0.apps[0].sharedSecret = Self.sharedSecret }) { server in
+        try await ServerHarness.run(
+            .sqlite,
+            configure: {
+                $0.apps[0].sharedSecret = Self.sharedSecret
+                $0.lifecycle.processNotifications = false
+            }
+        ) { server in
             await server.store.setDeliversNotifications(true)
             let account = try await server.store.createAccount().id
             _ = try await server.store.purchase(productId: PurchaseFlowTests.monthly, account: account)

@@ -27,14 +27,18 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
     public var apiKeyPEM: String?
     public var verifyReceiptProductionURL: URL
     public var verifyReceiptSandboxURL: URL
+    /// Where the App Store Server API is called instead of Apple's production and sandbox hosts (a simulator).
+    public var serverAPIURL: URL?
 
     public init(
         name: String = "main", bundleId: String, appAppleId: Int64? = nil, deployment: Deployment = .production,
         allowSandbox: Bool = true, extraRootFiles: [String] = [], extraRootsPEM: [String] = [], sharedSecret: String? = nil,
         apiKeyId: String? = nil, apiIssuerId: String? = nil, apiKeyPath: String? = nil, apiKeyPEM: String? = nil,
         verifyReceiptProductionURL: URL = URL(string: "https://buy.itunes.apple.com/verifyReceipt")!,
-        verifyReceiptSandboxURL: URL = URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!
+        verifyReceiptSandboxURL: URL = URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!,
+        serverAPIURL: URL? = nil
     ) {
+        self.serverAPIURL = serverAPIURL
         self.name = name
         self.bundleId = bundleId
         self.appAppleId = appAppleId
@@ -54,7 +58,7 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
     /// Reads `apps.<name>.*`: `bundleId` (required), `appAppleId`, `deployment` (`production` | `development`),
     /// `allowSandbox` (true), `extraRoots` (PEM files; development only), `sharedSecret` (secret),
     /// `apiKey.id`, `apiKey.issuer`, `apiKey.path` (the `.p8`), `verifyReceipt.productionURL`,
-    /// `verifyReceipt.sandboxURL`. Environment form: `APPS_MAIN_BUNDLE_ID`, `APPS_MAIN_SHARED_SECRET`, ...
+    /// `verifyReceipt.sandboxURL`, `serverAPI.url` (instead of Apple's hosts). Environment form: `APPS_MAIN_BUNDLE_ID`, `APPS_MAIN_SHARED_SECRET`, ...
     public init(name: String, reader: ConfigReader) throws {
         guard let bundleId = reader.string(forKey: "bundleId"), !bundleId.isEmpty else {
             throw ConfigurationError.missing("apps.\(name).bundleId")
@@ -78,7 +82,8 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
             apiKeyId: reader.string(forKey: "apiKey.id"), apiIssuerId: reader.string(forKey: "apiKey.issuer"),
             apiKeyPath: reader.string(forKey: "apiKey.path"),
             verifyReceiptProductionURL: try url("verifyReceipt.productionURL", "https://buy.itunes.apple.com/verifyReceipt"),
-            verifyReceiptSandboxURL: try url("verifyReceipt.sandboxURL", "https://sandbox.itunes.apple.com/verifyReceipt"))
+            verifyReceiptSandboxURL: try url("verifyReceipt.sandboxURL", "https://sandbox.itunes.apple.com/verifyReceipt"),
+            serverAPIURL: try reader.string(forKey: "serverAPI.url").map { _ in try url("serverAPI.url", "") })
         if deployment == .production, appAppleId == nil {
             throw ConfigurationError.missing("apps.\(name).appAppleId (required in production)")
         }

@@ -25,13 +25,17 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// How often each process reloads the catalog others may have changed.
     public var catalogRefreshInterval: Duration
+    /// Notifications, refunds, the renewal sweep, catch-up and consumption answers.
+    public var lifecycle: LifecycleConfiguration
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: Database = .sqlite(path: "storekeeper.sqlite"),
         catalogFile: String? = nil, apps: [AppConfiguration], auth: AuthConfiguration,
         transferPolicy: TransferPolicy = .refuse, orderLifetime: Duration = .seconds(86_400),
-        maxBodyBytes: Int = 1 << 20, catalogRefreshInterval: Duration = .seconds(5)
+        maxBodyBytes: Int = 1 << 20, catalogRefreshInterval: Duration = .seconds(5),
+        lifecycle: LifecycleConfiguration = LifecycleConfiguration()
     ) {
+        self.lifecycle = lifecycle
         self.host = host
         self.port = port
         self.database = database
@@ -55,6 +59,7 @@ public struct ServerConfiguration: Sendable {
     /// - `auth.*` (see ``AuthConfiguration/init(reader:)``)
     /// - `policy.transfer` (`POLICY_TRANSFER`: `refuse` or `transfer`), `orders.lifetimeSeconds`
     ///   (`ORDERS_LIFETIME_SECONDS`, 86400)
+    /// - `lifecycle.*` (see ``LifecycleConfiguration/init(reader:)``)
     public init(reader: ConfigReader) throws {
         host = reader.string(forKey: "http.host", default: "127.0.0.1")
         port = reader.int(forKey: "http.port", default: 8080)
@@ -82,6 +87,7 @@ public struct ServerConfiguration: Sendable {
         }
         self.transferPolicy = transferPolicy
         orderLifetime = .seconds(reader.int(forKey: "orders.lifetimeSeconds", default: 86_400))
+        lifecycle = try LifecycleConfiguration(reader: reader.scoped(to: "lifecycle"))
         try validate()
     }
 

@@ -8,6 +8,7 @@ import StorekeeperStorage
 struct AdminController<Context: RequestContext> {
     let auth: Authenticator
     let accounts: AccountStore
+    let subscriptions: SubscriptionStore
     let orders: OrderStore
     let audit: AuditStore
     let wallet: WalletStore
@@ -34,7 +35,8 @@ struct AdminController<Context: RequestContext> {
 
     @Sendable func user(_ request: Request, context: Context) async throws -> Response {
         _ = try auth.admin(request)
-        return try await ClientController<Context>.userBody(try userId(context), accounts: accounts, orders: orders)
+        return try await ClientController<Context>.userBody(
+            try userId(context), request: request, accounts: accounts, orders: orders, subscriptions: subscriptions)
     }
 
     @Sendable func auditTrail(_ request: Request, context: Context) async throws -> Response {

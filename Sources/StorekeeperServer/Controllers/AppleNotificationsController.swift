@@ -16,6 +16,7 @@ import StorekeeperStorage
 struct AppleNotificationsController<Context: RequestContext> {
     let apps: AppRegistry
     let inbox: NotificationInbox
+    let intake: NotificationIntake
     let auth: Authenticator
     let metrics: ServerMetrics
     let maxBodyBytes: Int
@@ -118,41 +119,18 @@ struct AppleNotificationsController<Context: RequestContext> {
         } catch let error as StorekeeperError {
             throw await reject(text, format: "v2", bundleId: nil, error: error)
         }
-        let payload: ResponseBodyV2DecodedPayload
-        var original: String?
-        var transactionId: String?
+        let stored: NotificationIntake.Stored
         do {
-            payload = try await app.verifier.verifyNotification(signed.signedPayload)
-            if let inner = payload.data?.signedTransactionInfo {
-                let transaction = try await app.verifier.verifyTransaction(inner)
-                original = transaction.originalTransactionId
-                transactionId = transaction.transactionId
-            }
-            if let inner = payload.data?.signedRenewalInfo {
-                let renewal = try await app.verifier.verifyRenewalInfo(inner)
-                original = original ?? renewal.originalTransactionId
-            }
-        } catch {
-            if error.isRetryable { throw StorekeeperError.retry("verification_unavailable", error.message) }
-            throw await reject(
-                text, format: "v2", bundleId: app.configuration.bundleId,
-                error: .rejected(error.code == "malformed" ? .badRequest : .unprocessable, error.code, "notification refused: \(error.message)"))
+            stored = try await intake.storeV2(signed.signedPayload, body: text, app: app)
+        } catch let error as StorekeeperError where error.outcome == .rejected {
+            throw await reject(text, format: "v2", bundleId: app.configuration.bundleId, error: error)
         }
-        guard let uuid = payload.notificationUUID, !uuid.isEmpty, uuid.utf8.count <= 100 else {
-            throw await reject(text, format: "v2", bundleId: app.configuration.bundleId, error: .rejected("missing_notification_uuid", "no notificationUUID"))
-        }
-        let stored = try await inbox.recordIfNew(
-            .init(
-                id: uuid, format: "v2", bundleId: app.configuration.bundleId, notificationType: payload.notificationType.rawValue,
-                subtype: payload.subtype?.rawValue, originalTransactionId: original, transactionId: transactionId,
-                signedDate: payload.signedDate, environment: payload.data?.environment?.rawValue, body: text))
         context.logger.info(
             "notification received",
             metadata: [
-                "storekeeper.notification.uuid": "\(uuid)", "type": "\(payload.notificationType.rawValue)",
-                "duplicate": "\(!stored)",
+                "storekeeper.notification.uuid": "\(stored.id)", "type": "\(stored.type)", "duplicate": "\(!stored.isNew)",
             ])
-        return try APIJSON.response(Answer(status: stored ? "stored" : "duplicate", id: uuid))
+        return try APIJSON.response(Answer(status: stored.isNew ? "stored" : "duplicate", id: stored.id))
     }
 
     func receiveV1(_ request: Request, context: Context, appName: String?) async throws -> Response {
@@ -184,6 +162,7 @@ struct AppleNotificationsController<Context: RequestContext> {
                 id: id, format: "v1", bundleId: app.configuration.bundleId, notificationType: notification.notificationType?.rawValue,
                 subtype: nil, originalTransactionId: latest?.originalTransactionId, transactionId: latest?.transactionId,
                 signedDate: nil, environment: notification.environment, body: text))
+        if stored { intake.onStored() }
         return try APIJSON.response(Answer(status: stored ? "stored" : "duplicate", id: id))
     }
 }

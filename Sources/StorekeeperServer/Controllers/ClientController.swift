@@ -11,6 +11,7 @@ struct ClientController<Context: RequestContext> {
     let purchases: PurchaseService
     let orders: OrderStore
     let accounts: AccountStore
+    let subscriptions: SubscriptionStore
     let wallet: WalletStore
     let users: UserStore
     let nonces: OfferNonceStore
@@ -148,13 +149,23 @@ struct ClientController<Context: RequestContext> {
 
     @Sendable func me(_ request: Request, context: Context) async throws -> Response {
         let (user, _) = try auth.clientUser(request)
-        return try await Self.userBody(user, accounts: accounts, orders: orders)
+        return try await Self.userBody(user, request: request, accounts: accounts, orders: orders, subscriptions: subscriptions)
     }
 
-    static func userBody(_ user: UserID, accounts: AccountStore, orders: OrderStore) async throws -> Response {
+    /// The user's state; `?at=<epoch ms>` evaluates entitlements at another moment (support: "what did they have
+    /// when they wrote to us"; tests: a simulated clock).
+    static func userBody(
+        _ user: UserID, request: Request, accounts: AccountStore, orders: OrderStore, subscriptions: SubscriptionStore
+    ) async throws -> Response {
+        var now = Date()
+        if let text = request.uri.queryParameters.get("at") {
+            guard let millis = Int64(text) else { throw StorekeeperError.badRequest("invalid_at", "at must be epoch milliseconds") }
+            now = Date(timeIntervalSince1970: Double(millis) / 1000)
+        }
         let snapshot = try await accounts.snapshot(of: user)
         let userOrders = try await orders.orders(of: user)
-        return try APIJSON.response(API.UserBody(snapshot: snapshot, orders: userOrders, now: Date()))
+        let records = try await subscriptions.subscriptions(of: user)
+        return try APIJSON.response(API.UserBody(snapshot: snapshot, orders: userOrders, subscriptions: records, now: now))
     }
 
     @Sendable func merge(_ request: Request, context: Context) async throws -> Response {

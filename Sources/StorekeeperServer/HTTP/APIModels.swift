@@ -156,19 +156,30 @@ enum API {
         var wallet: [String: Int64]
         var transactions: [TransactionBody]
         var orders: [OrderBody]
+        var subscriptions: [SubscriptionBody]
+        /// The moment entitlements are evaluated at (now, or the `at` asked for).
+        var asOf: Date
 
-        init(snapshot: AccountStore.Snapshot, orders: [Order], now: Date) {
+        init(snapshot: AccountStore.Snapshot, orders: [Order], subscriptions: [SubscriptionStore.Record], now: Date) {
+            asOf = now
+            self.subscriptions = subscriptions.map(SubscriptionBody.init)
             userId = snapshot.user.rawValue
             guest = snapshot.user.isGuest
             var byName: [String: [AccountStore.Grant]] = [:]
             for grant in snapshot.grants { byName[grant.entitlement, default: []].append(grant) }
             entitlements = byName.keys.sorted().map { name in
                 let grants = byName[name]!
-                let live = grants.filter { $0.revokedAt == nil }
+                // A refund or revocation ends a grant at its revocation date; before that date it stood.
+                let live = grants.compactMap { grant -> (start: Date, end: Date?)? in
+                    guard let revoked = grant.revokedAt else { return (grant.start, grant.end) }
+                    let end = min(grant.end ?? revoked, revoked)
+                    return end > grant.start ? (grant.start, end) : nil
+                }
                 let active = live.contains { $0.start <= now && ($0.end.map { $0 > now } ?? true) }
                 let permanent = live.contains { $0.end == nil }
+                let current = live.filter { $0.start <= now }.compactMap(\.end).max() ?? live.compactMap(\.end).max()
                 return EntitlementBody(
-                    entitlement: name, active: active, expiresAt: permanent ? nil : live.compactMap(\.end).max(),
+                    entitlement: name, active: active, expiresAt: permanent ? nil : current,
                     sandbox: grants.allSatisfy { $0.environment != "Production" },
                     sources: grants.map {
                         .init(
@@ -186,6 +197,50 @@ enum API {
                     source: $0.source, deliveredAt: $0.deliveredAt)
             }
             self.orders = orders.map { OrderBody($0, now: now) }
+        }
+    }
+
+    struct SubscriptionBody: Encodable {
+        var originalTransactionId: String
+        var userId: String?
+        var productId: String
+        var subscriptionGroup: String?
+        var state: String
+        var expirationReason: String?
+        var autoRenew: Bool?
+        var autoRenewProductId: String?
+        var expiresAt: Date?
+        var gracePeriodExpiresAt: Date?
+        var offerType: Int?
+        var offerId: String?
+        var priceIncrease: String?
+        var latestTransactionId: String?
+        var environment: String
+        var sandbox: Bool
+        var lastEvent: String
+        var lastSignedDate: Date
+        var checkedAt: Date?
+
+        init(_ record: SubscriptionStore.Record) {
+            originalTransactionId = record.originalTransactionId
+            userId = record.user?.rawValue
+            productId = record.productId
+            subscriptionGroup = record.subscriptionGroup
+            state = record.state.rawValue
+            expirationReason = record.expirationReason
+            autoRenew = record.autoRenew
+            autoRenewProductId = record.autoRenewProductId
+            expiresAt = record.expiresAt
+            gracePeriodExpiresAt = record.gracePeriodExpiresAt
+            offerType = record.offerType
+            offerId = record.offerId
+            priceIncrease = record.priceIncrease
+            latestTransactionId = record.latestTransactionId
+            environment = record.environment
+            sandbox = record.environment != "Production"
+            lastEvent = record.lastEvent
+            lastSignedDate = record.lastSignedDate
+            checkedAt = record.checkedAt
         }
     }
 

@@ -14,6 +14,11 @@ public struct AppRegistry: Sendable {
         public let receipts: ReceiptVerificationClient
         public let offerSignerV1: PromotionalOfferV1Signer?
         public let requestSigner: AppStoreRequestSigner?
+        /// App Store Server API clients by environment (`Production`, `Sandbox`); empty without an API key.
+        public let serverAPI: [String: AppStoreServerAPIClient]
+
+        /// The client for transactions of `environment`.
+        public func serverAPI(for environment: String) -> AppStoreServerAPIClient? { serverAPI[environment] }
     }
 
     public let apps: [App]
@@ -46,13 +51,28 @@ public struct AppRegistry: Sendable {
             }
             var v1: PromotionalOfferV1Signer?
             var v2: AppStoreRequestSigner?
+            var clients: [String: AppStoreServerAPIClient] = [:]
             if let pem, let keyId = configuration.apiKeyId {
                 v1 = try PromotionalOfferV1Signer(p8PEM: pem, keyIdentifier: keyId, bundleId: configuration.bundleId)
                 if let issuer = configuration.apiIssuerId {
                     v2 = try AppStoreRequestSigner(p8PEM: pem, keyIdentifier: keyId, issuerId: issuer, bundleId: configuration.bundleId)
+                    let tokens = try AppStoreAPITokenGenerator(
+                        privateKeyPEM: pem, keyId: keyId, issuerId: issuer, bundleId: configuration.bundleId)
+                    let environments: [AppStoreEnvironment] =
+                        configuration.allowSandbox || development ? [.production, .sandbox] : [.production]
+                    for environment in environments {
+                        let base = configuration.serverAPIURL.map { AppStoreServerAPIBaseURL(url: $0, environment: environment) }
+                            ?? AppStoreServerAPIBaseURL(environment: environment)
+                        guard let base else { continue }
+                        clients[environment.rawValue] = AppStoreServerAPIClient(
+                            httpClient: httpClient, tokenGenerator: tokens, baseURL: base, requestTimeout: .seconds(15),
+                            logger: logger)
+                    }
                 }
             }
-            return App(configuration: configuration, verifier: verifier, receipts: receipts, offerSignerV1: v1, requestSigner: v2)
+            return App(
+                configuration: configuration, verifier: verifier, receipts: receipts, offerSignerV1: v1, requestSigner: v2,
+                serverAPI: clients)
         }
     }
 

@@ -55,6 +55,26 @@ public struct ServerMetrics: Sendable {
             .recordNanoseconds(Int64(clamping: nanoseconds))
     }
 
+    /// A batch of notifications applied (or failed, to be retried).
+    public func notificationsProcessed(applied: Int, failed: Int) {
+        if applied > 0 {
+            Counter(label: "storekeeper_notifications_processed_total", dimensions: [("result", "applied")], factory: factory)
+                .increment(by: Int64(applied))
+        }
+        if failed > 0 {
+            Counter(label: "storekeeper_notifications_processed_total", dimensions: [("result", "failed")], factory: factory)
+                .increment(by: Int64(failed))
+        }
+    }
+
+    /// A periodic job's run (catch-up, sweep, consumption responder) and how many items it handled.
+    public func jobRun(_ job: String, items: Int) {
+        Counter(label: "storekeeper_job_runs_total", dimensions: [("job", job)], factory: factory).increment()
+        if items > 0 {
+            Counter(label: "storekeeper_job_items_total", dimensions: [("job", job)], factory: factory).increment(by: Int64(items))
+        }
+    }
+
     /// The Prometheus text exposition.
     public func exposition() -> String { registry.emitToString() }
 }

@@ -79,6 +79,101 @@ public struct NotificationInbox: Sendable {
         }
     }
 
+    /// Claims up to `limit` due notifications for processing, oldest `signedDate` first, leased for `lease`
+    /// so a crashed processor's claims come back. Several processes may claim at once on PostgreSQL: rows locked by
+    /// another claimer are skipped, never waited for.
+    public func claim(limit: Int, lease: Duration, now: Date = Date()) async throws -> [Stored] {
+        let skipLocked: SQLQueryString = provider.kind == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        let until = now.addingTimeInterval(Double(lease.components.seconds)).millis
+        return try await provider.withTransaction { db in
+            try await db.raw(
+                """
+                UPDATE notifications SET claimed_until = \(bind: until), attempts = attempts + 1
+                WHERE id IN (
+                    SELECT id FROM notifications
+                    WHERE status = 'pending' AND next_attempt_at <= \(bind: now.millis)
+                      AND (claimed_until IS NULL OR claimed_until < \(bind: now.millis))
+                    ORDER BY signed_date, received_at LIMIT \(bind: limit)
+                """ + skipLocked + ") RETURNING *"
+            ).all().map(Self.stored(from:)).sorted {
+                ($0.received.signedDate ?? $0.receivedAt, $0.received.id) < ($1.received.signedDate ?? $1.receivedAt, $1.received.id)
+            }
+        }
+    }
+
+    /// Marks notifications processed, inside the transaction that applied them (so applying and marking commit
+    /// together: a crash before the commit leaves them pending and they are applied once, later).
+    public static func markProcessed(_ ids: [String], now: Date, on db: any SQLDatabase) async throws {
+        guard !ids.isEmpty else { return }
+        try await db.raw(
+            """
+            UPDATE notifications SET status = 'processed', processed_at = \(bind: now.millis), claimed_until = NULL,
+                last_error = NULL
+            WHERE id IN (\(binds: ids))
+            """
+        ).run()
+    }
+
+    /// Records a failed attempt: retried after `retryAfter`, or a dead letter (kept with its error for operators)
+    /// once `attempts` reaches `maxAttempts`.
+    public func markFailed(_ id: String, error: String, maxAttempts: Int, retryAfter: Duration, now: Date = Date()) async throws {
+        let next = now.addingTimeInterval(Double(retryAfter.components.seconds)).millis
+        try await provider.withSession { db in
+            try await db.raw(
+                """
+                UPDATE notifications SET claimed_until = NULL, last_error = \(bind: String(error.prefix(2000))),
+                    next_attempt_at = \(bind: next),
+                    status = CASE WHEN attempts >= \(bind: maxAttempts) THEN 'dead' ELSE 'pending' END
+                WHERE id = \(bind: id) AND status = 'pending'
+                """
+            ).run()
+        }
+    }
+
+    /// Puts a dead letter (or a pending notification) back in line now; returns false when there is no such
+    /// notification or it was processed or rejected.
+    public func retry(_ id: String, now: Date = Date()) async throws -> Bool {
+        try await provider.withSession { db in
+            try await db.raw(
+                """
+                UPDATE notifications SET status = 'pending', attempts = 0, next_attempt_at = \(bind: now.millis),
+                    claimed_until = NULL
+                WHERE id = \(bind: id) AND status IN ('dead', 'pending') RETURNING id
+                """
+            ).first() != nil
+        }
+    }
+
+    /// How many pending notifications are due at `now` (claimed or not).
+    public func dueCount(now: Date = Date()) async throws -> Int {
+        try await provider.withSession { db in
+            Int(
+                try await db.raw(
+                    "SELECT COUNT(*) AS n FROM notifications WHERE status = 'pending' AND next_attempt_at <= \(bind: now.millis)"
+                ).first()?.decode(column: "n", as: Int64.self) ?? 0)
+        }
+    }
+
+    /// How many notifications are in each status.
+    public func counts() async throws -> [String: Int] {
+        try await provider.withSession { db in
+            var counts: [String: Int] = [:]
+            for row in try await db.raw("SELECT status, COUNT(*) AS n FROM notifications GROUP BY status").all() {
+                counts[try row.decode(column: "status", as: String.self)] = Int(try row.decode(column: "n", as: Int64.self))
+            }
+            return counts
+        }
+    }
+
+    /// The newest `signedDate` of any stored notification of `bundleId` (where catch-up resumes).
+    public func latestSignedDate(bundleId: String) async throws -> Date? {
+        try await provider.withSession { db in
+            try await db.raw(
+                "SELECT MAX(signed_date) AS latest FROM notifications WHERE bundle_id = \(bind: bundleId) AND format = 'v2'"
+            ).first()?.decode(column: "latest", as: Int64?.self).map(Date.init(millis:))
+        }
+    }
+
     public func find(_ id: String) async throws -> Stored? {
         try await provider.withSession { db in
             try await db.raw("SELECT * FROM notifications WHERE id = \(bind: id)").first().map(Self.stored(from:))

@@ -30,7 +30,7 @@ extension PurchaseLedger {
     /// `ON CONFLICT DO NOTHING RETURNING`, and only the rows it returns get coins, grants and audit entries. The
     /// common case (an owner is clear) takes the bulk path; refusals, transfers, duplicates from another submitter
     /// and lost binding races take the single-transaction path afterwards, in the same database transaction.
-    static func deliverBatch(
+    public static func deliverBatch(
         _ requests: [DeliveryRequest], now: Date, kind: DatabaseKind, on db: any SQLDatabase
     ) async throws -> [DeliveryResult] {
         var results = [DeliveryResult?](repeating: nil, count: requests.count)
@@ -332,6 +332,13 @@ extension PurchaseLedger {
                     environment: request.transaction.environment, orderId: plan.order?.id, newlyDelivered: true,
                     grant: grants[plan.index]))
         }
+
+        let renewed = Set(delivering.compactMap { plan -> String? in
+            let request = requests[plan.index]
+            return request.product.kind == .autoRenewable ? request.transaction.originalTransactionId : nil
+        })
+        try await LifecycleLedger.endReplacedPeriods(
+            originals: renewed.sorted(), cause: "delivery", now: now, on: db)
 
         // Everything unusual, one at a time, seeing the bulk writes above.
         for index in slow.sorted() {

@@ -36,7 +36,8 @@ public struct PurchaseLedger: Sendable {
             DeliveryRequest(transaction: transaction, product: product, orderId: orderId, submitter: submitter, policy: policy))
     }
 
-    static func deliver(
+    /// Delivers one transaction inside the caller's database transaction (the notification processor's path).
+    public static func deliver(
         _ transaction: VerifiedTransaction, product: CatalogProduct, orderId: String?, submitter: UserID?,
         policy: TransferPolicy, now: Date, kind: DatabaseKind, on db: any SQLDatabase
     ) async throws -> DeliveryResult {
@@ -187,6 +188,10 @@ public struct PurchaseLedger: Sendable {
                     detail: transaction.isSandbox ? "\(transaction.productId) (sandbox)" : transaction.productId,
                     createdAt: now), on: db)
             grant = .entitlement(name: entitlement, start: period.start, end: period.end)
+            if product.kind == .autoRenewable {
+                try await LifecycleLedger.endReplacedPeriods(
+                    originals: [transaction.originalTransactionId], cause: cause, now: now, on: db)
+            }
         }
 
         if let order {
@@ -323,6 +328,20 @@ public struct PendingTransaction: Sendable, Hashable {
 }
 
 extension PurchaseLedger {
+    /// Parks a transaction inside the caller's database transaction.
+    public static func park(_ transaction: VerifiedTransaction, reason: String, now: Date, on db: any SQLDatabase) async throws {
+        try await db.raw(
+            """
+            INSERT INTO pending_transactions (transaction_id, original_transaction_id, bundle_id, product_id, environment,
+                reason, signed_data, created_at)
+            VALUES (\(bind: transaction.transactionId), \(bind: transaction.originalTransactionId), \(bind: transaction.bundleId),
+                \(bind: transaction.productId), \(bind: transaction.environment), \(bind: reason),
+                \(bind: transaction.signedData), \(bind: now.millis))
+            ON CONFLICT (transaction_id) DO NOTHING
+            """
+        ).run()
+    }
+
     /// Puts a verified transaction on the pending-recovery list (no user, or a product the catalog lacks), so
     /// support can see and deliver it; a second park of the same transaction changes nothing.
     public func park(_ transaction: VerifiedTransaction, reason: String, now: Date = Date()) async throws {

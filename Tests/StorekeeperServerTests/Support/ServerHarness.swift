@@ -61,11 +61,11 @@ struct ServerHarness: Sendable {
     /// Runs `body` with a fresh simulator and a fresh server on `database`.
     static func run(
         _ database: TestDatabase, environment: AppStoreEnvironment = .sandbox, instances: Int = 1,
-        configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
+        catalog: SimulatorCatalog? = nil, configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (ServerHarness) async throws -> Void
     ) async throws {
         let store = try SimulatedAppStore(
-            catalog: try simulatorCatalog(), signingChain: SharedIdentities.chain, seed: UInt64.random(in: 1...1_000_000),
+            catalog: try catalog ?? simulatorCatalog(), signingChain: SharedIdentities.chain, seed: UInt64.random(in: 1...1_000_000),
             start: Date().addingTimeInterval(-60), environment: environment)
         let faults = AppleEndpointFaults()
         let apple = SimulatorServer.AppleSide(
@@ -118,11 +118,15 @@ struct ServerHarness: Sendable {
                     apiKeyId: SharedIdentities.apiKeyId, apiIssuerId: SharedIdentities.issuerId,
                     apiKeyPEM: SharedIdentities.apiKey.pemRepresentation,
                     verifyReceiptProductionURL: URL(string: simulatorURL + "/verifyReceipt")!,
-                    verifyReceiptSandboxURL: URL(string: simulatorURL + "/sandbox/verifyReceipt")!)
+                    verifyReceiptSandboxURL: URL(string: simulatorURL + "/sandbox/verifyReceipt")!,
+                    serverAPIURL: URL(string: simulatorURL)!)
             ],
             auth: AuthConfiguration(
                 jwtHS256Secret: hs256Secret, apiKeys: ["backend": apiKey], adminKeys: ["ops": adminKey]),
-            catalogRefreshInterval: .milliseconds(200))
+            catalogRefreshInterval: .milliseconds(200),
+            // Periodic jobs run on the simulator's clock, so tests run them on demand through the admin API.
+            lifecycle: LifecycleConfiguration(
+                pollInterval: .milliseconds(20), catchUpInterval: nil, sweepInterval: nil, consumptionInterval: nil))
     }
 
     /// A database for one test: a fresh SQLite file, or a fresh PostgreSQL database dropped afterwards.

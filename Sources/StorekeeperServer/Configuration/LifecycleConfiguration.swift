@@ -1,0 +1,90 @@
+import Configuration
+import Foundation
+import StorekeeperCore
+
+/// How Storekeeper follows purchases after the first: notification processing, refunds, the periodic jobs, and
+/// the answers to Apple's refund questions.
+public struct LifecycleConfiguration: Sendable {
+    /// Spent coins on refund: `debt` (the wallet goes negative) or `floor` (forgiven, reported).
+    public var coinClawback: CoinClawbackPolicy
+    /// Notifications applied per database transaction.
+    public var batchSize: Int
+    /// Attempts before a failing notification becomes a dead letter.
+    public var maxAttempts: Int
+    /// How often an idle processor looks for due notifications (new ones wake it at once).
+    public var pollInterval: Duration
+    /// Whether this process applies notifications (off: it only stores them, another process applies).
+    public var processNotifications: Bool
+    /// How often Get Notification History is asked for missed notifications; nil turns catch-up off.
+    public var catchUpInterval: Duration?
+    /// How far back the first catch-up looks (Apple keeps 180 days).
+    public var catchUpLookback: TimeInterval
+    /// How often the renewal sweep runs; nil turns it off.
+    public var sweepInterval: Duration?
+    /// How often due consumption requests are answered; nil turns the responder off.
+    public var consumptionInterval: Duration?
+    /// Whether customers consented to share consumption data (Apple refuses answers without it).
+    public var customerConsented: Bool
+    /// The refund preference sent per product kind (`DECLINE`, `GRANT_FULL`, `GRANT_PRORATED`; absent: none).
+    public var refundPreference: [ProductKind: String]
+    /// `v2` (Send Consumption Information, API 1.19) or `v1` (the older endpoint and body).
+    public var consumptionAPIVersion: String
+
+    public init(
+        coinClawback: CoinClawbackPolicy = .debt, batchSize: Int = 256, maxAttempts: Int = 8,
+        pollInterval: Duration = .milliseconds(250), processNotifications: Bool = true,
+        catchUpInterval: Duration? = .seconds(3_600), catchUpLookback: TimeInterval = 30 * 86_400,
+        sweepInterval: Duration? = .seconds(900), consumptionInterval: Duration? = .seconds(30),
+        customerConsented: Bool = false, refundPreference: [ProductKind: String] = [:], consumptionAPIVersion: String = "v2"
+    ) {
+        self.coinClawback = coinClawback
+        self.batchSize = batchSize
+        self.maxAttempts = maxAttempts
+        self.pollInterval = pollInterval
+        self.processNotifications = processNotifications
+        self.catchUpInterval = catchUpInterval
+        self.catchUpLookback = catchUpLookback
+        self.sweepInterval = sweepInterval
+        self.consumptionInterval = consumptionInterval
+        self.customerConsented = customerConsented
+        self.refundPreference = refundPreference
+        self.consumptionAPIVersion = consumptionAPIVersion
+    }
+
+    /// Reads `lifecycle.*`: `coinClawback` (`debt` | `floor`), `batchSize` (256), `maxAttempts` (8),
+    /// `pollMilliseconds` (250), `process` (true), `catchUpSeconds` (3600; 0 off), `catchUpLookbackDays` (30),
+    /// `sweepSeconds` (900; 0 off), `consumption.intervalSeconds` (30; 0 off), `consumption.customerConsented`
+    /// (false), `consumption.api` (`v2` | `v1`), `consumption.refundPreference.<kind>` for `consumable`,
+    /// `nonConsumable`, `nonRenewing`, `autoRenewable`. Environment form: `LIFECYCLE_COIN_CLAWBACK`, ...
+    public init(reader: ConfigReader) throws {
+        let clawback = reader.string(forKey: "coinClawback", default: "debt")
+        guard let policy = CoinClawbackPolicy(rawValue: clawback) else {
+            throw ConfigurationError.invalid("lifecycle.coinClawback must be debt or floor, not \(clawback)")
+        }
+        func interval(_ key: ConfigKey, _ fallback: Int) -> Duration? {
+            let seconds = reader.int(forKey: key, default: fallback)
+            return seconds > 0 ? .seconds(seconds) : nil
+        }
+        var preferences: [ProductKind: String] = [:]
+        for kind in [ProductKind.consumable, .nonConsumable, .nonRenewing, .autoRenewable] {
+            guard let value = reader.string(forKey: ConfigKey(["consumption", "refundPreference", kind.rawValue])) else { continue }
+            guard ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(value) else {
+                throw ConfigurationError.invalid(
+                    "lifecycle.consumption.refundPreference.\(kind.rawValue) must be DECLINE, GRANT_FULL or GRANT_PRORATED")
+            }
+            preferences[kind] = value
+        }
+        let api = reader.string(forKey: "consumption.api", default: "v2")
+        guard api == "v1" || api == "v2" else { throw ConfigurationError.invalid("lifecycle.consumption.api must be v1 or v2") }
+        self.init(
+            coinClawback: policy, batchSize: max(1, reader.int(forKey: "batchSize", default: 256)),
+            maxAttempts: max(1, reader.int(forKey: "maxAttempts", default: 8)),
+            pollInterval: .milliseconds(max(10, reader.int(forKey: "pollMilliseconds", default: 250))),
+            processNotifications: reader.bool(forKey: "process", default: true),
+            catchUpInterval: interval("catchUpSeconds", 3_600),
+            catchUpLookback: Double(reader.int(forKey: "catchUpLookbackDays", default: 30)) * 86_400,
+            sweepInterval: interval("sweepSeconds", 900), consumptionInterval: interval("consumption.intervalSeconds", 30),
+            customerConsented: reader.bool(forKey: "consumption.customerConsented", default: false),
+            refundPreference: preferences, consumptionAPIVersion: api)
+    }
+}

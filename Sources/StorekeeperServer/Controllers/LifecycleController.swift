@@ -1,0 +1,125 @@
+import Foundation
+import Hummingbird
+import StorekeeperCore
+import StorekeeperStorage
+
+/// Operators' view of the lifecycle: a subscription's state, dead letters put back in line, Apple's refund
+/// questions and their answers, and the periodic jobs run on demand.
+struct LifecycleController<Context: RequestContext> {
+    let auth: Authenticator
+    let inbox: NotificationInbox
+    let subscriptions: SubscriptionStore
+    let consumption: ConsumptionRequestStore
+    let jobs: LifecycleJobs
+
+    struct Retried: Encodable { var id: String; var status: String }
+    /// `now` (epoch ms) runs the job as of another moment: tests drive it with a simulator's clock.
+    struct JobRun: Decodable { var now: Int64? }
+    struct JobResult: Encodable { var job: String; var items: Int }
+    struct ConsumptionList: Encodable {
+        struct Item: Encodable {
+            var id: String
+            var transactionId: String
+            var originalTransactionId: String?
+            var userId: String?
+            var reason: String?
+            var requestedAt: Date
+            var deadline: Date
+            var status: String
+            var attempts: Int
+            var answer: String?
+            var lastError: String?
+            var answeredAt: Date?
+        }
+
+        var requests: [Item]
+    }
+    struct NotificationCounts: Encodable { var counts: [String: Int] }
+
+    func add(to router: Router<Context>) {
+        let v1 = router.group("v1")
+        v1.get("admin/subscriptions/:original") { request, context in
+            _ = try auth.admin(request)
+            let original = try context.parameters.require("original")
+            guard let record = try await subscriptions.find(original) else {
+                throw StorekeeperError.notFound("unknown_subscription", "no subscription with original transaction \(original)")
+            }
+            return try APIJSON.response(API.SubscriptionBody(record))
+        }
+        v1.get("admin/notifications/summary") { request, _ in
+            _ = try auth.admin(request)
+            return try APIJSON.response(NotificationCounts(counts: try await inbox.counts()))
+        }
+        v1.post("admin/notifications/:id/retry") { request, context in
+            _ = try auth.admin(request)
+            let id = try context.parameters.require("id")
+            guard try await inbox.retry(id) else {
+                throw StorekeeperError(.conflict, code: "not_retryable", message: "notification \(id) is not pending or dead")
+            }
+            jobs.processor?.notificationStored()
+            return try APIJSON.response(Retried(id: id, status: "pending"))
+        }
+        v1.get("admin/consumption-requests") { request, _ in
+            _ = try auth.admin(request)
+            let items = try await consumption.list(status: request.uri.queryParameters.get("status"))
+            return try APIJSON.response(
+                ConsumptionList(
+                    requests: items.map {
+                        .init(
+                            id: $0.id, transactionId: $0.transactionId, originalTransactionId: $0.originalTransactionId,
+                            userId: $0.user?.rawValue, reason: $0.reason, requestedAt: $0.requestedAt, deadline: $0.deadline,
+                            status: $0.status, attempts: $0.attempts, answer: $0.answer, lastError: $0.lastError,
+                            answeredAt: $0.answeredAt)
+                    }))
+        }
+        v1.post("admin/jobs/:job/run") { request, context in
+            _ = try auth.admin(request)
+            let job = try context.parameters.require("job")
+            let body = try? await request.decode(as: JobRun.self, context: context)
+            let now = body?.now.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()
+            let items: Int
+            switch job {
+            case "process-notifications":
+                guard let processor = jobs.processor else { throw unavailable(job) }
+                // Until nothing due is left, including batches another worker of this or another process holds.
+                let moment = max(now, Date())
+                let deadline = ContinuousClock.now + .seconds(30)
+                var total = 0
+                while ContinuousClock.now < deadline {
+                    let claimed = try await processor.processBatch(now: moment)
+                    total += claimed
+                    if claimed == 0 {
+                        if try await inbox.dueCount(now: moment) == 0 { break }
+                        try await Task.sleep(for: .milliseconds(10))
+                    }
+                }
+                items = total
+            case "catch-up":
+                guard let catchUp = jobs.catchUp else { throw unavailable(job) }
+                items = try await catchUp.runOnce(now: now)
+            case "renewal-sweep":
+                guard let sweep = jobs.sweep else { throw unavailable(job) }
+                items = try await sweep.runOnce(now: now)
+            case "consumption-responder":
+                guard let responder = jobs.responder else { throw unavailable(job) }
+                items = try await responder.runOnce(now: now)
+            default:
+                throw StorekeeperError.notFound(
+                    "unknown_job", "jobs are process-notifications, catch-up, renewal-sweep and consumption-responder")
+            }
+            return try APIJSON.response(JobResult(job: job, items: items))
+        }
+    }
+
+    func unavailable(_ job: String) -> StorekeeperError {
+        StorekeeperError(.conflict, code: "job_unavailable", message: "\(job) is not configured on this server (no App Store Server API key?)")
+    }
+}
+
+/// The lifecycle's long-running parts, for the admin API to run on demand.
+struct LifecycleJobs: Sendable {
+    var processor: NotificationProcessor?
+    var catchUp: NotificationCatchUp?
+    var sweep: RenewalSweep?
+    var responder: ConsumptionResponder?
+}

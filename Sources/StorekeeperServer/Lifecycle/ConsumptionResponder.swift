@@ -1,0 +1,126 @@
+import AppStoreWire
+import Foundation
+import Logging
+import ServiceLifecycle
+import StorekeeperCore
+import StorekeeperStorage
+
+/// Answers Apple's refund questions (seed 003) from Storekeeper's own records with Send Consumption Information,
+/// within Apple's 12 hours, retrying failures, at most one answer per request, audited.
+public struct ConsumptionResponder: Service {
+    let apps: AppRegistry
+    let requests: ConsumptionRequestStore
+    let catalog: CatalogService
+    let configuration: LifecycleConfiguration
+    let interval: Duration
+    let metrics: ServerMetrics
+    let ready: ReadinessGate
+    let logger: Logger
+
+    init(
+        apps: AppRegistry, requests: ConsumptionRequestStore, catalog: CatalogService, configuration: LifecycleConfiguration,
+        interval: Duration, metrics: ServerMetrics, ready: ReadinessGate, logger: Logger
+    ) {
+        self.ready = ready
+        self.apps = apps
+        self.requests = requests
+        self.catalog = catalog
+        self.configuration = configuration
+        self.interval = interval
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try await runPeriodically("consumption responder", every: interval, after: ready, logger: logger) { _ = try await runOnce() }
+    }
+
+    /// Answers every due request; returns how many were answered. `now` is the clock deadlines are measured on.
+    @discardableResult
+    public func runOnce(now: Date = Date()) async throws -> Int {
+        var answered = 0
+        while true {
+            let due = try await requests.claimDue(limit: 20, now: now)
+            if due.isEmpty { break }
+            for request in due where try await answer(request, now: now) { answered += 1 }
+        }
+        metrics.jobRun("consumption_responder", items: answered)
+        return answered
+    }
+
+    private func answer(_ request: ConsumptionRequestStore.Request, now: Date) async throws -> Bool {
+        guard configuration.customerConsented else {
+            try await requests.markFailed(
+                request.id, error: "not sent: customers' consent is not configured (lifecycle.consumption.customerConsented)",
+                final: true, retryAfter: .seconds(0))
+            return false
+        }
+        guard now < request.deadline else {
+            try await requests.markFailed(request.id, error: "not sent: Apple's 12-hour deadline passed", final: true, retryAfter: .seconds(0))
+            return false
+        }
+        guard let app = apps.app(bundleId: request.bundleId), let client = app.serverAPI(for: request.environment) else {
+            try await requests.markFailed(
+                request.id, error: "no App Store Server API key for \(request.bundleId) (\(request.environment))", final: true,
+                retryAfter: .seconds(0))
+            return false
+        }
+        let facts = try await requests.facts(transactionId: request.transactionId, now: now)
+        let productId = try await productId(of: request)
+        let product = productId.flatMap { catalog.catalog.product($0) }
+        let answer = ConsumptionAnswer.build(
+            facts, sampleContentProvided: product?.sampleContentProvided ?? false,
+            preference: (facts.kind ?? product?.kind).flatMap { configuration.refundPreference[$0] })
+        let started = DispatchTime.now().uptimeNanoseconds
+        do {
+            if configuration.consumptionAPIVersion == "v1" {
+                try await client.sendConsumptionInformationV1(transactionId: request.transactionId, request: Self.v1Body(answer))
+            } else {
+                try await client.sendConsumptionInformation(
+                    transactionId: request.transactionId,
+                    request: ConsumptionRequest(
+                        customerConsented: true, sampleContentProvided: answer.sampleContentProvided,
+                        deliveryStatus: DeliveryStatus(rawValue: answer.deliveryStatus),
+                        consumptionPercentage: answer.consumptionPercentage,
+                        refundPreference: answer.refundPreference.map(RefundPreference.init(rawValue:))))
+            }
+            metrics.appleCall(endpoint: "consumption", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+        } catch let error as AppStoreServerAPIError {
+            metrics.appleCall(endpoint: "consumption", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            try await requests.markFailed(
+                request.id, error: "\(error)", final: !error.isRetryable, retryAfter: .seconds(min(600, 30 << min(request.attempts, 4))))
+            return false
+        }
+        let text = String(decoding: try JSONEncoder().encode(answer), as: UTF8.self)
+        try await requests.markAnswered(request.id, answer: text)
+        logger.info(
+            "refund question answered",
+            metadata: ["storekeeper.transaction.id": "\(request.transactionId)", "answer": "\(text)"])
+        return true
+    }
+
+    private func productId(of request: ConsumptionRequestStore.Request) async throws -> String? {
+        try await requests.productId(transactionId: request.transactionId)
+    }
+
+    static func v1Body(_ answer: ConsumptionAnswer) -> ConsumptionRequestV1 {
+        let consumption: ConsumptionStatus
+        switch answer.consumptionPercentage {
+        case nil: consumption = .undeclared
+        case 0?: consumption = .notConsumed
+        case 100_000?: consumption = .fullyConsumed
+        default: consumption = .partiallyConsumed
+        }
+        let preference: RefundPreferenceV1
+        switch answer.refundPreference {
+        case "DECLINE"?: preference = .preferDecline
+        case "GRANT_FULL"?, "GRANT_PRORATED"?: preference = .preferGrant
+        default: preference = .noPreference
+        }
+        return ConsumptionRequestV1(
+            customerConsented: true, consumptionStatus: consumption, platform: .apple,
+            sampleContentProvided: answer.sampleContentProvided,
+            deliveryStatus: answer.deliveryStatus == "DELIVERED" ? .deliveredAndWorkingProperly : .didNotDeliverForOtherReason,
+            refundPreference: preference)
+    }
+}

@@ -1,0 +1,195 @@
+import AppStoreWire
+import Foundation
+import StorekeeperCore
+import StorekeeperStorage
+
+/// One message from Apple about purchases after the first — a V2 or V1 notification from the inbox, or a status
+/// Storekeeper asked for — reduced to what the lifecycle rules need.
+struct LifecycleMessage: Sendable {
+    /// The inbox id (notification UUID, `v1:<hash>`) or `status:<original>:<signedDate>` for a status check.
+    var id: String
+    var format: String
+    var type: String
+    var subtype: String?
+    var effect: LifecycleEffect
+    var bundleId: String
+    var environment: String
+    /// Apple's `signedDate` (V1 has none: when Storekeeper received it).
+    var signedDate: Date
+    /// The transactions the message carries: V2 one, V1 every entry of the unified receipt.
+    var transactions: [VerifiedTransaction]
+    /// The transaction the message is about (V2's `signedTransactionInfo`, V1's latest entry).
+    var focus: VerifiedTransaction?
+    var snapshot: SubscriptionSnapshot?
+    var consumptionReason: String?
+
+    var event: String { subtype.map { "\(type)/\($0)" } ?? type }
+
+    /// Decodes an inbox row. Rows are stored only after their signatures were verified on arrival (rejected
+    /// payloads are never pending), so the stored bytes are decoded here without verifying them again.
+    static func decode(_ stored: NotificationInbox.Stored) throws -> LifecycleMessage {
+        let received = stored.received
+        switch received.format {
+        case "v2":
+            struct Body: Decodable { var signedPayload: String }
+            let body = try JSONDecoder().decode(Body.self, from: Data(received.body.utf8))
+            let payload = try SignedDataVerifier.decodeUnverified(body.signedPayload, as: ResponseBodyV2DecodedPayload.self).payload
+            let transaction = try payload.data?.signedTransactionInfo.map {
+                try SignedDataVerifier.decodeUnverified($0, as: JWSTransactionDecodedPayload.self).payload
+            }
+            let renewal = try payload.data?.signedRenewalInfo.map {
+                try SignedDataVerifier.decodeUnverified($0, as: JWSRenewalInfoDecodedPayload.self).payload
+            }
+            return v2(
+                id: received.id, type: payload.notificationType.rawValue, subtype: payload.subtype?.rawValue,
+                bundleId: received.bundleId ?? payload.data?.bundleId ?? "",
+                environment: payload.data?.environment?.rawValue ?? received.environment ?? "Production",
+                signedDate: payload.signedDate ?? stored.receivedAt, transaction: transaction,
+                signedTransaction: payload.data?.signedTransactionInfo, renewal: renewal,
+                status: payload.data?.status.map { Int($0.rawValue) },
+                consumptionReason: payload.data?.consumptionRequestReason?.rawValue)
+        case "v1":
+            let body = try AppStoreJSON.makeDecoder().decode(ResponseBodyV1.self, from: Data(received.body.utf8))
+            return v1(id: received.id, body: body, bundleId: received.bundleId ?? body.bid ?? "", receivedAt: stored.receivedAt)
+        default:
+            throw StorekeeperError(.internal, code: "unknown_format", message: "inbox format \(received.format)")
+        }
+    }
+
+    /// A V2 notification, or a status from Get All Subscription Statuses (`type` `STATUS`).
+    static func v2(
+        id: String, type: String, subtype: String?, bundleId: String, environment: String, signedDate: Date,
+        transaction: JWSTransactionDecodedPayload?, signedTransaction: String?, renewal: JWSRenewalInfoDecodedPayload?,
+        status: Int?, consumptionReason: String?
+    ) -> LifecycleMessage {
+        let effect =
+            type == "STATUS"
+            ? LifecycleEffect(deliver: true, updatesSubscription: true) : LifecycleRules.effect(v2: type, subtype: subtype)
+        let verified = transaction.flatMap { VerifiedTransaction(payload: $0, signedData: signedTransaction) }
+        var snapshot: SubscriptionSnapshot?
+        if let verified, effect.updatesSubscription, transaction?.type == .autoRenewable || renewal != nil {
+            var state = status.flatMap(SubscriptionState.init(appleStatus:)) ?? effect.impliedState
+            var reason: String?
+            if type == "EXPIRED" { reason = subtype ?? renewal?.expirationIntent.map(Self.reason(intent:)) }
+            if type == "REFUND" {
+                // A refunded current period ends the subscription; a refunded older period leaves it as it is.
+                if state == .expired || state == nil { state = .refunded }
+                reason = "REFUNDED"
+            }
+            if type == "REVOKE" { state = .revoked }
+            if state == .expired, reason == nil { reason = renewal?.expirationIntent.map(Self.reason(intent:)) }
+            var priceIncrease: String?
+            if type == "PRICE_INCREASE" { priceIncrease = subtype }
+            if let status = renewal?.priceIncreaseStatus, priceIncrease == nil, type != "DID_RENEW" {
+                priceIncrease = status == .customerHasNotResponded ? "PENDING" : "ACCEPTED"
+            }
+            snapshot = SubscriptionSnapshot(
+                originalTransactionId: verified.originalTransactionId, bundleId: bundleId, productId: verified.productId,
+                subscriptionGroup: verified.subscriptionGroup, environment: environment, state: state, expirationReason: reason,
+                autoRenew: renewal?.autoRenewStatus.map { $0 == .on },
+                autoRenewProductId: renewal?.autoRenewProductId, expiresAt: verified.expiresDate,
+                gracePeriodExpiresAt: renewal?.gracePeriodExpiresDate, offerType: verified.offerType,
+                offerId: transaction?.offerIdentifier, priceIncrease: priceIncrease, latestTransactionId: verified.transactionId,
+                event: subtype.map { "\(type)/\($0)" } ?? type, signedDate: signedDate)
+        }
+        return LifecycleMessage(
+            id: id, format: "v2", type: type, subtype: subtype, effect: effect, bundleId: bundleId, environment: environment,
+            signedDate: signedDate, transactions: verified.map { [$0] } ?? [], focus: verified, snapshot: snapshot,
+            consumptionReason: consumptionReason)
+    }
+
+    /// A V1 notification: its unified receipt's entries, and the subscription's state from `pending_renewal_info`.
+    static func v1(id: String, body: ResponseBodyV1, bundleId: String, receivedAt: Date) -> LifecycleMessage {
+        let type = body.notificationType?.rawValue ?? "UNKNOWN"
+        let environment = body.environment == "PROD" ? "Production" : (body.unifiedReceipt?.environment?.rawValue ?? "Sandbox")
+        var seen = Set<String>()
+        var transactions: [VerifiedTransaction] = []
+        for entry in body.unifiedReceipt?.latestReceiptInfo ?? [] {
+            guard let transaction = VerifiedTransaction(legacy: entry, bundleId: bundleId, environment: environment),
+                seen.insert(transaction.transactionId).inserted
+            else { continue }
+            transactions.append(transaction)
+        }
+        let original = body.originalTransactionId ?? transactions.first?.originalTransactionId
+        let ofOriginal = transactions.filter { $0.originalTransactionId == original }
+        let focus = ofOriginal.max { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+        var snapshot: SubscriptionSnapshot?
+        let effect = LifecycleRules.effect(v1: type)
+        if let focus, focus.expiresDate != nil, effect.updatesSubscription {
+            let pending = body.unifiedReceipt?.pendingRenewalInfo?.first { $0.originalTransactionId == focus.originalTransactionId }
+            let grace = pending?.gracePeriodExpiresDateValue
+            var state: SubscriptionState
+            var reason: String?
+            if focus.revocationDate != nil && type != "REVOKE" {
+                state = .refunded
+                reason = "REFUNDED"
+            } else if type == "REVOKE" {
+                state = .revoked
+            } else if let grace, grace > receivedAt, pending?.isInBillingRetryPeriodValue == true {
+                state = .gracePeriod
+            } else if pending?.isInBillingRetryPeriodValue == true {
+                state = .billingRetry
+            } else if let expires = focus.expiresDate, expires > receivedAt {
+                state = .active
+            } else {
+                state = .expired
+                reason = pending?.expirationIntentValue.map { Self.reason(intent: ExpirationIntent(rawValue: Int32($0))) }
+            }
+            snapshot = SubscriptionSnapshot(
+                originalTransactionId: focus.originalTransactionId, bundleId: bundleId, productId: focus.productId,
+                subscriptionGroup: focus.subscriptionGroup, environment: environment, state: state, expirationReason: reason,
+                autoRenew: body.autoRenewStatus.map { $0 == "true" } ?? pending?.autoRenewStatusValue,
+                autoRenewProductId: body.autoRenewProductId ?? pending?.autoRenewProductId, expiresAt: focus.expiresDate,
+                gracePeriodExpiresAt: grace, offerType: focus.offerType, latestTransactionId: focus.transactionId,
+                event: "V1 \(type)", signedDate: receivedAt)
+        }
+        return LifecycleMessage(
+            id: id, format: "v1", type: type, subtype: nil, effect: effect, bundleId: bundleId, environment: environment,
+            signedDate: receivedAt, transactions: transactions, focus: focus, snapshot: snapshot, consumptionReason: nil)
+    }
+
+    static func reason(intent: ExpirationIntent) -> String {
+        switch intent {
+        case .customerCancelled: "VOLUNTARY"
+        case .billingError: "BILLING_RETRY"
+        case .customerDidNotConsentToPriceIncrease: "PRICE_INCREASE"
+        case .productNotAvailable: "PRODUCT_NOT_FOR_SALE"
+        default: "OTHER"
+        }
+    }
+}
+
+extension VerifiedTransaction {
+    /// A transaction from a verified JWS payload; nil without an id, product or purchase date.
+    init?(payload: JWSTransactionDecodedPayload, signedData: String?, source: Source = .signedTransaction) {
+        guard let id = payload.transactionId, let productId = payload.productId, let purchaseDate = payload.purchaseDate,
+            let bundleId = payload.bundleId
+        else { return nil }
+        self.init(
+            transactionId: id, originalTransactionId: payload.originalTransactionId ?? id, bundleId: bundleId,
+            productId: productId, environment: payload.environment?.rawValue ?? "Production", purchaseDate: purchaseDate,
+            expiresDate: payload.expiresDate, quantity: Int(payload.quantity ?? 1), appAccountToken: payload.appAccountTokenUUID,
+            offerType: payload.offerType.map { Int($0.rawValue) }, subscriptionGroup: payload.subscriptionGroupIdentifier,
+            revocationDate: payload.revocationDate, source: source, signedData: signedData)
+    }
+
+    /// A transaction from a receipt entry Apple's `verifyReceipt` (or a V1 notification) vouched for.
+    init?(legacy entry: LegacyTransaction, bundleId: String, environment: String) {
+        guard let id = entry.transactionId, let productId = entry.productId, let purchaseDate = entry.purchaseDateValue else {
+            return nil
+        }
+        var offerType: Int?
+        if entry.isTrialPeriodValue == true || entry.isInIntroOfferPeriodValue == true {
+            offerType = 1
+        } else if entry.promotionalOfferId != nil {
+            offerType = 2
+        } else if entry.offerCodeRefName != nil {
+            offerType = 3
+        }
+        self.init(
+            transactionId: id, originalTransactionId: entry.originalTransactionId ?? id, bundleId: bundleId,
+            productId: productId, environment: environment, purchaseDate: purchaseDate, expiresDate: entry.expiresDateValue,
+            quantity: entry.quantityValue ?? 1, appAccountToken: entry.appAccountTokenValue, offerType: offerType,
+            subscriptionGroup: entry.subscriptionGroupIdentifier, revocationDate: entry.cancellationDateValue, source: .receipt)
+    }
+}

@@ -1,0 +1,101 @@
+import AppStoreWire
+import Foundation
+import Logging
+import ServiceLifecycle
+import StorekeeperCore
+import StorekeeperStorage
+
+/// Notification catch-up: asks Get Notification History for everything since the last run (and for every
+/// notification whose delivery failed), and feeds what is missing through the same verified inbox. Apple stops
+/// retrying after a few days; a team that was down must not lose its refunds.
+public struct NotificationCatchUp: Service {
+    let apps: AppRegistry
+    let intake: NotificationIntake
+    let lease: JobLease
+    let interval: Duration
+    let lookback: TimeInterval
+    let metrics: ServerMetrics
+    let ready: ReadinessGate
+    let logger: Logger
+
+    init(
+        apps: AppRegistry, intake: NotificationIntake, lease: JobLease, interval: Duration, lookback: TimeInterval,
+        metrics: ServerMetrics, ready: ReadinessGate, logger: Logger
+    ) {
+        self.ready = ready
+        self.apps = apps
+        self.intake = intake
+        self.lease = lease
+        self.interval = interval
+        self.lookback = lookback
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try await runPeriodically("notification catch-up", every: interval, after: ready, logger: logger) { _ = try await runOnce() }
+    }
+
+    /// One pass over every app and environment; returns how many notifications were new.
+    @discardableResult
+    public func runOnce(now: Date = Date()) async throws -> Int {
+        var added = 0
+        for app in apps.apps {
+            var seen = Set<String>()
+            for environment in app.serverAPI.keys.sorted() {
+                guard let client = app.serverAPI[environment], seen.insert(client.baseURL.url.absoluteString).inserted else {
+                    continue
+                }
+                added += try await catchUp(app: app, environment: environment, client: client, now: now)
+            }
+        }
+        metrics.jobRun("catch_up", items: added)
+        return added
+    }
+
+    private func catchUp(app: AppRegistry.App, environment: String, client: AppStoreServerAPIClient, now: Date) async throws -> Int {
+        let name = "catch-up:\(app.configuration.bundleId):\(environment)"
+        let (acquired, cursor) = try await lease.acquire(name, for: .seconds(600), now: now)
+        guard acquired else { return 0 }
+        var added = 0
+        var nextCursor: String?
+        defer {
+            let cursorToSave = nextCursor
+            Task { try? await lease.release(name, cursor: cursorToSave) }
+        }
+        // Apple keeps 180 days; an hour of overlap covers notifications signed just before the last run.
+        let earliest = now.addingTimeInterval(-179 * 86_400)
+        let since =
+            cursor.flatMap { Double($0) }.map { Date(timeIntervalSince1970: $0 / 1000).addingTimeInterval(-3_600) }
+            ?? now.addingTimeInterval(-lookback)
+        let start = max(earliest, min(since, now))
+        for onlyFailures in [false, true] {
+            let request = NotificationHistoryRequest(
+                startDate: onlyFailures ? max(earliest, now.addingTimeInterval(-lookback)) : start, endDate: now,
+                onlyFailures: onlyFailures ? true : nil)
+            let started = DispatchTime.now().uptimeNanoseconds
+            let items: [NotificationHistoryResponseItem]
+            do {
+                items = try await client.getAllNotificationHistory(request: request)
+                metrics.appleCall(endpoint: "notificationHistory", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            } catch {
+                metrics.appleCall(endpoint: "notificationHistory", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                throw error
+            }
+            for item in items {
+                guard let signed = item.signedPayload else { continue }
+                let body = String(decoding: try JSONSerialization.data(withJSONObject: ["signedPayload": signed]), as: UTF8.self)
+                do {
+                    if try await intake.storeV2(signed, body: body, app: app).isNew { added += 1 }
+                } catch let error as StorekeeperError where error.outcome == .rejected {
+                    logger.error("notification from history refused", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        nextCursor = String(Int64(now.timeIntervalSince1970 * 1000))
+        if added > 0 {
+            logger.notice("catch-up found missed notifications", metadata: ["app": "\(app.configuration.name)", "count": "\(added)"])
+        }
+        return added
+    }
+}
