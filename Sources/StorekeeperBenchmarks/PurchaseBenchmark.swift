@@ -142,7 +142,7 @@ public struct PurchaseBenchmark: Sendable {
     }
 
     /// Runs `submit` over `range`: closed loop with `concurrency` workers, or open loop at `rate` per second.
-    static func drive(
+    public static func drive(
         range: Range<Int>, concurrency: Int, rate: Int?,
         _ submit: @escaping @Sendable (Int) async -> (ok: Bool, nanoseconds: UInt64)
     ) async -> [(ok: Bool, nanoseconds: UInt64)] {

@@ -84,7 +84,8 @@ public enum StorekeeperServer {
                 provider: provider, inbox: inbox, engine: engine, configuration: lifecycle, metrics: metrics, ready: ready, logger: logger)
         }
         let processor = jobs.processor
-        let intake = NotificationIntake(inbox: inbox, onStored: { processor?.notificationStored() })
+        let applier = lifecycle.processNotifications ? NotificationApplier(provider: provider, engine: engine, logger: logger) : nil
+        let intake = NotificationIntake(inbox: inbox, applier: applier, onStored: { processor?.notificationStored() })
         let lease = JobLease(provider: provider)
         let hasServerAPI = apps.apps.contains { !$0.serverAPI.isEmpty }
         if hasServerAPI {

@@ -6,7 +6,7 @@ import Synchronization
 /// `maximumBatch`, until its own input is done, then hands the drainer role to the oldest waiting submitter (if
 /// any) and returns. Every other submitter just waits for its output. Nobody waits for a lock only to learn that
 /// their work was already done, which is what turns a lock-based scheme into a queue of one-item batches.
-final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
+public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
     private enum Signal: Sendable {
         case done(Output)
         case drain
@@ -29,12 +29,12 @@ final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
     private let process: @Sendable ([Input]) async -> [Output]
 
     /// - Parameter process: handles one batch, returning one output per input, in order.
-    init(maximumBatch: Int, process: @escaping @Sendable ([Input]) async -> [Output]) {
+    public init(maximumBatch: Int, process: @escaping @Sendable ([Input]) async -> [Output]) {
         self.maximumBatch = max(1, maximumBatch)
         self.process = process
     }
 
-    func submit(_ input: Input) async -> Output {
+    public func submit(_ input: Input) async -> Output {
         let id = state.withLock { state -> UInt64 in
             defer { state.nextId &+= 1 }
             return state.nextId

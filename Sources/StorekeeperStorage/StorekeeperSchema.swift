@@ -103,6 +103,7 @@ public enum StorekeeperSchema {
         Migration("003_subscription_lifecycle") { db, _ in
             let statements: [SQLQueryString] = [
                 "ALTER TABLE notifications ADD COLUMN claimed_until BIGINT",
+                "CREATE INDEX notifications_in_order ON notifications (status, signed_date, received_at)",
                 """
                 CREATE TABLE subscriptions (
                     original_transaction_id TEXT PRIMARY KEY, user_id TEXT, bundle_id TEXT NOT NULL,

@@ -8,7 +8,7 @@ struct Storekeeper: AsyncParsableCommand {
         abstract: "Self-hosted App Store in-app purchase server and tools.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, DemoCommand.self, VerifyCommand.self, DecodeCommand.self, SignOfferCommand.self, SampleCommand.self, SimulatorCommand.self, SimulatorAdvanceCommand.self, BenchCommand.self,
-            BenchPurchasesCommand.self,
+            BenchPurchasesCommand.self, BenchNotificationsCommand.self,
         ]
     )
 }

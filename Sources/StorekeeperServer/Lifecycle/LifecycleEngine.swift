@@ -45,7 +45,14 @@ struct LifecycleEngine: Sendable {
             bulkDelivered = false
         }
         var failures: [String: any Error] = [:]
+        // Messages that only deliver and update state share set-based statements; the rest (refunds, reversals,
+        // extensions, refund questions) go one by one, each in its savepoint.
+        var plain: [LifecycleMessage] = []
+        var special: [LifecycleMessage] = []
         for message in messages {
+            if bulkDelivered, Self.isPlain(message) { plain.append(message) } else { special.append(message) }
+        }
+        for message in special {
             do {
                 try await withSavepoint("sk_message", on: db) {
                     if !bulkDelivered, message.effect.deliver { try await deliver(message, products: products, now: now, on: db) }
@@ -55,7 +62,31 @@ struct LifecycleEngine: Sendable {
                 failures[message.id] = error
             }
         }
+        let snapshots = plain.compactMap { message in message.snapshot.map { ($0, "notification:\(message.id)") } }
+        do {
+            try await withSavepoint("sk_states", on: db) {
+                _ = try await LifecycleLedger.applySnapshots(snapshots, now: now, kind: kind, on: db)
+            }
+        } catch {
+            logger.warning("bulk state update failed; applying one by one", metadata: ["error": "\(error)"])
+            for message in plain {
+                do {
+                    try await withSavepoint("sk_message", on: db) { try await applyEffects(message, now: now, on: db) }
+                } catch {
+                    failures[message.id] = error
+                }
+            }
+        }
         return failures
+    }
+
+    /// Whether a message's only effects are delivery and a state update (the common case: purchases, renewals,
+    /// renewal preference and status changes, expiries).
+    static func isPlain(_ message: LifecycleMessage) -> Bool {
+        let effect = message.effect
+        return message.format == "v2" && effect.revoke == nil && !effect.reinstate && !effect.extendToExpiry
+            && !effect.extendToGracePeriodEnd && !effect.answerConsumptionRequest && !effect.closeConsumptionRequest
+            && message.focus?.revocationDate == nil
     }
 
     private func deliver(_ message: LifecycleMessage, products: Catalog, now: Date, on db: any SQLDatabase) async throws {

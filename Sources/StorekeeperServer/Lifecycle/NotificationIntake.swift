@@ -7,6 +7,8 @@ import StorekeeperStorage
 /// in the inbox: the one path for notifications Apple posts and for those catch-up fetches from history.
 struct NotificationIntake: Sendable {
     let inbox: NotificationInbox
+    /// Stores and applies in one go when this process applies notifications.
+    let applier: NotificationApplier?
     let onStored: @Sendable () -> Void
 
     /// What was stored.
@@ -22,31 +24,58 @@ struct NotificationIntake: Sendable {
         let payload: ResponseBodyV2DecodedPayload
         var original: String?
         var transactionId: String?
+        var transaction: JWSTransactionDecodedPayload?
+        var renewal: JWSRenewalInfoDecodedPayload?
         do {
             payload = try await app.verifier.verifyNotification(signedPayload)
+            // The notification's signature covers the signed transaction and renewal info inside it byte for byte,
+            // so they are Apple's as surely as the notification is: decoded and their claims checked here, without
+            // a second and third signature check per notification.
             if let inner = payload.data?.signedTransactionInfo {
-                let transaction = try await app.verifier.verifyTransaction(inner)
+                let decoded = try SignedDataVerifier.decodeUnverified(inner, as: JWSTransactionDecodedPayload.self).payload
+                transaction = decoded
+                guard let transaction = transaction, transaction.bundleId == app.configuration.bundleId,
+                    transaction.environment == nil || transaction.environment == payload.data?.environment
+                else {
+                    throw StorekeeperError.rejected("wrong_app", "the notification's transaction is for another app or environment")
+                }
                 original = transaction.originalTransactionId
                 transactionId = transaction.transactionId
             }
             if let inner = payload.data?.signedRenewalInfo {
-                let renewal = try await app.verifier.verifyRenewalInfo(inner)
-                original = original ?? renewal.originalTransactionId
+                renewal = try SignedDataVerifier.decodeUnverified(inner, as: JWSRenewalInfoDecodedPayload.self).payload
+                original = original ?? renewal?.originalTransactionId
             }
-        } catch {
+        } catch let error as StorekeeperError {
+            throw error
+        } catch let error as SignedDataVerificationError {
             if error.isRetryable { throw StorekeeperError.retry("verification_unavailable", error.message) }
             throw StorekeeperError.rejected(
                 error.code == "malformed" ? .badRequest : .unprocessable, error.code, "notification refused: \(error.message)")
+        } catch {
+            throw StorekeeperError.rejected(.badRequest, "malformed", "notification refused: \(error)")
         }
         guard let uuid = payload.notificationUUID, !uuid.isEmpty, uuid.utf8.count <= 100 else {
             throw StorekeeperError.rejected("missing_notification_uuid", "no notificationUUID")
         }
-        let isNew = try await inbox.recordIfNew(
-            .init(
-                id: uuid, format: "v2", bundleId: app.configuration.bundleId, notificationType: payload.notificationType.rawValue,
-                subtype: payload.subtype?.rawValue, originalTransactionId: original, transactionId: transactionId,
-                signedDate: payload.signedDate, environment: payload.data?.environment?.rawValue, body: body))
-        if isNew { onStored() }
+        let received = NotificationInbox.Received(
+            id: uuid, format: "v2", bundleId: app.configuration.bundleId, notificationType: payload.notificationType.rawValue,
+            subtype: payload.subtype?.rawValue, originalTransactionId: original, transactionId: transactionId,
+            signedDate: payload.signedDate, environment: payload.data?.environment?.rawValue, body: body)
+        let isNew: Bool
+        if let applier {
+            let message = LifecycleMessage.v2(
+                id: uuid, type: payload.notificationType.rawValue, subtype: payload.subtype?.rawValue,
+                bundleId: app.configuration.bundleId, environment: payload.data?.environment?.rawValue ?? "Production",
+                signedDate: payload.signedDate ?? Date(), transaction: transaction,
+                signedTransaction: payload.data?.signedTransactionInfo, renewal: renewal,
+                status: payload.data?.status.map { Int($0.rawValue) },
+                consumptionReason: payload.data?.consumptionRequestReason?.rawValue)
+            isNew = try await applier.store(.init(received: received, message: message))
+        } else {
+            isNew = try await inbox.recordIfNew(received)
+        }
+        if isNew, applier == nil { onStored() }
         return Stored(id: uuid, isNew: isNew, type: payload.notificationType.rawValue)
     }
 }

@@ -25,81 +25,91 @@ public enum LifecycleLedger {
     public static func applySnapshot(
         _ snapshot: SubscriptionSnapshot, cause: String, now: Date, kind: DatabaseKind, on db: any SQLDatabase
     ) async throws -> Bool {
-        let lock = kind == .postgres ? " FOR UPDATE" : ""
-        let existing = try await db.raw(
-            SQLQueryString("SELECT * FROM subscriptions WHERE original_transaction_id = ")
-                + "\(bind: snapshot.originalTransactionId)" + SQLQueryString(lock)
-        ).first()
-        let user = try await db.raw(
-            "SELECT user_id FROM transaction_owners WHERE original_transaction_id = \(bind: snapshot.originalTransactionId)"
-        ).first()?.decode(column: "user_id", as: String.self)
+        try await applySnapshots([(snapshot, cause)], now: now, kind: kind, on: db)[0]
+    }
 
-        var previousState: String?
-        var merged = snapshot
-        if let existing {
-            let lastSigned = try existing.decode(column: "last_signed_date", as: Int64.self)
-            previousState = try existing.decode(column: "state", as: String.self)
-            if lastSigned > snapshot.signedDate.millis {
-                return false
-            }
-            func keep<T>(_ value: T?, _ column: String, as type: T.Type) throws -> T? where T: Decodable {
-                if let value { return value }
-                return try existing.decode(column: column, as: T?.self)
-            }
-            if merged.state == nil { merged.state = SubscriptionState(rawValue: previousState ?? "") }
-            merged.expirationReason =
-                merged.state == .expired || merged.state == .refunded
-                ? try keep(snapshot.expirationReason, "expiration_reason", as: String.self) : snapshot.expirationReason
-            merged.autoRenew = try snapshot.autoRenew ?? existing.decode(column: "auto_renew", as: Int64?.self).map { $0 != 0 }
-            merged.autoRenewProductId = try keep(snapshot.autoRenewProductId, "auto_renew_product_id", as: String.self)
-            merged.expiresAt = try snapshot.expiresAt ?? existing.decode(column: "expires_at", as: Int64?.self).map(Date.init(millis:))
-            if merged.state == .gracePeriod {
-                merged.gracePeriodExpiresAt =
-                    try snapshot.gracePeriodExpiresAt
-                    ?? existing.decode(column: "grace_expires_at", as: Int64?.self).map(Date.init(millis:))
-            }
-            merged.subscriptionGroup = try keep(snapshot.subscriptionGroup, "subscription_group", as: String.self)
-            merged.latestTransactionId = try keep(snapshot.latestTransactionId, "latest_transaction_id", as: String.self)
-            merged.priceIncrease = try keep(snapshot.priceIncrease, "price_increase", as: String.self)
-            if snapshot.offerType == nil && snapshot.offerId == nil && snapshot.latestTransactionId == nil {
-                merged.offerType = try existing.decode(column: "offer_type", as: Int64?.self).map(Int.init)
-                merged.offerId = try existing.decode(column: "offer_id", as: String?.self)
+    /// Merges many snapshots (any number per subscription, folded in `signedDate` order) with a few set-based
+    /// statements: one read of the subscriptions and their owners, one multi-row upsert, one multi-row audit insert.
+    /// Returns, per snapshot, whether it was applied (false: a newer message was applied before).
+    public static func applySnapshots(
+        _ snapshots: [(snapshot: SubscriptionSnapshot, cause: String)], now: Date, kind: DatabaseKind, on db: any SQLDatabase
+    ) async throws -> [Bool] {
+        guard !snapshots.isEmpty else { return [] }
+        let originals = Array(Set(snapshots.map(\.snapshot.originalTransactionId))).sorted()
+        let lock: SQLQueryString = kind == .postgres ? " ORDER BY original_transaction_id FOR UPDATE" : ""
+        var stored: [String: StoredSubscription] = [:]
+        for row in try await db.raw(
+            "SELECT * FROM subscriptions WHERE original_transaction_id IN (\(binds: originals))" + lock
+        ).all() {
+            let record = try StoredSubscription(row: row)
+            stored[record.snapshot.originalTransactionId] = record
+        }
+        var owners: [String: String] = [:]
+        for row in try await db.raw(
+            "SELECT original_transaction_id, user_id FROM transaction_owners WHERE original_transaction_id IN (\(binds: originals))"
+        ).all() {
+            owners[try row.decode(column: "original_transaction_id", as: String.self)] = try row.decode(column: "user_id", as: String.self)
+        }
+        var applied = [Bool](repeating: false, count: snapshots.count)
+        var changed = Set<String>()
+        var audits: [AuditEntry] = []
+        let order = snapshots.indices.sorted { snapshots[$0].snapshot.signedDate < snapshots[$1].snapshot.signedDate }
+        for index in order {
+            let (snapshot, cause) = snapshots[index]
+            let original = snapshot.originalTransactionId
+            let previous = stored[original]
+            if let previous, previous.snapshot.signedDate > snapshot.signedDate { continue }
+            let merged = StoredSubscription.merge(snapshot, into: previous?.snapshot)
+            stored[original] = StoredSubscription(snapshot: merged)
+            applied[index] = true
+            changed.insert(original)
+            let state = merged.state ?? .active
+            if let user = owners[original], previous?.snapshot.state != state {
+                var detail = "\(merged.productId) \(merged.event)"
+                if let reason = merged.expirationReason, state == .expired || state == .refunded { detail += " (\(reason))" }
+                audits.append(
+                    AuditEntry(
+                        action: "subscription.\(state.rawValue)", user: UserID(rawValue: user), subject: original,
+                        periodEnd: merged.gracePeriodExpiresAt ?? merged.expiresAt, cause: cause, detail: detail, createdAt: now))
             }
         }
-        let state = merged.state ?? .active
-        try await db.raw(
-            """
-            INSERT INTO subscriptions (original_transaction_id, user_id, bundle_id, product_id, subscription_group,
-                environment, state, expiration_reason, auto_renew, auto_renew_product_id, expires_at, grace_expires_at,
-                offer_type, offer_id, price_increase, latest_transaction_id, last_event, last_signed_date, updated_at)
-            VALUES (\(bind: merged.originalTransactionId), \(bind: user), \(bind: merged.bundleId), \(bind: merged.productId),
-                \(bind: merged.subscriptionGroup), \(bind: merged.environment), \(bind: state.rawValue),
-                \(bind: merged.expirationReason), \(bind: merged.autoRenew.map { $0 ? 1 : 0 }),
-                \(bind: merged.autoRenewProductId), \(bind: merged.expiresAt?.millis),
-                \(bind: merged.gracePeriodExpiresAt?.millis), \(bind: merged.offerType), \(bind: merged.offerId),
-                \(bind: merged.priceIncrease), \(bind: merged.latestTransactionId), \(bind: merged.event),
-                \(bind: merged.signedDate.millis), \(bind: now.millis))
-            ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = excluded.user_id,
-                product_id = excluded.product_id, subscription_group = excluded.subscription_group,
-                environment = excluded.environment, state = excluded.state,
-                expiration_reason = excluded.expiration_reason, auto_renew = excluded.auto_renew,
-                auto_renew_product_id = excluded.auto_renew_product_id, expires_at = excluded.expires_at,
-                grace_expires_at = excluded.grace_expires_at, offer_type = excluded.offer_type,
-                offer_id = excluded.offer_id, price_increase = excluded.price_increase,
-                latest_transaction_id = excluded.latest_transaction_id, last_event = excluded.last_event,
-                last_signed_date = excluded.last_signed_date, updated_at = excluded.updated_at
-            """
-        ).run()
-        if let user, previousState != state.rawValue {
-            var detail = "\(merged.productId) \(merged.event)"
-            if let reason = merged.expirationReason, state == .expired || state == .refunded { detail += " (\(reason))" }
-            try await AuditStore.append(
-                AuditEntry(
-                    action: "subscription.\(state.rawValue)", user: UserID(rawValue: user),
-                    subject: merged.originalTransactionId, periodEnd: merged.gracePeriodExpiresAt ?? merged.expiresAt,
-                    cause: cause, detail: detail, createdAt: now), on: db)
+        guard !changed.isEmpty else { return applied }
+        let insert = db.insert(into: "subscriptions").columns(
+            "original_transaction_id", "user_id", "bundle_id", "product_id", "subscription_group", "environment", "state",
+            "expiration_reason", "auto_renew", "auto_renew_product_id", "expires_at", "grace_expires_at", "offer_type", "offer_id",
+            "price_increase", "latest_transaction_id", "last_event", "last_signed_date", "updated_at")
+        for original in changed.sorted() {
+            let s = stored[original]!.snapshot
+            insert.values([
+                s.originalTransactionId, owners[original], s.bundleId, s.productId, s.subscriptionGroup, s.environment,
+                (s.state ?? .active).rawValue, s.expirationReason, s.autoRenew.map { $0 ? 1 : 0 }, s.autoRenewProductId,
+                s.expiresAt?.millis, s.gracePeriodExpiresAt?.millis, s.offerType, s.offerId, s.priceIncrease,
+                s.latestTransactionId, s.event, s.signedDate.millis, now.millis,
+            ] as [any Encodable & Sendable])
         }
-        return true
+        try await insert.onConflict(with: ["original_transaction_id"]) { update in
+            var update = update
+            for column in [
+                "user_id", "product_id", "subscription_group", "environment", "state", "expiration_reason", "auto_renew",
+                "auto_renew_product_id", "expires_at", "grace_expires_at", "offer_type", "offer_id", "price_increase",
+                "latest_transaction_id", "last_event", "last_signed_date", "updated_at",
+            ] {
+                update = update.set(excludedValueOf: column)
+            }
+            return update
+        }.run()
+        if !audits.isEmpty {
+            let rows = db.insert(into: "audit_entries").columns(
+                "user_id", "action", "subject", "amount", "period_start", "period_end", "cause", "detail", "created_at")
+            for entry in audits {
+                rows.values([
+                    entry.user.rawValue, entry.action, entry.subject, entry.amount, entry.periodStart?.millis,
+                    entry.periodEnd?.millis, entry.cause, entry.detail, entry.createdAt.millis,
+                ] as [any Encodable & Sendable])
+            }
+            try await rows.run()
+        }
+        return applied
     }
 
     /// Ends subscription grants where a later transaction of the same subscription starts: an upgrade or a
@@ -363,5 +373,57 @@ public enum LifecycleLedger {
             WHERE transaction_id = \(bind: transactionId) AND status = 'pending'
             """
         ).run()
+    }
+}
+
+/// A subscription row as a snapshot, and the rule for folding a newer snapshot into it.
+struct StoredSubscription {
+    var snapshot: SubscriptionSnapshot
+
+    init(snapshot: SubscriptionSnapshot) { self.snapshot = snapshot }
+
+    init(row: any SQLRow) throws {
+        snapshot = SubscriptionSnapshot(
+            originalTransactionId: try row.decode(column: "original_transaction_id", as: String.self),
+            bundleId: try row.decode(column: "bundle_id", as: String.self),
+            productId: try row.decode(column: "product_id", as: String.self),
+            subscriptionGroup: try row.decode(column: "subscription_group", as: String?.self),
+            environment: try row.decode(column: "environment", as: String.self),
+            state: SubscriptionState(rawValue: try row.decode(column: "state", as: String.self)),
+            expirationReason: try row.decode(column: "expiration_reason", as: String?.self),
+            autoRenew: try row.decode(column: "auto_renew", as: Int64?.self).map { $0 != 0 },
+            autoRenewProductId: try row.decode(column: "auto_renew_product_id", as: String?.self),
+            expiresAt: try row.decode(column: "expires_at", as: Int64?.self).map(Date.init(millis:)),
+            gracePeriodExpiresAt: try row.decode(column: "grace_expires_at", as: Int64?.self).map(Date.init(millis:)),
+            offerType: try row.decode(column: "offer_type", as: Int64?.self).map(Int.init),
+            offerId: try row.decode(column: "offer_id", as: String?.self),
+            priceIncrease: try row.decode(column: "price_increase", as: String?.self),
+            latestTransactionId: try row.decode(column: "latest_transaction_id", as: String?.self),
+            event: try row.decode(column: "last_event", as: String.self),
+            signedDate: Date(millis: try row.decode(column: "last_signed_date", as: Int64.self)))
+    }
+
+    /// `snapshot` over `existing`: what the snapshot leaves nil keeps its stored value; a grace period end only
+    /// while in grace; an expiry reason only while expired or refunded; the offer follows the latest transaction.
+    static func merge(_ snapshot: SubscriptionSnapshot, into existing: SubscriptionSnapshot?) -> SubscriptionSnapshot {
+        guard let existing else { return snapshot }
+        var merged = snapshot
+        if merged.state == nil { merged.state = existing.state }
+        if merged.state == .expired || merged.state == .refunded {
+            merged.expirationReason = snapshot.expirationReason ?? existing.expirationReason
+        }
+        merged.autoRenew = snapshot.autoRenew ?? existing.autoRenew
+        merged.autoRenewProductId = snapshot.autoRenewProductId ?? existing.autoRenewProductId
+        merged.expiresAt = snapshot.expiresAt ?? existing.expiresAt
+        merged.gracePeriodExpiresAt =
+            merged.state == .gracePeriod ? (snapshot.gracePeriodExpiresAt ?? existing.gracePeriodExpiresAt) : nil
+        merged.subscriptionGroup = snapshot.subscriptionGroup ?? existing.subscriptionGroup
+        merged.latestTransactionId = snapshot.latestTransactionId ?? existing.latestTransactionId
+        merged.priceIncrease = snapshot.priceIncrease ?? existing.priceIncrease
+        if snapshot.offerType == nil && snapshot.offerId == nil && snapshot.latestTransactionId == nil {
+            merged.offerType = existing.offerType
+            merged.offerId = existing.offerId
+        }
+        return merged
     }
 }

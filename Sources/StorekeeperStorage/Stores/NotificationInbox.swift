@@ -48,13 +48,54 @@ public struct NotificationInbox: Sendable {
     }
 
     let provider: any DatabaseProvider
+    private let batcher: BatchCombiner<Received, Result<Bool, any Error>>
 
-    public init(provider: any DatabaseProvider) { self.provider = provider }
+    public init(provider: any DatabaseProvider) {
+        self.provider = provider
+        batcher = BatchCombiner(maximumBatch: 256) { batch in await Self.insertBatch(batch, provider: provider) }
+    }
 
     /// Stores a verified notification as pending; `false` when it was stored before (a duplicate: answer 200, do
     /// nothing more). Returns only after the commit, so a 200 always follows a durable write.
+    ///
+    /// Concurrent calls share one transaction and one multi-row insert (the key still decides, row by row, what
+    /// is new), so a burst of notifications costs one durable commit, not one each.
     public func recordIfNew(_ notification: Received, now: Date = Date()) async throws -> Bool {
-        try await insert(notification, status: "pending", error: nil, now: now)
+        try await batcher.submit(notification).get()
+    }
+
+    private static func insertBatch(_ batch: [Received], provider: any DatabaseProvider) async -> [Result<Bool, any Error>] {
+        do {
+            let inserted = try await provider.withTransaction { db in try await insertRows(batch, now: Date(), on: db) }
+            return Self.firstOccurrences(batch.map(\.id), inserted: inserted).map { .success($0) }
+        } catch {
+            return batch.map { _ in .failure(error) }
+        }
+    }
+
+    /// Inserts pending notifications inside the caller's transaction with one multi-row statement; returns the
+    /// ids that were new.
+    public static func insertRows(_ batch: [Received], now: Date, on db: any SQLDatabase) async throws -> Set<String> {
+        guard !batch.isEmpty else { return [] }
+        let insert = db.insert(into: "notifications").columns(
+            "id", "format", "bundle_id", "notification_type", "subtype", "original_transaction_id", "transaction_id",
+            "signed_date", "environment", "body", "status", "attempts", "received_at", "next_attempt_at")
+        var seen = Set<String>()
+        for n in batch where seen.insert(n.id).inserted {
+            insert.values([
+                n.id, n.format, n.bundleId, n.notificationType, n.subtype, n.originalTransactionId, n.transactionId,
+                n.signedDate?.millis, n.environment, n.body, "pending", 0, now.millis, now.millis,
+            ] as [any Encodable & Sendable])
+        }
+        let rows = try await insert.ignoringConflicts(with: ["id"]).returning("id").all()
+        return Set(try rows.map { try $0.decode(column: "id", as: String.self) })
+    }
+
+    /// Per id of a batch, whether it is new: the first occurrence of an inserted id (two identical notifications
+    /// in one batch: the first is new, the second a duplicate).
+    public static func firstOccurrences(_ ids: [String], inserted: Set<String>) -> [Bool] {
+        var claimed = Set<String>()
+        return ids.map { inserted.contains($0) && claimed.insert($0).inserted }
     }
 
     /// Stores a payload that failed verification, with the reason, for operators (never processed).

@@ -57,9 +57,11 @@ extension PurchaseLedger {
         let orderIds = Set(leaders.compactMap { requests[$0].orderId })
         let tokens = Set(leaders.compactMap { requests[$0].orderId == nil ? requests[$0].transaction.appAccountToken?.uuidString.lowercased() : nil })
         var ordersById: [String: (id: String, user: UserID, bundleId: String)] = [:]
+        // Orders already completed by an earlier transaction (a renewal carries the first purchase's token).
+        var completedOrders = Set<String>()
         var ordersByToken: [String: (id: String, user: UserID, bundleId: String)] = [:]
         if !orderIds.isEmpty || !tokens.isEmpty {
-            let query = db.select().columns("id", "user_id", "app_account_token", "bundle_id").from("orders")
+            let query = db.select().columns("id", "user_id", "app_account_token", "bundle_id", "transaction_id").from("orders")
             if !orderIds.isEmpty { query.orWhere("id", .in, Array(orderIds)) }
             if !tokens.isEmpty { query.orWhere("app_account_token", .in, Array(tokens)) }
             for row in try await query.all() {
@@ -70,6 +72,7 @@ extension PurchaseLedger {
                 )
                 ordersById[order.id] = order
                 ordersByToken[try row.decode(column: "app_account_token", as: String.self)] = order
+                if try row.decode(column: "transaction_id", as: String?.self) != nil { completedOrders.insert(order.id) }
             }
         }
 
@@ -293,7 +296,7 @@ extension PurchaseLedger {
         // Orders: the first delivered transaction completes each.
         var orderTransaction: [String: (transactionId: String, user: UserID)] = [:]
         for plan in delivering {
-            if let order = plan.order, orderTransaction[order.id] == nil {
+            if let order = plan.order, orderTransaction[order.id] == nil, !completedOrders.contains(order.id) {
                 orderTransaction[order.id] = (requests[plan.index].transaction.transactionId, order.user)
             }
         }
