@@ -233,7 +233,12 @@ let package = Package(
             dependencies: [
                 "storekeeper",
                 "AppStoreWire",
+                "AppStoreSimulator",
+                "StorekeeperServer",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
