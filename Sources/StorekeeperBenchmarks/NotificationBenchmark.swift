@@ -146,6 +146,7 @@ public struct NotificationBenchmark: Sendable {
             let storeOnly = ProcessInfo.processInfo.environment["BENCH_NOPROCESS"] != nil
             while !storeOnly, try await processed() < warmup { try await Task.sleep(for: .milliseconds(20)) }
 
+            FileHandle.standardError.write(Data("bench-notifications: \(bodies.count - warmup) notifications, measuring\n".utf8))
             let started = DispatchTime.now().uptimeNanoseconds
             let samples = await PurchaseBenchmark.drive(
                 range: warmup..<bodies.count, concurrency: options.concurrency, rate: options.rate, post)

@@ -56,8 +56,8 @@ public enum StorekeeperServer {
         let fileCatalog = try configuration.catalogFile.map { try Catalog.load(from: URL(fileURLWithPath: $0)) }
         let ledger = PurchaseLedger(provider: provider)
         let purchases = PurchaseService(
-            apps: apps, catalog: catalog, ledger: ledger, policy: configuration.transferPolicy, metrics: metrics,
-            logger: logger)
+            apps: apps, catalog: catalog, ledger: ledger, subscriptions: SubscriptionStore(provider: provider),
+            policy: configuration.transferPolicy, metrics: metrics, logger: logger)
         let orders = OrderStore(provider: provider)
         let accounts = AccountStore(provider: provider)
         let wallet = WalletStore(provider: provider)
@@ -88,13 +88,14 @@ public enum StorekeeperServer {
         let intake = NotificationIntake(inbox: inbox, applier: applier, onStored: { processor?.notificationStored() })
         let lease = JobLease(provider: provider)
         let hasServerAPI = apps.apps.contains { !$0.serverAPI.isEmpty }
+        // Without a Server API key the sweep still asks verifyReceipt about subscriptions proved by a receipt.
+        jobs.sweep = RenewalSweep(
+            apps: apps, provider: provider, subscriptions: subscriptions, engine: engine, lease: lease,
+            interval: lifecycle.sweepInterval ?? .seconds(900), metrics: metrics, ready: ready, logger: logger)
         if hasServerAPI {
             jobs.catchUp = NotificationCatchUp(
                 apps: apps, intake: intake, lease: lease, interval: lifecycle.catchUpInterval ?? .seconds(3_600),
                 lookback: lifecycle.catchUpLookback, metrics: metrics, ready: ready, logger: logger)
-            jobs.sweep = RenewalSweep(
-                apps: apps, provider: provider, subscriptions: subscriptions, engine: engine, lease: lease,
-                interval: lifecycle.sweepInterval ?? .seconds(900), metrics: metrics, ready: ready, logger: logger)
             jobs.responder = ConsumptionResponder(
                 apps: apps, requests: ConsumptionRequestStore(provider: provider), catalog: catalog, configuration: lifecycle,
                 interval: lifecycle.consumptionInterval ?? .seconds(30), metrics: metrics, ready: ready, logger: logger)

@@ -6,6 +6,9 @@ import Synchronization
 /// `maximumBatch`, until its own input is done, then hands the drainer role to the oldest waiting submitter (if
 /// any) and returns. Every other submitter just waits for its output. Nobody waits for a lock only to learn that
 /// their work was already done, which is what turns a lock-based scheme into a queue of one-item batches.
+///
+/// Given an executor, a task of the combiner's own (preferring that executor) drains instead, until the queue is
+/// empty: used for the SQLite writer, so batches never wait in the shared pool's queue behind request handlers.
 public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
     private enum Signal: Sendable {
         case done(Output)
@@ -26,15 +29,23 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
 
     private let state = Mutex(State())
     private let maximumBatch: Int
+    private let executor: (any TaskExecutor)?
     private let process: @Sendable ([Input]) async -> [Output]
 
-    /// - Parameter process: handles one batch, returning one output per input, in order.
-    public init(maximumBatch: Int, process: @escaping @Sendable ([Input]) async -> [Output]) {
+    /// - Parameters:
+    ///   - executor: when set, batches are processed by a task of their own that prefers this executor, instead
+    ///     of by a submitter: the serial path never waits in the shared pool's queue between batches.
+    ///   - process: handles one batch, returning one output per input, in order.
+    public init(
+        maximumBatch: Int, executor: (any TaskExecutor)? = nil, process: @escaping @Sendable ([Input]) async -> [Output]
+    ) {
         self.maximumBatch = max(1, maximumBatch)
+        self.executor = executor
         self.process = process
     }
 
     public func submit(_ input: Input) async -> Output {
+        if let executor { return await submit(input, drainingOn: executor) }
         let id = state.withLock { state -> UInt64 in
             defer { state.nextId &+= 1 }
             return state.nextId
@@ -79,6 +90,38 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
                 successor?.continuation.resume(returning: .drain)
                 return mine
             }
+        }
+    }
+
+    private func submit(_ input: Input, drainingOn executor: any TaskExecutor) async -> Output {
+        let signal = await withCheckedContinuation { (continuation: CheckedContinuation<Signal, Never>) in
+            let startDrainer = state.withLock { state -> Bool in
+                state.queue.append(Entry(id: state.nextId, input: input, continuation: continuation))
+                state.nextId &+= 1
+                if state.draining { return false }
+                state.draining = true
+                return true
+            }
+            if startDrainer {
+                Task(executorPreference: executor) { await self.drainAll() }
+            }
+        }
+        guard case .done(let output) = signal else { preconditionFailure("a dedicated drainer never hands off") }
+        return output
+    }
+
+    /// Processes batches until the queue is empty; the empty check and giving up the role are one step.
+    private func drainAll() async {
+        while true {
+            let batch = state.withLock { state -> [Entry] in
+                let taken = Array(state.queue.prefix(maximumBatch))
+                state.queue.removeFirst(taken.count)
+                if taken.isEmpty { state.draining = false }
+                return taken
+            }
+            if batch.isEmpty { return }
+            let outputs = await process(batch.map(\.input))
+            for (entry, output) in zip(batch, outputs) { entry.continuation.resume(returning: .done(output)) }
         }
     }
 }

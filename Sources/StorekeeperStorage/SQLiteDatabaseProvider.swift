@@ -21,24 +21,39 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
     private let connection: SQLiteConnection
     private let database: any SQLDatabase
     private let lock = AsyncLock()
+    private let location: Location
+    private let logger: Logger
     private let committer: BatchCombiner<any GroupedWorkItem, Void>
+    /// The connection's own thread; write pipelines run their Swift code on it too.
+    private let writer: ConnectionThreadExecutor
+    public var writerExecutor: (any TaskExecutor)? { writer }
 
     /// Opens (creating if needed) the database and sets WAL, durable commits, foreign keys and a busy timeout.
     public init(location: Location, logger: Logger = Logger(label: "storekeeper.storage.sqlite")) async throws {
+        self.location = location
+        self.logger = logger
         let storage: SQLiteConnection.Storage
         switch location {
         case .memory: storage = .memory
         case .file(let path): storage = .file(path: path)
         }
-        connection = try await SQLiteConnection.open(storage: storage, logger: logger)
+        let threadPool = NIOThreadPool(numberOfThreads: 1)
+        threadPool.start()
+        writer = ConnectionThreadExecutor(threadPool: threadPool)
+        connection = try await SQLiteConnection.open(
+            storage: storage, threadPool: threadPool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any())
         let database = connection.sql(queryLogLevel: nil)
         self.database = database
         let lock = self.lock
+        let writer = writer
         let process: @Sendable ([any GroupedWorkItem]) async -> [Void] = { batch in
-            await lock.withLock { await SQLiteDatabaseProvider.run(batch, on: database) }
+            // The one writer everything waits on resumes on its own thread, not behind the request handlers.
+            await withTaskExecutorPreference(writer) {
+                await lock.withLock { await SQLiteDatabaseProvider.run(batch, on: database) }
+            }
             return batch.map { _ in () }
         }
-        committer = BatchCombiner(maximumBatch: 512, process: process)
+        committer = BatchCombiner(maximumBatch: 512, executor: writer, process: process)
         if case .file = location {
             try await database.raw("PRAGMA journal_mode = WAL").run()
         }
@@ -46,6 +61,10 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         try await database.raw("PRAGMA synchronous = FULL").run()
         try await database.raw("PRAGMA foreign_keys = ON").run()
         try await database.raw("PRAGMA busy_timeout = 5000").run()
+        // A batch of webhook bodies dirties a few megabytes: keep them in cache rather than spilling mid-transaction,
+        // and keep savepoint journals in memory rather than in temporary files.
+        try await database.raw("PRAGMA cache_size = -65536").run()
+        try await database.raw("PRAGMA temp_store = MEMORY").run()
     }
 
     public func withSession<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
@@ -103,14 +122,50 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
 
     private struct BatchAborted: Error {}
 
-    /// Keeps the connection for the service's lifetime and closes it on shutdown.
+    /// Keeps the connection for the service's lifetime, checkpoints the WAL from a second connection meanwhile,
+    /// and closes the connection on shutdown.
     public func run() async throws {
+        if case .file(let path) = location {
+            do {
+                try await checkpointContinuously(path: path)
+            } catch {
+                logger.warning("background WAL checkpoints stopped; the writer checkpoints on its own", metadata: ["error": "\(error)"])
+            }
+        }
         try? await gracefulShutdown()
         try await close()
     }
 
+    /// Copies committed WAL frames into the database file from a connection of its own, every 100 ms.
+    ///
+    /// Left to itself the writer checkpoints inside a commit every 1,000 pages — about every fourth batch of
+    /// webhook bodies — and every caller in that batch waits for it. A passive checkpoint here runs beside the
+    /// writer without blocking it; the writer's own automatic checkpoint stays as a backstop at a higher mark and
+    /// then finds almost nothing left to copy, so the WAL still restarts from its beginning and stays small.
+    private func checkpointContinuously(path: String) async throws {
+        let checkpointer = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        do {
+            try await checkpointer.sql().raw("PRAGMA synchronous = FULL").run()
+            try await checkpointer.sql().raw("PRAGMA busy_timeout = 1000").run()
+            try await withSession { try await $0.raw("PRAGMA wal_autocheckpoint = 4000").run() }
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: .milliseconds(100))
+                    _ = try await checkpointer.sql().raw("PRAGMA wal_checkpoint(PASSIVE)").all()
+                }
+            }
+        } catch is CancellationError {
+            // Shutting down.
+        } catch {
+            try? await checkpointer.close()
+            throw error
+        }
+        try? await checkpointer.close()
+    }
+
     public func close() async throws {
         try await connection.close()
+        try await writer.threadPool.shutdownGracefully()
     }
 }
 

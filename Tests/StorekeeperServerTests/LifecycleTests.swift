@@ -392,6 +392,47 @@ struct LifecycleTests {
         }
     }
 
+    @Test("without a Server API key, the sweep asks verifyReceipt with the stored receipt", arguments: TestDatabase.available)
+    func legacySweep(database: TestDatabase) async throws {
+        // An app with only legacy receipts: no In-App Purchase key, so no App Store Server API.
+        try await ServerHarness.run(database, configure: { configuration in
+            configuration.apps[0].apiKeyId = nil
+            configuration.apps[0].apiIssuerId = nil
+            configuration.apps[0].apiKeyPEM = nil
+        }) { server in
+            let store = server.store
+            let (account, token) = try await server.newCustomer("lea", product: Self.monthly)
+            let bought = try await store.purchase(productId: Self.monthly, account: account, appAccountToken: token)
+            let original = try #require(bought.transaction.originalTransactionId)
+            let receipt = try await server.receipt(account: account)
+            let reply = try await server.call(.POST, "/v1/purchases", json: ["receipt": receipt], headers: ServerHarness.userHeaders("lea"))
+            #expect(reply.outcome == "delivered", "\(reply.text)")
+            // The receipt alone makes the subscription one Storekeeper follows.
+            #expect(try await server.subscription(original)["lastEvent"] as? String == "verifyReceipt")
+
+            // A month on, Apple renewed and nobody told the server (no notifications, no new receipt).
+            try await store.advance(by: 31 * Self.day)
+            #expect(await store.transactions(account: account).count == 2)
+            #expect(try await server.activeEntitlements("lea", at: await server.simulatedNow).isEmpty)
+            #expect(try await server.runJob("renewal-sweep") == 1)
+            try await server.expectMatchesTruth(user: "lea", token: token, "after the verifyReceipt sweep")
+            #expect(try await server.activeEntitlements("lea", at: await server.simulatedNow).contains("membership"))
+            let sub = try await server.subscription(original)
+            #expect(sub["state"] as? String == "active")
+            #expect(sub["checkedAt"] != nil)
+            // Checked just now: the next run leaves it alone.
+            #expect(try await server.runJob("renewal-sweep") == 0)
+
+            // Another month, and the renewal is refunded before anyone looks: the sweep finds both.
+            try await store.advance(by: 31 * Self.day)
+            let third = try #require(await store.transactions(account: account).last?.transactionId)
+            try await store.decideRefund(transactionId: third, approve: true)
+            #expect(try await server.runJob("renewal-sweep", now: await server.simulatedNow + 7_200) == 1)
+            try await server.expectMatchesTruth(user: "lea", token: token, "after a refunded renewal")
+            #expect(try await server.subscription(original)["state"] as? String == "refunded")
+        }
+    }
+
     @Test("a notification that keeps failing becomes a dead letter with its error, and can be retried", arguments: TestDatabase.available)
     func deadLetters(database: TestDatabase) async throws {
         try await ServerHarness.run(database, configure: { $0.lifecycle.maxAttempts = 2; $0.lifecycle.processNotifications = true }) {

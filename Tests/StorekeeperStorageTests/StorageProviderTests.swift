@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import PostgresNIO
+import ServiceLifecycle
 import SQLKit
 import StorekeeperStorage
 import Testing
@@ -103,6 +105,50 @@ import Testing
         #expect(amount == 5)
         try await reopened.close()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    @Test func aClosedSQLiteProviderFailsInsteadOfHanging() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let provider = try await SQLiteDatabaseProvider(location: .file(path))
+        try await Migrator(migrations: Self.migrations).migrate(provider)
+        try await provider.close()
+        // Work that prefers the connection's (now stopped) thread still runs and fails with an error.
+        await #expect(throws: (any Error).self) {
+            try await provider.withTransaction {
+                try await $0.insert(into: "ledger").columns("entry_id", "amount").values(SQLBind("late"), SQLBind(Int64(1))).run()
+            }
+        }
+        await #expect(throws: (any Error).self) { try await provider.ping() }
+    }
+
+    @Test func backgroundCheckpointsKeepTheWALSmall() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let provider = try await SQLiteDatabaseProvider(location: .file(path))
+        try await provider.withSession { try await $0.raw("CREATE TABLE blobs (id TEXT PRIMARY KEY, note TEXT NOT NULL)").run() }
+        let group = ServiceGroup(services: [provider], gracefulShutdownSignals: [], logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            // About 12 MB of rows, in 400 transactions: far past the writer's own 4,000-page mark if nobody copied.
+            let blob = String(repeating: "x", count: 30_000)
+            for batch in 0..<400 {
+                try await provider.withTransaction { db in
+                    try await db.insert(into: "blobs").columns("id", "note").values(SQLBind("b\(batch)"), SQLBind(blob)).run()
+                }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            // Below the writer's own checkpoint mark, so only the background checkpointer can have copied the
+            // committed pages into the database file.
+            let database = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+            #expect(database > 12_000_000, "database file \(database) bytes")
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        let count = try await SQLiteDatabaseProvider(location: .file(path)).withSession {
+            try await $0.raw("SELECT COUNT(*) AS n FROM blobs").first()?.decode(column: "n", as: Int.self)
+        }
+        #expect(count == 400)
     }
 
     @Test func postgresURLsParse() throws {

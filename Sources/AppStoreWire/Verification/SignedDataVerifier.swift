@@ -173,6 +173,19 @@ public struct SignedDataVerifier: Sendable {
         }.get()
     }
 
+    /// Decodes only the payload of a compact JWS, without checking its signature or reading its header; for
+    /// JWS nested inside one whose signature was checked (the x5c chain in the header is not needed then).
+    public static func decodeUnverifiedPayload<P: Decodable>(_ jws: String, as type: P.Type = P.self)
+        throws(SignedDataVerificationError) -> P
+    {
+        var jws = jws
+        return try jws.withUTF8 { bytes in
+            Result { () throws(SignedDataVerificationError) in
+                try CompactJWS(bytes, maximumSize: Int.max).decodePayload()
+            }
+        }.get()
+    }
+
     // MARK: Internals
 
     private struct Pending<P: AppStoreSignedPayload>: Sendable {

@@ -108,7 +108,7 @@ struct AppleNotificationsController<Context: RequestContext> {
 
     func receiveV2(_ request: Request, context: Context, appName: String?) async throws -> Response {
         let text = try await body(request)
-        guard let signed = try? JSONDecoder().decode(SignedBody.self, from: Data(text.utf8)) else {
+        guard let signed = try? AppStoreJSON.decodePayload(SignedBody.self, from: Array(text.utf8)) else {
             throw await reject(text, format: "v2", bundleId: nil, error: .badRequest("malformed_json", "expected {\"signedPayload\": \"…\"}"))
         }
         let app: AppRegistry.App

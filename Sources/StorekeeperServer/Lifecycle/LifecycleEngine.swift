@@ -17,7 +17,12 @@ struct LifecycleEngine: Sendable {
     let logger: Logger
 
     /// Applies `messages` (already in `signedDate` order) on `db`; returns the ids that failed, with why.
-    func apply(_ messages: [LifecycleMessage], now: Date, on db: any SQLDatabase) async throws -> [String: any Error] {
+    ///
+    /// `isolated: false` skips the savepoints: the first failure throws, and the caller rolls back and retries.
+    func apply(
+        _ messages: [LifecycleMessage], isolated: Bool = true, now: Date, on db: any SQLDatabase
+    ) async throws -> [String: any Error] {
+        if !isolated { return try await applyUnisolated(messages, now: now, on: db) }
         let products = catalog.catalog
         var requests: [DeliveryRequest] = []
         var unknown: [VerifiedTransaction] = []
@@ -78,6 +83,32 @@ struct LifecycleEngine: Sendable {
             }
         }
         return failures
+    }
+
+    private func applyUnisolated(_ messages: [LifecycleMessage], now: Date, on db: any SQLDatabase) async throws -> [String: any Error] {
+        let products = catalog.catalog
+        var requests: [DeliveryRequest] = []
+        for message in messages where message.effect.deliver {
+            for transaction in message.transactions {
+                if let product = products.product(transaction.productId) {
+                    requests.append(
+                        DeliveryRequest(transaction: transaction, product: product, orderId: nil, submitter: nil, policy: policy))
+                } else {
+                    try await PurchaseLedger.park(transaction, reason: "unknown product \(transaction.productId)", now: now, on: db)
+                }
+            }
+        }
+        if !requests.isEmpty { _ = try await PurchaseLedger.deliverBatch(requests, now: now, kind: kind, on: db) }
+        var plain: [(SubscriptionSnapshot, String)] = []
+        for message in messages {
+            if Self.isPlain(message) {
+                if let snapshot = message.snapshot { plain.append((snapshot, "notification:\(message.id)")) }
+            } else {
+                try await applyEffects(message, now: now, on: db)
+            }
+        }
+        _ = try await LifecycleLedger.applySnapshots(plain, now: now, kind: kind, on: db)
+        return [:]
     }
 
     /// Whether a message's only effects are delivery and a state update (the common case: purchases, renewals,

@@ -32,13 +32,13 @@ struct LifecycleMessage: Sendable {
         switch received.format {
         case "v2":
             struct Body: Decodable { var signedPayload: String }
-            let body = try JSONDecoder().decode(Body.self, from: Data(received.body.utf8))
-            let payload = try SignedDataVerifier.decodeUnverified(body.signedPayload, as: ResponseBodyV2DecodedPayload.self).payload
+            let body = try AppStoreJSON.decodePayload(Body.self, from: Array(received.body.utf8))
+            let payload = try SignedDataVerifier.decodeUnverifiedPayload(body.signedPayload, as: ResponseBodyV2DecodedPayload.self)
             let transaction = try payload.data?.signedTransactionInfo.map {
-                try SignedDataVerifier.decodeUnverified($0, as: JWSTransactionDecodedPayload.self).payload
+                try SignedDataVerifier.decodeUnverifiedPayload($0, as: JWSTransactionDecodedPayload.self)
             }
             let renewal = try payload.data?.signedRenewalInfo.map {
-                try SignedDataVerifier.decodeUnverified($0, as: JWSRenewalInfoDecodedPayload.self).payload
+                try SignedDataVerifier.decodeUnverifiedPayload($0, as: JWSRenewalInfoDecodedPayload.self)
             }
             return v2(
                 id: received.id, type: payload.notificationType.rawValue, subtype: payload.subtype?.rawValue,
@@ -101,22 +101,48 @@ struct LifecycleMessage: Sendable {
     /// A V1 notification: its unified receipt's entries, and the subscription's state from `pending_renewal_info`.
     static func v1(id: String, body: ResponseBodyV1, bundleId: String, receivedAt: Date) -> LifecycleMessage {
         let type = body.notificationType?.rawValue ?? "UNKNOWN"
-        let environment = body.environment == "PROD" ? "Production" : (body.unifiedReceipt?.environment?.rawValue ?? "Sandbox")
+        return legacy(
+            id: id, type: type, effect: LifecycleRules.effect(v1: type), event: "V1 \(type)",
+            environment: body.environment == "PROD" ? "Production" : (body.unifiedReceipt?.environment?.rawValue ?? "Sandbox"),
+            entries: body.unifiedReceipt?.latestReceiptInfo ?? [], pending: body.unifiedReceipt?.pendingRenewalInfo ?? [],
+            original: body.originalTransactionId, autoRenew: body.autoRenewStatus.map { $0 == "true" },
+            autoRenewProductId: body.autoRenewProductId, bundleId: bundleId, receivedAt: receivedAt)
+    }
+
+    /// What `verifyReceipt` says of one subscription now (the renewal sweep for apps without a Server API key):
+    /// delivered and applied like a status from Get All Subscription Statuses. A receipt a client sent is dated by
+    /// its latest purchase (`datedByPurchase`), so any notification Apple sent after that still wins the merge.
+    static func receiptStatus(
+        original: String, response: VerifyReceiptResponse, bundleId: String, now: Date, datedByPurchase: Bool = false
+    ) -> LifecycleMessage {
+        var message = legacy(
+            id: "receipt:\(original):\(Int64(now.timeIntervalSince1970 * 1000))", type: "STATUS", effect: LifecycleEffect(deliver: true, updatesSubscription: true),
+            event: "verifyReceipt", environment: response.environment?.rawValue ?? "Production",
+            entries: response.latestReceiptInfo ?? [], pending: response.pendingRenewalInfo ?? [], original: original,
+            autoRenew: nil, autoRenewProductId: nil, bundleId: bundleId, receivedAt: now)
+        if datedByPurchase, let purchased = message.focus?.purchaseDate { message.snapshot?.signedDate = purchased }
+        return message
+    }
+
+    private static func legacy(
+        id: String, type: String, effect: LifecycleEffect, event: String, environment: String, entries: [LegacyTransaction],
+        pending pendingInfo: [LegacyPendingRenewalInfo], original: String?, autoRenew: Bool?, autoRenewProductId: String?,
+        bundleId: String, receivedAt: Date
+    ) -> LifecycleMessage {
         var seen = Set<String>()
         var transactions: [VerifiedTransaction] = []
-        for entry in body.unifiedReceipt?.latestReceiptInfo ?? [] {
+        for entry in entries {
             guard let transaction = VerifiedTransaction(legacy: entry, bundleId: bundleId, environment: environment),
                 seen.insert(transaction.transactionId).inserted
             else { continue }
             transactions.append(transaction)
         }
-        let original = body.originalTransactionId ?? transactions.first?.originalTransactionId
+        let original = original ?? transactions.first?.originalTransactionId
         let ofOriginal = transactions.filter { $0.originalTransactionId == original }
         let focus = ofOriginal.max { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
         var snapshot: SubscriptionSnapshot?
-        let effect = LifecycleRules.effect(v1: type)
         if let focus, focus.expiresDate != nil, effect.updatesSubscription {
-            let pending = body.unifiedReceipt?.pendingRenewalInfo?.first { $0.originalTransactionId == focus.originalTransactionId }
+            let pending = pendingInfo.first { $0.originalTransactionId == focus.originalTransactionId }
             let grace = pending?.gracePeriodExpiresDateValue
             var state: SubscriptionState
             var reason: String?
@@ -138,10 +164,10 @@ struct LifecycleMessage: Sendable {
             snapshot = SubscriptionSnapshot(
                 originalTransactionId: focus.originalTransactionId, bundleId: bundleId, productId: focus.productId,
                 subscriptionGroup: focus.subscriptionGroup, environment: environment, state: state, expirationReason: reason,
-                autoRenew: body.autoRenewStatus.map { $0 == "true" } ?? pending?.autoRenewStatusValue,
-                autoRenewProductId: body.autoRenewProductId ?? pending?.autoRenewProductId, expiresAt: focus.expiresDate,
+                autoRenew: autoRenew ?? pending?.autoRenewStatusValue,
+                autoRenewProductId: autoRenewProductId ?? pending?.autoRenewProductId, expiresAt: focus.expiresDate,
                 gracePeriodExpiresAt: grace, offerType: focus.offerType, latestTransactionId: focus.transactionId,
-                event: "V1 \(type)", signedDate: receivedAt)
+                event: event, signedDate: receivedAt)
         }
         return LifecycleMessage(
             id: id, format: "v1", type: type, subtype: nil, effect: effect, bundleId: bundleId, environment: environment,

@@ -32,7 +32,7 @@ struct NotificationIntake: Sendable {
             // so they are Apple's as surely as the notification is: decoded and their claims checked here, without
             // a second and third signature check per notification.
             if let inner = payload.data?.signedTransactionInfo {
-                let decoded = try SignedDataVerifier.decodeUnverified(inner, as: JWSTransactionDecodedPayload.self).payload
+                let decoded = try SignedDataVerifier.decodeUnverifiedPayload(inner, as: JWSTransactionDecodedPayload.self)
                 transaction = decoded
                 guard let transaction = transaction, transaction.bundleId == app.configuration.bundleId,
                     transaction.environment == nil || transaction.environment == payload.data?.environment
@@ -43,7 +43,7 @@ struct NotificationIntake: Sendable {
                 transactionId = transaction.transactionId
             }
             if let inner = payload.data?.signedRenewalInfo {
-                renewal = try SignedDataVerifier.decodeUnverified(inner, as: JWSRenewalInfoDecodedPayload.self).payload
+                renewal = try SignedDataVerifier.decodeUnverifiedPayload(inner, as: JWSRenewalInfoDecodedPayload.self)
                 original = original ?? renewal?.originalTransactionId
             }
         } catch let error as StorekeeperError {

@@ -47,11 +47,15 @@ public struct RenewalSweep: Service {
         var checked = 0
         var failures = 0
         for record in try await subscriptions.dueForCheck(now: now, limit: 500) {
-            guard let app = apps.app(bundleId: record.bundleId), let client = app.serverAPI(for: record.environment) else {
-                continue
-            }
+            guard let app = apps.app(bundleId: record.bundleId) else { continue }
             do {
-                try await check(record, app: app, client: client, now: now)
+                if let client = app.serverAPI(for: record.environment) {
+                    try await check(record, app: app, client: client, now: now)
+                } else if let receipt = try await subscriptions.latestReceipt(record.originalTransactionId) {
+                    try await checkReceipt(record, receipt: receipt, app: app, now: now)
+                } else {
+                    continue
+                }
                 checked += 1
             } catch {
                 failures += 1
@@ -98,6 +102,37 @@ public struct RenewalSweep: Service {
         if let (_, error) = failed.first { throw LifecycleFailure(description: error) }
         for message in ordered {
             if let original = message.snapshot?.originalTransactionId { try await subscriptions.markChecked(original, now: now) }
+        }
+        try await subscriptions.markChecked(record.originalTransactionId, now: now)
+    }
+}
+
+extension RenewalSweep {
+    /// For apps with only a shared secret: asks `verifyReceipt` with the subscription's latest stored receipt and
+    /// applies the answer (a renewal nobody announced is delivered, a refund taken back), keeping the newer receipt.
+    private func checkReceipt(_ record: SubscriptionStore.Record, receipt: String, app: AppRegistry.App, now: Date) async throws {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let response: VerifyReceiptResponse
+        switch await app.receipts.verify(receiptData: receipt) {
+        case .valid(let valid):
+            metrics.appleCall(endpoint: "verifyReceipt", outcome: "valid", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            response = valid
+        case .retryLater(let reason):
+            metrics.appleCall(endpoint: "verifyReceipt", outcome: "retry", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            throw LifecycleFailure(description: "verifyReceipt did not decide: \(reason)")
+        case .invalid(let status, let reason):
+            metrics.appleCall(endpoint: "verifyReceipt", outcome: "invalid", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            throw LifecycleFailure(description: "verifyReceipt status \(status.rawValue): \(reason)")
+        }
+        let message = LifecycleMessage.receiptStatus(
+            original: record.originalTransactionId, response: response, bundleId: app.configuration.bundleId, now: now)
+        let engine = self.engine
+        let failed = try await provider.withTransaction { db in
+            try await engine.apply([message], now: Date(), on: db).mapValues { "\($0)" }
+        }
+        if let (_, error) = failed.first { throw LifecycleFailure(description: error) }
+        if let latest = response.latestReceipt, latest != receipt, let snapshot = message.snapshot {
+            try await subscriptions.recordReceipt(latest, snapshots: [snapshot], now: now)
         }
         try await subscriptions.markChecked(record.originalTransactionId, now: now)
     }

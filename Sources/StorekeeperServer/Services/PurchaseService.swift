@@ -16,15 +16,17 @@ public struct PurchaseService: Sendable {
     let apps: AppRegistry
     let catalog: CatalogService
     let ledger: PurchaseLedger
+    let subscriptions: SubscriptionStore
     let policy: TransferPolicy
     let metrics: ServerMetrics
     let logger: Logger
 
     public init(
-        apps: AppRegistry, catalog: CatalogService, ledger: PurchaseLedger, policy: TransferPolicy, metrics: ServerMetrics,
-        logger: Logger
+        apps: AppRegistry, catalog: CatalogService, ledger: PurchaseLedger, subscriptions: SubscriptionStore, policy: TransferPolicy,
+        metrics: ServerMetrics, logger: Logger
     ) {
         self.apps = apps
+        self.subscriptions = subscriptions
         self.catalog = catalog
         self.ledger = ledger
         self.policy = policy
@@ -224,7 +226,31 @@ public struct PurchaseService: Sendable {
                 results.append(.refused(transactionId: id, error: error))
             }
         }
+        await followSubscriptions(in: response, receipt: receipt, app: app)
         return results
+    }
+
+    /// Keeps the receipt's subscriptions and its latest receipt, so the renewal sweep can ask `verifyReceipt` about
+    /// them later (an app without a Server API key has no other way to hear of a renewal it was not told about).
+    private func followSubscriptions(in response: VerifyReceiptResponse, receipt: String, app: AppRegistry.App) async {
+        let products = catalog.catalog
+        let originals = Set(
+            (response.latestReceiptInfo ?? []).compactMap { entry -> String? in
+                guard let productId = entry.productId, products.product(productId)?.kind == .autoRenewable else { return nil }
+                return entry.originalTransactionId ?? entry.transactionId
+            })
+        let now = Date()
+        let snapshots = originals.sorted().compactMap {
+            LifecycleMessage.receiptStatus(
+                original: $0, response: response, bundleId: app.configuration.bundleId, now: now, datedByPurchase: true
+            ).snapshot
+        }
+        do {
+            try await subscriptions.recordReceipt(response.latestReceipt ?? receipt, snapshots: snapshots, now: now)
+        } catch {
+            // The purchases are delivered; only the follow-up record is missing until the next receipt.
+            logger.warning("could not record the receipt's subscriptions", metadata: ["error": "\(error)"])
+        }
     }
 
     // MARK: Restore

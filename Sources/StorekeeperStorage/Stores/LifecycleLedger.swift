@@ -115,8 +115,12 @@ public enum LifecycleLedger {
     /// Ends subscription grants where a later transaction of the same subscription starts: an upgrade or a
     /// same-duration crossgrade replaces the current period at once (reference §10), so two transactions of one
     /// subscription never give two overlapping periods (seed 001's vipA/vipB), in whatever order they arrive.
+    ///
+    /// `overlapping` is the earliest start among the grants just written: only a grant ending after it can
+    /// overlap one of them (an older grant it replaces, or the new grant itself when a later one exists), so the
+    /// renewal that merely follows its predecessor checks one or two rows per subscription, not its whole history.
     public static func endReplacedPeriods(
-        originals: [String], cause: String, now: Date, on db: any SQLDatabase
+        originals: [String], overlapping earliestStart: Date, cause: String, now: Date, on db: any SQLDatabase
     ) async throws {
         guard !originals.isEmpty else { return }
         let next: SQLQueryString = """
@@ -126,8 +130,9 @@ public enum LifecycleLedger {
             """
         let rows = try await db.raw(
             "UPDATE entitlement_grants SET ends_at = " + next
-                + " WHERE original_transaction_id IN (\(binds: originals)) AND product_kind = 'autoRenewable' AND ends_at > "
-                + next + " RETURNING transaction_id, user_id, entitlement, starts_at, ends_at"
+                + " WHERE original_transaction_id IN (\(binds: originals)) AND product_kind = 'autoRenewable'"
+                + " AND ends_at > \(bind: earliestStart.millis) AND ends_at > " + next
+                + " RETURNING transaction_id, user_id, entitlement, starts_at, ends_at"
         ).all()
         for row in rows {
             let transactionId = try row.decode(column: "transaction_id", as: String.self)

@@ -336,12 +336,16 @@ extension PurchaseLedger {
                     grant: grants[plan.index]))
         }
 
-        let renewed = Set(delivering.compactMap { plan -> String? in
-            let request = requests[plan.index]
-            return request.product.kind == .autoRenewable ? request.transaction.originalTransactionId : nil
-        })
-        try await LifecycleLedger.endReplacedPeriods(
-            originals: renewed.sorted(), cause: "delivery", now: now, on: db)
+        var renewed = Set<String>()
+        var earliestStart: Date?
+        for plan in delivering where requests[plan.index].product.kind == .autoRenewable {
+            renewed.insert(requests[plan.index].transaction.originalTransactionId)
+            if case .entitlement(_, let start, _) = grants[plan.index] { earliestStart = min(earliestStart ?? start, start) }
+        }
+        if let earliestStart {
+            try await LifecycleLedger.endReplacedPeriods(
+                originals: renewed.sorted(), overlapping: earliestStart, cause: "delivery", now: now, on: db)
+        }
 
         // Everything unusual, one at a time, seeing the bulk writes above.
         for index in slow.sorted() {

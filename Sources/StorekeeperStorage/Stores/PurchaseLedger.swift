@@ -190,7 +190,7 @@ public struct PurchaseLedger: Sendable {
             grant = .entitlement(name: entitlement, start: period.start, end: period.end)
             if product.kind == .autoRenewable {
                 try await LifecycleLedger.endReplacedPeriods(
-                    originals: [transaction.originalTransactionId], cause: cause, now: now, on: db)
+                    originals: [transaction.originalTransactionId], overlapping: period.start, cause: cause, now: now, on: db)
             }
         }
 
