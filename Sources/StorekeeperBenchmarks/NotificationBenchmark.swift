@@ -69,7 +69,8 @@ public struct NotificationBenchmark: Sendable {
                                "level": 1, "period": "P1M"}]}
                 """.utf8))
         let chain = try AppStoreSigningChain.generate(.init(name: "Benchmark"))
-        let store = try SimulatedAppStore(catalog: simulatorCatalog, signingChain: chain, seed: 1, start: Date())
+        // A fresh seed each run: notification UUIDs never repeat an earlier run's on a reused database.
+        let store = try SimulatedAppStore(catalog: simulatorCatalog, signingChain: chain, seed: UInt64.random(in: 1...UInt64.max / 2), start: Date())
         let catalogFile = FileManager.default.temporaryDirectory.appendingPathComponent("bench-catalog-\(UUID().uuidString).json")
         try JSONEncoder().encode(
             Catalog(products: [CatalogProduct(id: product, kind: .autoRenewable, entitlement: "bench", subscriptionGroup: "30000001", level: 1)])
@@ -142,19 +143,21 @@ public struct NotificationBenchmark: Sendable {
                 return try JSONDecoder().decode(Summary.self, from: Data((try await response.body.collect(upTo: 1 << 16)).readableBytesView))
                     .counts["processed"] ?? 0
             }
+            // A reused database already holds earlier runs' notifications: count only this run's.
+            let baseline = try await processed()
             _ = await PurchaseBenchmark.drive(range: 0..<warmup, concurrency: options.concurrency, rate: nil, post)
             let storeOnly = ProcessInfo.processInfo.environment["BENCH_NOPROCESS"] != nil
-            while !storeOnly, try await processed() < warmup { try await Task.sleep(for: .milliseconds(20)) }
+            while !storeOnly, try await processed() - baseline < warmup { try await Task.sleep(for: .milliseconds(20)) }
 
             FileHandle.standardError.write(Data("bench-notifications: \(bodies.count - warmup) notifications, measuring\n".utf8))
             let started = DispatchTime.now().uptimeNanoseconds
             let samples = await PurchaseBenchmark.drive(
                 range: warmup..<bodies.count, concurrency: options.concurrency, rate: options.rate, post)
-            var done = storeOnly ? bodies.count : try await processed()
+            var done = storeOnly ? bodies.count : try await processed() - baseline
             let deadline = ContinuousClock.now + .seconds(300)
             while done < bodies.count, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
-                done = try await processed()
+                done = try await processed() - baseline
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             let latencies = samples.map(\.nanoseconds).sorted()

@@ -7,8 +7,8 @@ import Synchronization
 /// any) and returns. Every other submitter just waits for its output. Nobody waits for a lock only to learn that
 /// their work was already done, which is what turns a lock-based scheme into a queue of one-item batches.
 ///
-/// Given an executor, a task of the combiner's own (preferring that executor) drains instead, until the queue is
-/// empty: used for the SQLite writer, so batches never wait in the shared pool's queue behind request handlers.
+/// With `dedicatedDrainer`, a task of the combiner's own drains instead, until the queue is empty: batch after
+/// batch runs back to back, with no hand-off to a waiting submitter between them.
 public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
     private enum Signal: Sendable {
         case done(Output)
@@ -29,23 +29,22 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
 
     private let state = Mutex(State())
     private let maximumBatch: Int
-    private let executor: (any TaskExecutor)?
+    private let dedicatedDrainer: Bool
     private let process: @Sendable ([Input]) async -> [Output]
 
     /// - Parameters:
-    ///   - executor: when set, batches are processed by a task of their own that prefers this executor, instead
-    ///     of by a submitter: the serial path never waits in the shared pool's queue between batches.
+    ///   - dedicatedDrainer: batches are processed by a task of the combiner's own rather than by a submitter.
     ///   - process: handles one batch, returning one output per input, in order.
     public init(
-        maximumBatch: Int, executor: (any TaskExecutor)? = nil, process: @escaping @Sendable ([Input]) async -> [Output]
+        maximumBatch: Int, dedicatedDrainer: Bool = false, process: @escaping @Sendable ([Input]) async -> [Output]
     ) {
         self.maximumBatch = max(1, maximumBatch)
-        self.executor = executor
+        self.dedicatedDrainer = dedicatedDrainer
         self.process = process
     }
 
     public func submit(_ input: Input) async -> Output {
-        if let executor { return await submit(input, drainingOn: executor) }
+        if dedicatedDrainer { return await submitToDrainer(input) }
         let id = state.withLock { state -> UInt64 in
             defer { state.nextId &+= 1 }
             return state.nextId
@@ -93,7 +92,7 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
         }
     }
 
-    private func submit(_ input: Input, drainingOn executor: any TaskExecutor) async -> Output {
+    private func submitToDrainer(_ input: Input) async -> Output {
         let signal = await withCheckedContinuation { (continuation: CheckedContinuation<Signal, Never>) in
             let startDrainer = state.withLock { state -> Bool in
                 state.queue.append(Entry(id: state.nextId, input: input, continuation: continuation))
@@ -103,7 +102,7 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
                 return true
             }
             if startDrainer {
-                Task(executorPreference: executor) { await self.drainAll() }
+                Task { await self.drainAll() }
             }
         }
         guard case .done(let output) = signal else { preconditionFailure("a dedicated drainer never hands off") }

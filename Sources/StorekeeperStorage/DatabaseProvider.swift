@@ -17,14 +17,9 @@ public protocol DatabaseProvider: Sendable {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws. SQLite takes the write
     /// lock up front (`BEGIN IMMEDIATE`), so two writers never deadlock upgrading read locks.
     func withTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
-
-    /// Where serial write pipelines (batched webhook intake) should run so they never queue behind request
-    /// handlers in the shared pool; `nil` for the shared pool.
-    var writerExecutor: (any TaskExecutor)? { get }
 }
 
 extension DatabaseProvider {
-    public var writerExecutor: (any TaskExecutor)? { nil }
 
     /// Asks the database a trivial question (readiness checks).
     public func ping() async throws {

@@ -24,9 +24,6 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
     private let location: Location
     private let logger: Logger
     private let committer: BatchCombiner<any GroupedWorkItem, Void>
-    /// The connection's own thread; write pipelines run their Swift code on it too.
-    private let writer: ConnectionThreadExecutor
-    public var writerExecutor: (any TaskExecutor)? { writer }
 
     /// Opens (creating if needed) the database and sets WAL, durable commits, foreign keys and a busy timeout.
     public init(location: Location, logger: Logger = Logger(label: "storekeeper.storage.sqlite")) async throws {
@@ -37,23 +34,15 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         case .memory: storage = .memory
         case .file(let path): storage = .file(path: path)
         }
-        let threadPool = NIOThreadPool(numberOfThreads: 1)
-        threadPool.start()
-        writer = ConnectionThreadExecutor(threadPool: threadPool)
-        connection = try await SQLiteConnection.open(
-            storage: storage, threadPool: threadPool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any())
+        connection = try await SQLiteConnection.open(storage: storage, logger: logger)
         let database = connection.sql(queryLogLevel: nil)
         self.database = database
         let lock = self.lock
-        let writer = writer
         let process: @Sendable ([any GroupedWorkItem]) async -> [Void] = { batch in
-            // The one writer everything waits on resumes on its own thread, not behind the request handlers.
-            await withTaskExecutorPreference(writer) {
-                await lock.withLock { await SQLiteDatabaseProvider.run(batch, on: database) }
-            }
+            await lock.withLock { await SQLiteDatabaseProvider.run(batch, on: database) }
             return batch.map { _ in () }
         }
-        committer = BatchCombiner(maximumBatch: 512, executor: writer, process: process)
+        committer = BatchCombiner(maximumBatch: 512, process: process)
         if case .file = location {
             try await database.raw("PRAGMA journal_mode = WAL").run()
         }
@@ -157,15 +146,20 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         } catch is CancellationError {
             // Shutting down.
         } catch {
-            try? await checkpointer.close()
+            await Self.closeUncancelled(checkpointer)
             throw error
         }
-        try? await checkpointer.close()
+        await Self.closeUncancelled(checkpointer)
+    }
+
+    /// Closes a connection even from a cancelled task (sqlite-nio skips work submitted from one, and an unclosed
+    /// connection must not be released).
+    private static func closeUncancelled(_ connection: SQLiteConnection) async {
+        await Task { try? await connection.close() }.value
     }
 
     public func close() async throws {
         try await connection.close()
-        try await writer.threadPool.shutdownGracefully()
     }
 }
 

@@ -145,9 +145,11 @@ import Testing
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
-        let count = try await SQLiteDatabaseProvider(location: .file(path)).withSession {
+        let reopened = try await SQLiteDatabaseProvider(location: .file(path))
+        let count = try await reopened.withSession {
             try await $0.raw("SELECT COUNT(*) AS n FROM blobs").first()?.decode(column: "n", as: Int.self)
         }
+        try await reopened.close()
         #expect(count == 400)
     }
 

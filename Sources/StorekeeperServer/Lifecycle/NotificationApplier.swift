@@ -18,7 +18,7 @@ final class NotificationApplier: Sendable {
     private let combiner: BatchCombiner<Item, Result<Bool, any Error>>
 
     init(provider: any DatabaseProvider, engine: LifecycleEngine, logger: Logger) {
-        combiner = BatchCombiner(maximumBatch: 256, executor: provider.writerExecutor) { batch in
+        combiner = BatchCombiner(maximumBatch: 256, dedicatedDrainer: true) { batch in
             await Self.apply(batch, provider: provider, engine: engine, logger: logger)
         }
     }
