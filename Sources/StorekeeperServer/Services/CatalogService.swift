@@ -8,23 +8,30 @@ import Synchronization
 /// through one process's admin API reaches every process.
 public final class CatalogService: Service, Sendable {
     private let store: CatalogStore
-    private let current: Mutex<Catalog>
+    /// The catalog, and the number of the reload that produced it.
+    private let current: Mutex<(catalog: Catalog, reload: UInt64)>
+    private let nextReload = Atomic<UInt64>(1)
     private let interval: Duration
     private let logger: Logger
 
     public init(store: CatalogStore, interval: Duration, logger: Logger) {
         self.store = store
-        self.current = Mutex(Catalog())
+        self.current = Mutex((Catalog(), 0))
         self.interval = interval
         self.logger = logger
     }
 
-    public var catalog: Catalog { current.withLock { $0 } }
+    public var catalog: Catalog { current.withLock { $0.catalog } }
 
     /// Reads the database's catalog now.
     public func reload() async throws {
+        // A slow periodic read that began before a newer one (the seed at startup, an admin change) must not land
+        // after it and bring back an older catalog.
+        let number = nextReload.wrappingAdd(1, ordering: .relaxed).oldValue
         let loaded = try await store.load()
-        current.withLock { $0 = loaded }
+        current.withLock { state in
+            if number > state.reload { state = (loaded, number) }
+        }
     }
 
     /// Saves a product (validated against the rest of the catalog) and applies it here at once.
