@@ -8,7 +8,10 @@ import Synchronization
 /// their work was already done, which is what turns a lock-based scheme into a queue of one-item batches.
 ///
 /// With `dedicatedDrainer`, a task of the combiner's own drains instead, until the queue is empty: batch after
-/// batch runs back to back, with no hand-off to a waiting submitter between them.
+/// batch runs back to back, with no hand-off to a waiting submitter between them. That task runs at high
+/// priority: it is the one serial stage every submitter waits on, and each of its database calls resumes it through
+/// the concurrency runtime, where at default priority it would queue behind the submitters' own request work
+/// (verification, parsing) that it is holding up.
 public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
     private enum Signal: Sendable {
         case done(Output)
@@ -102,7 +105,7 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
                 return true
             }
             if startDrainer {
-                Task { await self.drainAll() }
+                Task(priority: .high) { await self.drainAll() }
             }
         }
         guard case .done(let output) = signal else { preconditionFailure("a dedicated drainer never hands off") }

@@ -41,10 +41,10 @@ struct BenchNotificationsCommand: AsyncParsableCommand {
         } else {
             print(
                 String(
-                    format: "%@: %d notifications applied in %.2f s = %.0f/s; answer latency p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.1f ms; failures %d",
+                    format: "%@: %d notifications applied in %.2f s = %.0f/s; answer latency p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.1f ms; failures %d; CPU %.3f ms per notification; steal %.0f%%",
                     postgresURL == nil ? "sqlite" : "postgres", result.processed, result.seconds, result.perSecond,
                     result.p50Milliseconds, result.p90Milliseconds, result.p99Milliseconds, result.maxMilliseconds,
-                    result.failures))
+                    result.failures, result.cpuMillisecondsPerNotification, result.stealPercent))
         }
         if result.failures > 0 { throw ExitCode(1) }
     }
