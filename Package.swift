@@ -78,6 +78,7 @@ let package = Package(
             name: "StorekeeperStorage",
             dependencies: [
                 "StorekeeperCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),

@@ -95,6 +95,53 @@ struct NotificationInboxTests {
         }
     }
 
+    @Test("stored V2 bodies share their certificate chains and read back byte for byte", arguments: TestDatabase.available)
+    func compactBodies(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, configure: { $0.lifecycle.processNotifications = false }) { server in
+            let account = try await server.store.createAccount().id
+            _ = try await server.store.purchase(productId: PurchaseFlowTests.monthly, account: account)
+            _ = try await server.store.purchase(productId: PurchaseFlowTests.coins, account: account)
+            let sent = await server.store.sentNotifications()
+            #expect(sent.count >= 2)
+            var bodies: [String: String] = [:]
+            for notification in sent {
+                let body = #"{"signedPayload":""# + notification.signedPayload + #""}"#
+                let reply = try await server.call(.POST, "/apple/notifications/v2", raw: body)
+                #expect(reply.status == 200)
+                let payload = try AppStoreJSON.decodePayload(
+                    ResponseBodyV2DecodedPayload.self, from: Base64URL.decode(String(notification.signedPayload.split(separator: ".")[1]))!)
+                bodies[try #require(payload.notificationUUID)] = body
+            }
+            let expected = bodies
+            try await server.withSideConnection { provider in
+                let rows = try await provider.withSession { db in
+                    try await db.raw("SELECT id, body, body_format FROM notifications").all()
+                }
+                #expect(rows.count == expected.count)
+                for row in rows {
+                    let stored = try row.decode(column: "body", as: String.self)
+                    let original = try #require(expected[try row.decode(column: "id", as: String.self)])
+                    // The chain is stored once, not three times per notification.
+                    #expect(try row.decode(column: "body_format", as: String?.self) == CompactNotificationBody.format)
+                    #expect(stored.utf8.count * 3 < original.utf8.count)
+                }
+                let headers = try await provider.withSession { db in
+                    try await db.raw("SELECT COUNT(*) AS n FROM notification_headers").first()?.decode(column: "n", as: Int64.self)
+                }
+                // The notification, transaction and renewal JWS share one chain, hence one header each kind.
+                #expect((1...3).contains(headers ?? 0))
+            }
+            // Read back through the server (admin API) exactly as received.
+            let listed = try await inbox(server)
+            #expect(listed.count == bodies.count)
+            for notification in listed {
+                let id = try #require(notification["id"] as? String)
+                let detail = try await server.call(.GET, "/v1/admin/notifications/\(id)", headers: ServerHarness.adminHeaders)
+                #expect(detail["body"] as? String == bodies[id])
+            }
+        }
+    }
+
     @Test("V1 notifications need the app's shared secret")
     func v1() async throws {
         try await ServerHarness.run(

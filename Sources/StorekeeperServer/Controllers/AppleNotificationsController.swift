@@ -40,14 +40,30 @@ struct AppleNotificationsController<Context: RequestContext> {
             let items = try await inbox.list(status: status, limit: min(request.uri.queryParameters.get("limit", as: Int.self) ?? 100, 1000))
             return try APIJSON.response(
                 NotificationList(
-                    notifications: items.map {
-                        .init(
-                            id: $0.received.id, format: $0.received.format, bundleId: $0.received.bundleId,
-                            notificationType: $0.received.notificationType, subtype: $0.received.subtype,
-                            originalTransactionId: $0.received.originalTransactionId, signedDate: $0.received.signedDate,
-                            status: $0.status, attempts: $0.attempts, lastError: $0.lastError, receivedAt: $0.receivedAt)
-                    }))
+                    notifications: items.map(NotificationList.Item.init)))
         }
+        v1.get("admin/notifications/:id") { request, context in
+            _ = try auth.admin(request)
+            let id = try context.parameters.require("id")
+            guard let stored = try await inbox.find(id) else {
+                throw StorekeeperError.notFound("unknown_notification", "no notification \(id) in the inbox")
+            }
+            return try APIJSON.response(NotificationDetail(notification: .init(stored), body: stored.received.body))
+        }
+    }
+
+    /// One notification with the body exactly as Apple sent it.
+    struct NotificationDetail: Encodable {
+        var notification: NotificationList.Item
+        var body: String
+
+        func encode(to encoder: any Encoder) throws {
+            try notification.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(body, forKey: .body)
+        }
+
+        private enum Key: String, CodingKey { case body }
     }
 
     struct NotificationList: Encodable {
@@ -63,6 +79,20 @@ struct AppleNotificationsController<Context: RequestContext> {
             var attempts: Int
             var lastError: String?
             var receivedAt: Date
+
+            init(_ stored: NotificationInbox.Stored) {
+                id = stored.received.id
+                format = stored.received.format
+                bundleId = stored.received.bundleId
+                notificationType = stored.received.notificationType
+                subtype = stored.received.subtype
+                originalTransactionId = stored.received.originalTransactionId
+                signedDate = stored.received.signedDate
+                status = stored.status
+                attempts = stored.attempts
+                lastError = stored.lastError
+                receivedAt = stored.receivedAt
+            }
         }
 
         var notifications: [Item]

@@ -58,10 +58,12 @@ struct NotificationIntake: Sendable {
         guard let uuid = payload.notificationUUID, !uuid.isEmpty, uuid.utf8.count <= 100 else {
             throw StorekeeperError.rejected("missing_notification_uuid", "no notificationUUID")
         }
-        let received = NotificationInbox.Received(
+        var received = NotificationInbox.Received(
             id: uuid, format: "v2", bundleId: app.configuration.bundleId, notificationType: payload.notificationType.rawValue,
             subtype: payload.subtype?.rawValue, originalTransactionId: original, transactionId: transactionId,
             signedDate: payload.signedDate, environment: payload.data?.environment?.rawValue, body: body)
+        // Compacted here, in the request's own task, so the one writer only copies the result.
+        received.compactBody = CompactNotificationBody(body: body)
         let isNew: Bool
         if let applier {
             let message = LifecycleMessage.v2(

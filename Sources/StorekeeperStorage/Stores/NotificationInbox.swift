@@ -5,8 +5,9 @@ import StorekeeperCore
 /// Apple's notifications, stored durably before Apple is answered (invariant 2: nothing lost).
 ///
 /// The key is the V2 `notificationUUID` (V1: `v1:` and the SHA-256 of the body), so a retried or duplicated
-/// notification is stored once. Bodies are kept raw; processing state (pending, processed, rejected, dead) and
-/// attempts live beside them.
+/// notification is stored once. Bodies are kept exactly as received — verified V2 bodies with their shared
+/// certificate chains factored out (``CompactNotificationBody``), everything else raw — and processing state
+/// (pending, processed, rejected, dead) and attempts live beside them.
 public struct NotificationInbox: Sendable {
     /// One notification as received.
     public struct Received: Sendable, Hashable {
@@ -20,6 +21,9 @@ public struct NotificationInbox: Sendable {
         public var signedDate: Date?
         public var environment: String?
         public var body: String
+        /// `body` in its stored form, when the caller compacted it already (off the writer's path); otherwise the
+        /// insert compacts it.
+        public var compactBody: CompactNotificationBody?
 
         public init(
             id: String, format: String, bundleId: String?, notificationType: String?, subtype: String?,
@@ -75,20 +79,42 @@ public struct NotificationInbox: Sendable {
 
     /// Inserts pending notifications inside the caller's transaction with one multi-row statement; returns the
     /// ids that were new.
-    public static func insertRows(_ batch: [Received], now: Date, on db: any SQLDatabase) async throws -> Set<String> {
+    ///
+    /// Rows in `processed` go in as already processed: the caller applies them in this same transaction, so the
+    /// row never needs rewriting (in SQLite an update rewrites the whole row, body included). Headers in
+    /// `storedHeaders` are known to be committed already and are not written again.
+    public static func insertRows(
+        _ batch: [Received], processed: Set<String> = [], storedHeaders: Set<String> = [], now: Date, on db: any SQLDatabase
+    ) async throws -> Set<String> {
         guard !batch.isEmpty else { return [] }
         let insert = db.insert(into: "notifications").columns(
             "id", "format", "bundle_id", "notification_type", "subtype", "original_transaction_id", "transaction_id",
-            "signed_date", "environment", "body", "status", "attempts", "received_at", "next_attempt_at")
+            "signed_date", "environment", "body", "status", "attempts", "received_at", "next_attempt_at", "body_format", "processed_at")
         var seen = Set<String>()
+        var headers: [String: String] = [:]
         for n in batch where seen.insert(n.id).inserted {
+            let compact = n.compactBody ?? (n.format == "v2" ? CompactNotificationBody(body: n.body) : nil)
+            if let compact {
+                for (digest, header) in compact.headers where !storedHeaders.contains(digest) { headers[digest] = header }
+            }
             insert.values([
                 n.id, n.format, n.bundleId, n.notificationType, n.subtype, n.originalTransactionId, n.transactionId,
-                n.signedDate?.millis, n.environment, n.body, "pending", 0, now.millis, now.millis,
+                n.signedDate?.millis, n.environment, compact?.text ?? n.body, processed.contains(n.id) ? "processed" : "pending",
+                0, now.millis, now.millis, compact == nil ? nil : CompactNotificationBody.format,
+                processed.contains(n.id) ? now.millis : nil,
             ] as [any Encodable & Sendable])
         }
+        try await storeHeaders(headers, on: db)
         let rows = try await insert.ignoringConflicts(with: ["id"]).returning("id").all()
         return Set(try rows.map { try $0.decode(column: "id", as: String.self) })
+    }
+
+    /// Stores the JWS headers compacted bodies refer to (the same few chains, so almost always already there).
+    static func storeHeaders(_ headers: [String: String], on db: any SQLDatabase) async throws {
+        guard !headers.isEmpty else { return }
+        let insert = db.insert(into: "notification_headers").columns("digest", "header")
+        for (digest, header) in headers.sorted(by: { $0.key < $1.key }) { insert.values(digest, header) }
+        try await insert.ignoringConflicts(with: ["digest"]).run()
     }
 
     /// Per id of a batch, whether it is new: the first occurrence of an inserted id (two identical notifications
@@ -127,7 +153,7 @@ public struct NotificationInbox: Sendable {
         let skipLocked: SQLQueryString = provider.kind == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         let until = now.addingTimeInterval(Double(lease.components.seconds)).millis
         return try await provider.withTransaction { db in
-            try await db.raw(
+            let rows = try await db.raw(
                 """
                 UPDATE notifications SET claimed_until = \(bind: until), attempts = attempts + 1
                 WHERE id IN (
@@ -136,7 +162,8 @@ public struct NotificationInbox: Sendable {
                       AND (claimed_until IS NULL OR claimed_until < \(bind: now.millis))
                     ORDER BY signed_date, received_at LIMIT \(bind: limit)
                 """ + skipLocked + ") RETURNING *"
-            ).all().map(Self.stored(from:)).sorted {
+            ).all()
+            return try await Self.stored(from: rows, on: db).sorted {
                 ($0.received.signedDate ?? $0.receivedAt, $0.received.id) < ($1.received.signedDate ?? $1.receivedAt, $1.received.id)
             }
         }
@@ -217,7 +244,7 @@ public struct NotificationInbox: Sendable {
 
     public func find(_ id: String) async throws -> Stored? {
         try await provider.withSession { db in
-            try await db.raw("SELECT * FROM notifications WHERE id = \(bind: id)").first().map(Self.stored(from:))
+            try await Self.stored(from: db.raw("SELECT * FROM notifications WHERE id = \(bind: id)").all(), on: db).first
         }
     }
 
@@ -225,16 +252,38 @@ public struct NotificationInbox: Sendable {
     public func list(status: String? = nil, limit: Int = 100) async throws -> [Stored] {
         try await provider.withSession { db in
             if let status {
-                return try await db.raw(
-                    "SELECT * FROM notifications WHERE status = \(bind: status) ORDER BY received_at DESC, id LIMIT \(bind: limit)"
-                ).all().map(Self.stored(from:))
+                return try await Self.stored(
+                    from: db.raw(
+                        "SELECT * FROM notifications WHERE status = \(bind: status) ORDER BY received_at DESC, id LIMIT \(bind: limit)"
+                    ).all(), on: db)
             }
-            return try await db.raw("SELECT * FROM notifications ORDER BY received_at DESC, id LIMIT \(bind: limit)").all()
-                .map(Self.stored(from:))
+            return try await Self.stored(
+                from: db.raw("SELECT * FROM notifications ORDER BY received_at DESC, id LIMIT \(bind: limit)").all(), on: db)
         }
     }
 
-    static func stored(from row: any SQLRow) throws -> Stored {
+    /// Stored notifications from `rows`, compacted bodies expanded with the headers they refer to.
+    static func stored(from rows: [any SQLRow], on db: any SQLDatabase) async throws -> [Stored] {
+        var stored = try rows.map { try (Self.stored(from: $0), $0.decode(column: "body_format", as: String?.self)) }
+        var digests = Set<String>()
+        for (notification, format) in stored where format != nil {
+            guard format == CompactNotificationBody.format else {
+                throw CompactNotificationBody.Malformed(reason: "unknown body format \(format ?? "")")
+            }
+            digests.formUnion(CompactNotificationBody.references(in: notification.received.body))
+        }
+        guard !digests.isEmpty else { return stored.map(\.0) }
+        var headers: [String: String] = [:]
+        for row in try await db.raw("SELECT digest, header FROM notification_headers WHERE digest IN (\(binds: digests.sorted()))").all() {
+            headers[try row.decode(column: "digest", as: String.self)] = try row.decode(column: "header", as: String.self)
+        }
+        for index in stored.indices where stored[index].1 != nil {
+            stored[index].0.received.body = try CompactNotificationBody.expand(stored[index].0.received.body, headers: headers)
+        }
+        return stored.map(\.0)
+    }
+
+    private static func stored(from row: any SQLRow) throws -> Stored {
         Stored(
             received: Received(
                 id: try row.decode(column: "id", as: String.self), format: try row.decode(column: "format", as: String.self),

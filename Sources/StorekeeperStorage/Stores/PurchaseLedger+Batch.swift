@@ -133,8 +133,11 @@ extension PurchaseLedger {
             try await insert.ignoringConflicts(with: ["transaction_id"]).run()
         }
 
-        if !planned.isEmpty {
-            let owners = Set(planned.map(\.owner)).sorted()
+        // Every bound owner was created when it was bound (all binding paths ensure the user first), so a batch of
+        // renewals needs no user rows.
+        let existingUsers = Set(bound.values)
+        let owners = Set(planned.map(\.owner)).subtracting(existingUsers).sorted()
+        if !owners.isEmpty {
             let users = db.insert(into: "users").columns("id", "kind", "created_at")
             for owner in owners { users.values([owner.rawValue, owner.isGuest ? "guest" : "account", now.millis] as [any Encodable & Sendable]) }
             try await users.ignoringConflicts(with: ["id"]).run()
