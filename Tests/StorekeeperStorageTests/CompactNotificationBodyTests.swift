@@ -20,11 +20,11 @@ struct CompactNotificationBodyTests {
 
     static let chain = #"{"alg":"ES256","x5c":[""# + String(repeating: "MIIBkTCB+wIJAKHHIG", count: 60) + #""]}"#
 
-    static func body(signedDate: Int) -> String {
-        let transaction = jws(header: chain, payload: #"{"transactionId":"2000000001","signedDate":\#(signedDate)}"#)
-        let renewal = jws(header: chain, payload: #"{"autoRenewStatus":1,"signedDate":\#(signedDate)}"#)
-        let payload = #"{"notificationType":"DID_RENEW","data":{"signedTransactionInfo":"\#(transaction)","signedRenewalInfo":"\#(renewal)"},"note":"ünïcødé \"quoted\""}"#
-        return #"{"signedPayload":""# + jws(header: chain, payload: payload) + #""}"#
+    static func body(signedDate: Int, outer: String = chain, inner: String = chain, note: String = #"ünïcødé \"quoted\""#) -> String {
+        let transaction = jws(header: inner, payload: #"{"transactionId":"2000000001","signedDate":\#(signedDate)}"#)
+        let renewal = jws(header: inner, payload: #"{"autoRenewStatus":1,"signedDate":\#(signedDate)}"#)
+        let payload = #"{"notificationType":"DID_RENEW","data":{"signedTransactionInfo":"\#(transaction)","signedRenewalInfo":"\#(renewal)"},"note":"\#(note)"}"#
+        return #"{"signedPayload":""# + jws(header: outer, payload: payload) + #""}"#
     }
 
     @Test("a notification body round-trips byte for byte, its shared headers factored out")
@@ -71,5 +71,39 @@ struct CompactNotificationBodyTests {
         #expect(throws: CompactNotificationBody.Malformed.self) {
             try CompactNotificationBody.expand(String(compact.text.dropLast(4).prefix(100)), headers: compact.headers)
         }
+    }
+
+    @Test("a digest cache shared across bodies gives exactly the stored text computed without it")
+    func sharedDigestCache() throws {
+        let cache = HeaderDigestCache(capacity: 2)
+        let chains = [Self.chain, Self.chain.replacingOccurrences(of: "MIIB", with: "MIIC"), Self.chain.replacingOccurrences(of: "MIIB", with: "MIID")]
+        for round in 0..<30 {
+            // Three chains through a cache of two: hits, misses and evictions, outer and inner headers mixed.
+            let body = Self.body(signedDate: round, outer: chains[round % 3], inner: chains[(round / 3) % 3])
+            let plain = try #require(CompactNotificationBody(body: body))
+            let cached = try #require(CompactNotificationBody(body: body, digests: cache))
+            #expect(cached == plain, "round \(round)")
+            #expect(try CompactNotificationBody.expand(cached.text, headers: cached.headers) == body)
+        }
+    }
+
+    @Test("a marker byte anywhere in the body or its payload leaves it raw; other control bytes do not")
+    func markerBytesAnywhere() throws {
+        let body = Self.body(signedDate: 5)
+        let bytes = Array(body.utf8)
+        // Every alignment of the word-at-a-time scan, across the whole body.
+        for position in stride(from: 0, to: bytes.count, by: 89) {
+            for marker: UInt8 in [0x01, 0x02, 0x03] {
+                var tweaked = bytes
+                tweaked[position] = marker
+                #expect(CompactNotificationBody(body: String(decoding: tweaked, as: UTF8.self)) == nil, "0x0\(marker) at \(position)")
+            }
+        }
+        // Inside the base64url payload a raw marker is invisible until decoded.
+        #expect(CompactNotificationBody(body: Self.body(signedDate: 6, note: "a\u{2}b")) == nil)
+        // A byte just above the markers is not one.
+        let four = Self.body(signedDate: 7, note: "a\u{4}b")
+        let compact = try #require(CompactNotificationBody(body: four))
+        #expect(try CompactNotificationBody.expand(compact.text, headers: compact.headers) == four)
     }
 }

@@ -10,6 +10,8 @@ struct NotificationIntake: Sendable {
     /// Stores and applies in one go when this process applies notifications.
     let applier: NotificationApplier?
     let onStored: @Sendable () -> Void
+    /// The certificate chains every notification repeats, recognised without hashing them again.
+    let headerDigests = HeaderDigestCache()
 
     /// What was stored.
     struct Stored: Sendable {
@@ -63,7 +65,7 @@ struct NotificationIntake: Sendable {
             subtype: payload.subtype?.rawValue, originalTransactionId: original, transactionId: transactionId,
             signedDate: payload.signedDate, environment: payload.data?.environment?.rawValue, body: body)
         // Compacted here, in the request's own task, so the one writer only copies the result.
-        received.compactBody = CompactNotificationBody(body: body)
+        received.compactBody = CompactNotificationBody(body: body, digests: headerDigests)
         let isNew: Bool
         if let applier {
             let message = LifecycleMessage.v2(

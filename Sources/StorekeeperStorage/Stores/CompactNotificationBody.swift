@@ -31,38 +31,42 @@ public struct CompactNotificationBody: Sendable, Hashable {
     private static let minimumHeaderLength = 200
 
     /// Compacts `body`, or `nil` when it is not a body this format restores exactly.
-    public init?(body: String) {
+    ///
+    /// - Parameter digests: remembers header digests across calls (the same chains arrive with every notification);
+    ///   offer it only bodies whose signature was verified.
+    public init?(body: String, digests: HeaderDigestCache? = nil) {
         var body = body
-        guard let compacted = body.withUTF8({ Self.compact($0) }) else { return nil }
+        let digests = digests ?? HeaderDigestCache(capacity: 4)
+        guard let compacted = body.withUTF8({ Self.compact($0, digests: digests) }) else { return nil }
         (text, headers) = compacted
     }
 
-    // Runs on every webhook call, so it works on raw buffers: one pass to find the JWS, one base64url decode, one
-    // pass over the payload.
-    private static func compact(_ bytes: UnsafeBufferPointer<UInt8>) -> (String, [String: String])? {
+    // Runs on every webhook call, so it works on raw buffers, finds bytes with memchr, checks a word at a time,
+    // and recognises repeated headers by comparing them with known ones instead of scanning and hashing them.
+    private static func compact(_ bytes: UnsafeBufferPointer<UInt8>, digests: HeaderDigestCache) -> (String, [String: String])? {
         let quote = UInt8(ascii: "\""), dot = UInt8(ascii: ".")
-        guard !bytes.contains(where: { $0 <= encodedEnd }), let keyStart = find(signedPayloadKey, in: bytes) else { return nil }
+        guard !WordScan.containsByte(below: encodedEnd + 1, in: bytes), let keyStart = find(signedPayloadKey, in: bytes) else { return nil }
         let jwsStart = keyStart + signedPayloadKey.count
-        guard let jwsEnd = bytes[jwsStart...].firstIndex(of: quote),
-            let firstDot = bytes[jwsStart..<jwsEnd].firstIndex(of: dot),
-            let secondDot = bytes[(firstDot + 1)..<jwsEnd].firstIndex(of: dot),
-            !bytes[(secondDot + 1)..<jwsEnd].contains(dot),
+        guard let jwsEnd = WordScan.index(of: quote, in: bytes, from: jwsStart),
+            let firstDot = WordScan.index(of: dot, in: bytes, from: jwsStart, to: jwsEnd),
+            let secondDot = WordScan.index(of: dot, in: bytes, from: firstDot + 1, to: jwsEnd),
+            WordScan.index(of: dot, in: bytes, from: secondDot + 1, to: jwsEnd) == nil,
             let payload = Base64URL.decodeCanonical(UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])),
-            !payload.contains(where: { $0 <= encodedEnd }),
-            String(validating: payload, as: UTF8.self) != nil
+            !payload.withUnsafeBufferPointer({ WordScan.containsByte(below: encodedEnd + 1, in: $0) }),
+            payload.withUnsafeBufferPointer({ WordScan.isASCII($0) }) || String(validating: payload, as: UTF8.self) != nil
         else { return nil }
 
         var headers: [String: String] = [:]
         var out: [UInt8] = []
         out.reserveCapacity(payload.count + 512)
-        func appendReference(_ header: UnsafeBufferPointer<UInt8>) {
-            let digest = hex(SHA256.hash(data: header))
+        func appendReference(_ header: UnsafeBufferPointer<UInt8>, digest: String) {
             if headers[digest] == nil { headers[digest] = String(decoding: header, as: UTF8.self) }
             out.append(reference)
             out.append(contentsOf: digest.utf8)
         }
         out.append(contentsOf: bytes[..<jwsStart])
-        appendReference(UnsafeBufferPointer(rebasing: bytes[jwsStart..<firstDot]))
+        let outer = UnsafeBufferPointer(rebasing: bytes[jwsStart..<firstDot])
+        appendReference(outer, digest: digests.digest(of: outer))
         out.append(dot)
         out.append(encodedStart)
         payload.withUnsafeBufferPointer { payload in
@@ -70,18 +74,28 @@ public struct CompactNotificationBody: Sendable, Hashable {
             // characters, to a ".".
             var copied = 0
             var index = 0
-            while let found = payload[index...].firstIndex(of: quote) {
+            while let found = WordScan.index(of: quote, in: payload, from: index) {
                 index = found + 1
                 guard found + 3 < payload.count, payload[found + 1] == UInt8(ascii: "e"), payload[found + 2] == UInt8(ascii: "y"),
                     payload[found + 3] == UInt8(ascii: "J")
                 else { continue }
-                var end = found + 1
-                while end < payload.count, Base64URL.isAlphabet(payload[end]) { end += 1 }
-                guard end < payload.count, payload[end] == dot, end - found - 1 >= minimumHeaderLength else { continue }
+                let start = found + 1
+                let header: UnsafeBufferPointer<UInt8>
+                let digest: String
+                if let known = digests.knownHeader(at: UnsafeBufferPointer(rebasing: payload[start...])) {
+                    header = UnsafeBufferPointer(rebasing: payload[start..<(start + known.length)])
+                    digest = known.digest
+                } else {
+                    var end = start
+                    while end < payload.count, Base64URL.isAlphabet(payload[end]) { end += 1 }
+                    guard end < payload.count, payload[end] == dot, end - start >= minimumHeaderLength else { continue }
+                    header = UnsafeBufferPointer(rebasing: payload[start..<end])
+                    digest = digests.digest(of: header)
+                }
                 out.append(contentsOf: payload[copied...found])
-                appendReference(UnsafeBufferPointer(rebasing: payload[(found + 1)..<end]))
-                copied = end
-                index = end
+                appendReference(header, digest: digest)
+                copied = start + header.count
+                index = copied
             }
             out.append(contentsOf: payload[copied...])
         }
@@ -140,17 +154,6 @@ public struct CompactNotificationBody: Sendable, Hashable {
     public struct Malformed: Error, CustomStringConvertible {
         public var reason: String
         public var description: String { "stored notification body: \(reason)" }
-    }
-
-    private static func hex(_ digest: SHA256.Digest) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for byte in digest {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     private static func find(_ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>) -> Int? {
@@ -219,30 +222,103 @@ enum Base64URL {
     /// `nil` for characters outside the alphabet, an impossible length, or unused low bits that are not zero (so
     /// that encoding the result gives back exactly `text`).
     static func decodeCanonical(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        let remainder = text.count % 4
-        guard remainder != 1 else { return nil }
+        let count = text.count
+        guard count % 4 != 1 else { return nil }
         return values.withUnsafeBufferPointer { values -> [UInt8]? in
-            var failed = false
-            let decoded = [UInt8](unsafeUninitializedCapacity: text.count * 3 / 4 + 3) { out, count in
-                var accumulator: UInt32 = 0
-                var bits = 0
+            var valid = true
+            let decoded = [UInt8](unsafeUninitializedCapacity: count / 4 * 3 + 2) { out, initialized in
+                var index = 0
                 var written = 0
-                for character in text {
-                    let value = values[Int(character)]
-                    if value == 0xFF { failed = true; break }
-                    accumulator = accumulator << 6 | UInt32(value)
-                    bits += 6
-                    if bits >= 8 {
-                        bits -= 8
-                        out[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
-                        written += 1
+                // Four characters to three bytes at a time; any character outside the alphabet maps to 0xFF, which
+                // the OR of the four exposes.
+                while index + 4 <= count {
+                    let a = values[Int(text[index])], b = values[Int(text[index + 1])]
+                    let c = values[Int(text[index + 2])], d = values[Int(text[index + 3])]
+                    if (a | b | c | d) & 0x80 != 0 {
+                        valid = false
+                        break
+                    }
+                    let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    out[written] = UInt8(truncatingIfNeeded: word >> 16)
+                    out[written + 1] = UInt8(truncatingIfNeeded: word >> 8)
+                    out[written + 2] = UInt8(truncatingIfNeeded: word)
+                    index += 4
+                    written += 3
+                }
+                if valid {
+                    switch count - index {
+                    case 2:
+                        let a = values[Int(text[index])], b = values[Int(text[index + 1])]
+                        if (a | b) & 0x80 != 0 || b & 0x0F != 0 {
+                            valid = false
+                        } else {
+                            out[written] = a << 2 | b >> 4
+                            written += 1
+                        }
+                    case 3:
+                        let a = values[Int(text[index])], b = values[Int(text[index + 1])], c = values[Int(text[index + 2])]
+                        if (a | b | c) & 0x80 != 0 || c & 0x03 != 0 {
+                            valid = false
+                        } else {
+                            out[written] = a << 2 | b >> 4
+                            out[written + 1] = b << 4 | c >> 2
+                            written += 2
+                        }
+                    default:
+                        break
                     }
                 }
-                if bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { failed = true }
-                count = written
+                initialized = valid ? written : 0
             }
-            return failed ? nil : decoded
+            return valid ? decoded : nil
         }
     }
 }
 
+/// Byte searches over raw buffers: memchr, and checks eight bytes at a time.
+enum WordScan {
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// The first index of `byte` in `bytes[from..<to]`.
+    static func index(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from: Int, to: Int? = nil) -> Int? {
+        let end = to ?? bytes.count
+        guard from < end, let base = bytes.baseAddress, let found = memchr(base + from, Int32(byte), end - from) else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// Whether any byte is below `limit` (at most 128).
+    static func containsByte(below limit: UInt8, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let raw = UnsafeRawBufferPointer(bytes)
+        let subtrahend = ones &* UInt64(limit)
+        var index = 0
+        // A word has a byte below `limit` exactly when subtracting `limit` from every byte borrows into a high bit
+        // that was clear.
+        while index + 8 <= raw.count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if (word &- subtrahend) & ~word & highBits != 0 { return true }
+            index += 8
+        }
+        while index < raw.count {
+            if raw[index] < limit { return true }
+            index += 1
+        }
+        return false
+    }
+
+    /// Whether every byte is ASCII (then the bytes are valid UTF-8).
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var index = 0
+        var seen: UInt64 = 0
+        while index + 8 <= raw.count {
+            seen |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < raw.count {
+            seen |= UInt64(raw[index])
+            index += 1
+        }
+        return seen & highBits == 0
+    }
+}
