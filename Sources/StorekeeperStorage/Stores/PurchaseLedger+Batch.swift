@@ -167,18 +167,20 @@ extension PurchaseLedger {
         // The exactly-once step: only the rows this insert returns are delivered now.
         var fresh = Set<String>()
         if !planned.isEmpty {
+            let ordered = planned.sorted(by: { requests[$0.index].transaction.transactionId < requests[$1.index].transaction.transactionId })
+            let signedData = try await StoredSignedData.prepare(ordered.map { requests[$0.index].transaction.signedData }, on: db)
             let insert = db.insert(into: "apple_transactions").columns(
                 "transaction_id", "original_transaction_id", "user_id", "bundle_id", "product_id", "product_kind",
                 "environment", "quantity", "purchase_date", "expires_date", "subscription_group", "offer_type",
                 "app_account_token", "order_id", "source", "delivered_at", "signed_data")
-            for plan in planned.sorted(by: { requests[$0.index].transaction.transactionId < requests[$1.index].transaction.transactionId }) {
+            for (plan, signedData) in zip(ordered, signedData) {
                 let request = requests[plan.index]
                 let t = request.transaction
                 insert.values([
                     t.transactionId, t.originalTransactionId, plan.owner.rawValue, t.bundleId, t.productId,
                     request.product.kind.rawValue, t.environment, t.quantity, t.purchaseDate.millis, t.expiresDate?.millis,
                     t.subscriptionGroup ?? request.product.subscriptionGroup, t.offerType,
-                    t.appAccountToken?.uuidString.lowercased(), plan.order?.id, t.source.rawValue, now.millis, t.signedData,
+                    t.appAccountToken?.uuidString.lowercased(), plan.order?.id, t.source.rawValue, now.millis, signedData,
                 ] as [any Encodable & Sendable])
             }
             fresh = Set(

@@ -110,6 +110,7 @@ public struct PurchaseLedger: Sendable {
             ).run()
         }
 
+        let signedData = try await StoredSignedData.prepare([transaction.signedData], on: db)[0]
         let inserted = try await db.raw(
             """
             INSERT INTO apple_transactions (transaction_id, original_transaction_id, user_id, bundle_id, product_id,
@@ -120,7 +121,7 @@ public struct PurchaseLedger: Sendable {
                 \(bind: transaction.environment), \(bind: transaction.quantity), \(bind: transaction.purchaseDate.millis),
                 \(bind: transaction.expiresDate?.millis), \(bind: transaction.subscriptionGroup ?? product.subscriptionGroup),
                 \(bind: transaction.offerType), \(bind: transaction.appAccountToken?.uuidString.lowercased()),
-                \(bind: order?.id), \(bind: transaction.source.rawValue), \(bind: now.millis), \(bind: transaction.signedData))
+                \(bind: order?.id), \(bind: transaction.source.rawValue), \(bind: now.millis), \(bind: signedData))
             ON CONFLICT (transaction_id) DO NOTHING
             RETURNING transaction_id
             """
