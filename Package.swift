@@ -131,11 +131,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // glibc's mallopt, which the Glibc module does not import; the executable tunes its allocator at start.
+        .target(name: "CMallocTuning"),
         .executableTarget(
             name: "storekeeper",
             dependencies: [
                 "AppStoreWire",
                 "AppStoreSimulator",
+                "CMallocTuning",
                 "StorekeeperBenchmarks",
                 "StorekeeperCore",
                 "StorekeeperStorage",

@@ -11,4 +11,9 @@ struct Storekeeper: AsyncParsableCommand {
             BenchPurchasesCommand.self, BenchNotificationsCommand.self,
         ]
     )
+
+    static func main() async {
+        MallocTuning.keepFreedMemory()
+        await main(nil)
+    }
 }
