@@ -45,16 +45,29 @@ public struct CompactNotificationBody: Sendable, Hashable {
     // and recognises repeated headers by comparing them with known ones instead of scanning and hashing them.
     private static func compact(_ bytes: UnsafeBufferPointer<UInt8>, digests: HeaderDigestCache) -> (String, [String: String])? {
         let quote = UInt8(ascii: "\""), dot = UInt8(ascii: ".")
-        guard !WordScan.containsByte(below: encodedEnd + 1, in: bytes), let keyStart = find(signedPayloadKey, in: bytes) else { return nil }
+        let markers = encodedEnd + 1
+        guard let keyStart = find(signedPayloadKey, in: bytes) else { return nil }
         let jwsStart = keyStart + signedPayloadKey.count
+        // Every byte is checked for markers once: the prefix, signature and suffix by scanning, the payload text
+        // by decoding it (only base64url characters decode), the header by scanning or by matching a known one.
         guard let jwsEnd = WordScan.index(of: quote, in: bytes, from: jwsStart),
             let firstDot = WordScan.index(of: dot, in: bytes, from: jwsStart, to: jwsEnd),
             let secondDot = WordScan.index(of: dot, in: bytes, from: firstDot + 1, to: jwsEnd),
             WordScan.index(of: dot, in: bytes, from: secondDot + 1, to: jwsEnd) == nil,
-            let payload = Base64URL.decodeCanonical(UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])),
-            !payload.withUnsafeBufferPointer({ WordScan.containsByte(below: encodedEnd + 1, in: $0) }),
-            payload.withUnsafeBufferPointer({ WordScan.isASCII($0) }) || String(validating: payload, as: UTF8.self) != nil
+            !WordScan.containsByte(below: markers, in: UnsafeBufferPointer(rebasing: bytes[..<jwsStart])),
+            !WordScan.containsByte(below: markers, in: UnsafeBufferPointer(rebasing: bytes[secondDot...])),
+            let payload = Base64URL.decodeCanonical(UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot]))
         else { return nil }
+        let scan = payload.withUnsafeBufferPointer { WordScan.scan($0, markersBelow: markers) }
+        guard !scan.hasMarker, scan.isASCII || String(validating: payload, as: UTF8.self) != nil else { return nil }
+        let outer = UnsafeBufferPointer(rebasing: bytes[jwsStart..<firstDot])
+        let outerDigest: String
+        if let known = digests.knownHeader(at: UnsafeBufferPointer(rebasing: bytes[jwsStart...])), known.length == outer.count {
+            outerDigest = known.digest
+        } else {
+            guard !WordScan.containsByte(below: markers, in: outer) else { return nil }
+            outerDigest = digests.digest(of: outer)
+        }
 
         var headers: [String: String] = [:]
         var out: [UInt8] = []
@@ -65,8 +78,7 @@ public struct CompactNotificationBody: Sendable, Hashable {
             out.append(contentsOf: digest.utf8)
         }
         out.append(contentsOf: bytes[..<jwsStart])
-        let outer = UnsafeBufferPointer(rebasing: bytes[jwsStart..<firstDot])
-        appendReference(outer, digest: digests.digest(of: outer))
+        appendReference(outer, digest: outerDigest)
         out.append(dot)
         out.append(encodedStart)
         payload.withUnsafeBufferPointer { payload in
@@ -306,19 +318,26 @@ enum WordScan {
         return false
     }
 
-    /// Whether every byte is ASCII (then the bytes are valid UTF-8).
-    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// In one pass: whether any byte is below `limit` (at most 128), and whether every byte is ASCII (then the
+    /// bytes are valid UTF-8).
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, markersBelow limit: UInt8) -> (hasMarker: Bool, isASCII: Bool) {
         let raw = UnsafeRawBufferPointer(bytes)
+        let subtrahend = ones &* UInt64(limit)
         var index = 0
+        var below: UInt64 = 0
         var seen: UInt64 = 0
         while index + 8 <= raw.count {
-            seen |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            below |= (word &- subtrahend) & ~word
+            seen |= word
             index += 8
         }
+        var hasMarker = below & highBits != 0
         while index < raw.count {
+            hasMarker = hasMarker || raw[index] < limit
             seen |= UInt64(raw[index])
             index += 1
         }
-        return seen & highBits == 0
+        return (hasMarker, seen & highBits == 0)
     }
 }

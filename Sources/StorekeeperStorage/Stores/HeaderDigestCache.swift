@@ -28,6 +28,9 @@ public final class HeaderDigestCache: Sendable {
             if equal { return entry.digest }
         }
         let digest = Self.hex(SHA256.hash(data: UnsafeRawBufferPointer(header)))
+        // Only marker-free headers are remembered, so a match in `knownHeader(at:)` also proves the bytes are free
+        // of the 0x01–0x03 markers stored texts use.
+        guard !WordScan.containsByte(below: 4, in: header) else { return digest }
         let entry = Entry(bytes: Array(header), digest: digest)
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeFirst() }
@@ -37,6 +40,7 @@ public final class HeaderDigestCache: Sendable {
     }
 
     /// Whether `candidate` begins with a header already in the cache, and which: a JWS header is followed by ".".
+    /// A known header contains no byte below 0x04.
     func knownHeader(at candidate: UnsafeBufferPointer<UInt8>) -> (length: Int, digest: String)? {
         let known = entries.withLock { $0 }
         for entry in known where entry.bytes.count < candidate.count && candidate[entry.bytes.count] == UInt8(ascii: ".") {

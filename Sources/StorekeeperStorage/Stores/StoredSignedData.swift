@@ -16,12 +16,19 @@ public enum StoredSignedData {
         var headers: [String: String] = [:]
         let texts = jws.map { jws -> String? in
             guard var jws else { return nil }
-            return jws.withUTF8 { bytes -> String in
-                guard !WordScan.containsByte(below: 4, in: bytes),
-                    let dot = WordScan.index(of: UInt8(ascii: "."), in: bytes, from: 0), dot >= minimumHeaderLength
-                else { return String(decoding: bytes, as: UTF8.self) }
+            let compacted = jws.withUTF8 { bytes -> String? in
+                guard let dot = WordScan.index(of: UInt8(ascii: "."), in: bytes, from: 0), dot >= minimumHeaderLength,
+                    !WordScan.containsByte(below: 4, in: UnsafeBufferPointer(rebasing: bytes[dot...]))
+                else { return nil }
                 let header = UnsafeBufferPointer(rebasing: bytes[..<dot])
-                let digest = digests.digest(of: header)
+                let digest: String
+                // A known header is free of marker bytes; any other is scanned.
+                if let known = digests.knownHeader(at: bytes), known.length == dot {
+                    digest = known.digest
+                } else {
+                    guard !WordScan.containsByte(below: 4, in: header) else { return nil }
+                    digest = digests.digest(of: header)
+                }
                 if headers[digest] == nil { headers[digest] = String(decoding: header, as: UTF8.self) }
                 var out: [UInt8] = [0x01]
                 out.reserveCapacity(65 + bytes.count - dot)
@@ -29,6 +36,7 @@ public enum StoredSignedData {
                 out.append(contentsOf: bytes[dot...])
                 return String(decoding: out, as: UTF8.self)
             }
+            return compacted ?? jws
         }
         return (texts, headers)
     }
