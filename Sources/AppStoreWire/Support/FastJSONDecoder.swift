@@ -204,6 +204,18 @@ enum FastJSONDecoder {
         mutating func parseString() throws {
             position += 1
             let start = position
+            // Eight bytes at a time while none of them ends the string or needs the byte loop's checks: the
+            // signed transaction and renewal info are kilobytes of base64url inside one string.
+            let raw = UnsafeRawBufferPointer(bytes)
+            let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
+            while position + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+                let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+                let special =
+                    ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word) | word
+                if special & high != 0 { break }
+                position += 8
+            }
             while position < bytes.count {
                 let byte = bytes[position]
                 if byte == UInt8(ascii: "\"") {

@@ -101,4 +101,19 @@ import Testing
         #expect(renewal.eligibleWinBackOfferIds == ["w1", "w2"])
         #expect(renewal.productId == nil)
     }
+
+    @Test func longStringsAreScannedAWordAtATimeWithoutMissingAByte() throws {
+        for length in 0..<40 {
+            let plain = String(repeating: "eyJhbGciOi", count: 4).prefix(length)
+            let json = #"{"productId":"\#(plain)","environment":"Sandbox"}"#
+            let value = try #require(try fast(json, as: JWSTransactionDecodedPayload.self), "length \(length)")
+            #expect(value.productId == String(plain))
+            // An escape, a control character or a non-ASCII byte at any offset sends the string to the fallback.
+            for special in [#"\""#, "\u{1}", "\u{1F}", "é", #"\\"#] {
+                let tweaked = #"{"productId":"\#(plain)\#(special)xxxxxxxxxxxxxxxxx","environment":"Sandbox"}"#
+                #expect(try fast(tweaked, as: JWSTransactionDecodedPayload.self) == nil, "\(special.unicodeScalars.first!.value) after \(length)")
+            }
+        }
+    }
 }
+
