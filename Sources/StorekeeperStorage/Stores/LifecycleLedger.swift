@@ -74,10 +74,20 @@ public enum LifecycleLedger {
             }
         }
         guard !changed.isEmpty else { return applied }
-        let insert = db.insert(into: "subscriptions").columns(
-            "original_transaction_id", "user_id", "bundle_id", "product_id", "subscription_group", "environment", "state",
-            "expiration_reason", "auto_renew", "auto_renew_product_id", "expires_at", "grace_expires_at", "offer_type", "offer_id",
-            "price_increase", "latest_transaction_id", "last_event", "last_signed_date", "updated_at")
+        let updated = [
+            "user_id", "product_id", "subscription_group", "environment", "state", "expiration_reason", "auto_renew",
+            "auto_renew_product_id", "expires_at", "grace_expires_at", "offer_type", "offer_id", "price_increase",
+            "latest_transaction_id", "last_event", "last_signed_date", "updated_at",
+        ]
+        var insert = BulkInsert(
+            into: "subscriptions",
+            columns: [
+                "original_transaction_id", "user_id", "bundle_id", "product_id", "subscription_group", "environment", "state",
+                "expiration_reason", "auto_renew", "auto_renew_product_id", "expires_at", "grace_expires_at", "offer_type",
+                "offer_id", "price_increase", "latest_transaction_id", "last_event", "last_signed_date", "updated_at",
+            ],
+            suffix: "ON CONFLICT (original_transaction_id) DO UPDATE SET "
+                + updated.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
         for original in changed.sorted() {
             let s = stored[original]!.snapshot
             insert.values([
@@ -87,27 +97,18 @@ public enum LifecycleLedger {
                 s.latestTransactionId, s.event, s.signedDate.millis, now.millis,
             ] as [any Encodable & Sendable])
         }
-        try await insert.onConflict(with: ["original_transaction_id"]) { update in
-            var update = update
-            for column in [
-                "user_id", "product_id", "subscription_group", "environment", "state", "expiration_reason", "auto_renew",
-                "auto_renew_product_id", "expires_at", "grace_expires_at", "offer_type", "offer_id", "price_increase",
-                "latest_transaction_id", "last_event", "last_signed_date", "updated_at",
-            ] {
-                update = update.set(excludedValueOf: column)
-            }
-            return update
-        }.run()
+        try await insert.run(on: db)
         if !audits.isEmpty {
-            let rows = db.insert(into: "audit_entries").columns(
-                "user_id", "action", "subject", "amount", "period_start", "period_end", "cause", "detail", "created_at")
+            var rows = BulkInsert(
+                into: "audit_entries",
+                columns: ["user_id", "action", "subject", "amount", "period_start", "period_end", "cause", "detail", "created_at"])
             for entry in audits {
                 rows.values([
                     entry.user.rawValue, entry.action, entry.subject, entry.amount, entry.periodStart?.millis,
                     entry.periodEnd?.millis, entry.cause, entry.detail, entry.createdAt.millis,
                 ] as [any Encodable & Sendable])
             }
-            try await rows.run()
+            try await rows.run(on: db)
         }
         return applied
     }

@@ -87,9 +87,13 @@ public struct NotificationInbox: Sendable {
         _ batch: [Received], processed: Set<String> = [], storedHeaders: Set<String> = [], now: Date, on db: any SQLDatabase
     ) async throws -> Set<String> {
         guard !batch.isEmpty else { return [] }
-        let insert = db.insert(into: "notifications").columns(
-            "id", "format", "bundle_id", "notification_type", "subtype", "original_transaction_id", "transaction_id",
-            "signed_date", "environment", "body", "status", "attempts", "received_at", "next_attempt_at", "body_format", "processed_at")
+        var insert = BulkInsert(
+            into: "notifications",
+            columns: [
+                "id", "format", "bundle_id", "notification_type", "subtype", "original_transaction_id", "transaction_id",
+                "signed_date", "environment", "body", "status", "attempts", "received_at", "next_attempt_at", "body_format",
+                "processed_at",
+            ], suffix: "ON CONFLICT (id) DO NOTHING RETURNING id")
         var seen = Set<String>()
         var headers: [String: String] = [:]
         for n in batch where seen.insert(n.id).inserted {
@@ -105,7 +109,7 @@ public struct NotificationInbox: Sendable {
             ] as [any Encodable & Sendable])
         }
         try await storeHeaders(headers, on: db)
-        let rows = try await insert.ignoringConflicts(with: ["id"]).returning("id").all()
+        let rows = try await insert.all(on: db)
         return Set(try rows.map { try $0.decode(column: "id", as: String.self) })
     }
 

@@ -169,10 +169,13 @@ extension PurchaseLedger {
         if !planned.isEmpty {
             let ordered = planned.sorted(by: { requests[$0.index].transaction.transactionId < requests[$1.index].transaction.transactionId })
             let signedData = try await StoredSignedData.prepare(ordered.map { requests[$0.index].transaction.signedData }, on: db)
-            let insert = db.insert(into: "apple_transactions").columns(
-                "transaction_id", "original_transaction_id", "user_id", "bundle_id", "product_id", "product_kind",
-                "environment", "quantity", "purchase_date", "expires_date", "subscription_group", "offer_type",
-                "app_account_token", "order_id", "source", "delivered_at", "signed_data")
+            var insert = BulkInsert(
+                into: "apple_transactions",
+                columns: [
+                    "transaction_id", "original_transaction_id", "user_id", "bundle_id", "product_id", "product_kind",
+                    "environment", "quantity", "purchase_date", "expires_date", "subscription_group", "offer_type",
+                    "app_account_token", "order_id", "source", "delivered_at", "signed_data",
+                ], suffix: "ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id")
             for (plan, signedData) in zip(ordered, signedData) {
                 let request = requests[plan.index]
                 let t = request.transaction
@@ -184,7 +187,7 @@ extension PurchaseLedger {
                 ] as [any Encodable & Sendable])
             }
             fresh = Set(
-                try await insert.ignoringConflicts(with: ["transaction_id"]).returning("transaction_id").all()
+                try await insert.all(on: db)
                     .map { try $0.decode(column: "transaction_id", as: String.self) })
         }
 
@@ -274,9 +277,12 @@ extension PurchaseLedger {
                     }
                 }
             }
-            let insert = db.insert(into: "entitlement_grants").columns(
-                "transaction_id", "user_id", "entitlement", "product_id", "product_kind", "original_transaction_id", "starts_at",
-                "ends_at", "environment", "created_at")
+            var insert = BulkInsert(
+                into: "entitlement_grants",
+                columns: [
+                    "transaction_id", "user_id", "entitlement", "product_id", "product_kind", "original_transaction_id",
+                    "starts_at", "ends_at", "environment", "created_at",
+                ])
             for plan in grantPlans {
                 let request = requests[plan.index]
                 let t = request.transaction
@@ -295,7 +301,7 @@ extension PurchaseLedger {
                         detail: t.isSandbox ? "\(t.productId) (sandbox)" : t.productId, createdAt: now))
                 grants[plan.index] = .entitlement(name: entitlement, start: period.start, end: period.end)
             }
-            try await insert.run()
+            try await insert.run(on: db)
         }
 
         // Orders: the first delivered transaction completes each.
@@ -320,15 +326,16 @@ extension PurchaseLedger {
         }
 
         if !audit.isEmpty {
-            let insert = db.insert(into: "audit_entries").columns(
-                "user_id", "action", "subject", "amount", "period_start", "period_end", "cause", "detail", "created_at")
+            var insert = BulkInsert(
+                into: "audit_entries",
+                columns: ["user_id", "action", "subject", "amount", "period_start", "period_end", "cause", "detail", "created_at"])
             for entry in audit {
                 insert.values([
                     entry.user.rawValue, entry.action, entry.subject, entry.amount, entry.periodStart?.millis,
                     entry.periodEnd?.millis, entry.cause, entry.detail, entry.createdAt.millis,
                 ] as [any Encodable & Sendable])
             }
-            try await insert.run()
+            try await insert.run(on: db)
         }
 
         for plan in delivering {
