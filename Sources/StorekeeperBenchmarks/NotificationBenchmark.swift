@@ -89,7 +89,7 @@ public struct NotificationBenchmark: Sendable {
                     extraRootsPEM: [try chain.rootPEM()])
             ],
             auth: AuthConfiguration(jwtHS256Secret: secret, adminKeys: ["bench": adminKey]),
-            lifecycle: LifecycleConfiguration(pollInterval: .milliseconds(20), processNotifications: ProcessInfo.processInfo.environment["BENCH_NOPROCESS"] == nil, catchUpInterval: nil, sweepInterval: nil, consumptionInterval: nil))
+            lifecycle: LifecycleConfiguration(pollInterval: .milliseconds(20), catchUpInterval: nil, sweepInterval: nil, consumptionInterval: nil))
         let ports = AsyncStream<Int>.makeStream()
         let app = try await StorekeeperServer.buildApplication(
             configuration: configuration, logger: logger, onServerRunning: { ports.continuation.yield($0) })
@@ -149,15 +149,14 @@ public struct NotificationBenchmark: Sendable {
             // A reused database already holds earlier runs' notifications: count only this run's.
             let baseline = try await processed()
             _ = await PurchaseBenchmark.drive(range: 0..<warmup, concurrency: options.concurrency, rate: nil, post)
-            let storeOnly = ProcessInfo.processInfo.environment["BENCH_NOPROCESS"] != nil
-            while !storeOnly, try await processed() - baseline < warmup { try await Task.sleep(for: .milliseconds(20)) }
+            while try await processed() - baseline < warmup { try await Task.sleep(for: .milliseconds(20)) }
 
             FileHandle.standardError.write(Data("bench-notifications: \(requests.count - warmup) notifications, measuring\n".utf8))
             let started = DispatchTime.now().uptimeNanoseconds
             let cpuBefore = CPUUsage.now()
             let samples = await PurchaseBenchmark.drive(
                 range: warmup..<requests.count, concurrency: options.concurrency, rate: options.rate, post)
-            var done = storeOnly ? requests.count : try await processed() - baseline
+            var done = try await processed() - baseline
             let deadline = ContinuousClock.now + .seconds(300)
             while done < requests.count, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))

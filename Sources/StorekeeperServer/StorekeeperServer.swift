@@ -18,16 +18,18 @@ public enum StorekeeperServer {
     }
 
     /// Opens the configured database (not yet migrated).
-    public static func makeDatabase(_ database: ServerConfiguration.Database, logger: Logger) async throws
-        -> any DatabaseProvider & Service
-    {
+    public static func makeDatabase(
+        _ database: ServerConfiguration.Database, tls: PostgresTLS = PostgresTLS(), maximumConnections: Int = 20, logger: Logger
+    ) async throws -> any DatabaseProvider & Service {
         switch database {
         case .sqlite(let path):
             return try await SQLiteDatabaseProvider(location: .file(path), logger: logger)
         case .sqliteInMemory:
             return try await SQLiteDatabaseProvider(location: .memory, logger: logger)
         case .postgres(let url):
-            return PostgresDatabaseProvider(configuration: try PostgresDatabaseProvider.configuration(url: url), logger: logger)
+            return PostgresDatabaseProvider(
+                configuration: try PostgresDatabaseProvider.configuration(url: url, tls: tls, maximumConnections: maximumConnections),
+                logger: logger)
         }
     }
 
@@ -46,11 +48,14 @@ public enum StorekeeperServer {
         if let database {
             provider = database
         } else {
-            provider = try await makeDatabase(configuration.database, logger: logger)
+            provider = try await makeDatabase(
+                configuration.database, tls: configuration.postgresTLS, maximumConnections: configuration.postgresMaximumConnections,
+                logger: logger)
         }
         let metrics = ServerMetrics()
         let apps = try AppRegistry(configurations: configuration.apps, httpClient: httpClient, logger: logger)
-        let auth = try Authenticator(configuration: configuration.auth)
+        let guests = GuestStore(provider: provider)
+        let auth = try Authenticator(configuration: configuration.auth, guests: guests)
         let catalogStore = CatalogStore(provider: provider)
         let catalog = CatalogService(store: catalogStore, interval: configuration.catalogRefreshInterval, logger: logger)
         let fileCatalog = try configuration.catalogFile.map { try Catalog.load(from: URL(fileURLWithPath: $0)) }
@@ -62,11 +67,12 @@ public enum StorekeeperServer {
         let accounts = AccountStore(provider: provider)
         let wallet = WalletStore(provider: provider)
 
-        let router = Router()
+        let router = Router(context: StorekeeperRequestContext.self)
         router.add(middleware: ErrorMiddleware(metrics: metrics))
         OperationsController(provider: provider, metrics: metrics, openAPI: try openAPIDocument()).add(to: router)
         ClientController(
-            auth: auth, purchases: purchases, orders: orders, accounts: accounts,
+            auth: auth, guests: guests, allowLegacyGuestClaims: configuration.auth.allowLegacyGuestClaims, metrics: metrics,
+            purchases: purchases, orders: orders, accounts: accounts,
             subscriptions: SubscriptionStore(provider: provider), wallet: wallet,
             users: UserStore(provider: provider), nonces: OfferNonceStore(provider: provider), catalog: catalog, apps: apps,
             maxBodyBytes: configuration.maxBodyBytes, orderLifetime: configuration.orderLifetime
@@ -81,7 +87,9 @@ public enum StorekeeperServer {
         var jobs = LifecycleJobs()
         if lifecycle.processNotifications {
             jobs.processor = NotificationProcessor(
-                provider: provider, inbox: inbox, engine: engine, configuration: lifecycle, metrics: metrics, ready: ready, logger: logger)
+                provider: provider, inbox: inbox, engine: engine,
+                confirmation: V1Confirmation(apps: apps, catalog: catalog, metrics: metrics), configuration: lifecycle,
+                metrics: metrics, ready: ready, logger: logger)
         }
         let processor = jobs.processor
         let applier = lifecycle.processNotifications ? NotificationApplier(provider: provider, engine: engine, logger: logger) : nil
@@ -107,10 +115,11 @@ public enum StorekeeperServer {
         if let responder = jobs.responder, lifecycle.consumptionInterval != nil { services.append(responder) }
 
         AppleNotificationsController(
-            apps: apps, inbox: inbox, intake: intake, auth: auth, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes
+            apps: apps, inbox: inbox, refusals: NotificationRefusalStore(provider: provider), intake: intake, auth: auth,
+            metrics: metrics, maxBodyBytes: configuration.maxBodyBytes
         ).add(to: router)
         AdminController(
-            auth: auth, accounts: accounts, subscriptions: subscriptions, orders: orders, audit: AuditStore(provider: provider),
+            auth: auth, purchases: purchases, metrics: metrics, accounts: accounts, subscriptions: subscriptions, orders: orders, audit: AuditStore(provider: provider),
             wallet: wallet, ledger: ledger, catalog: catalog, maxBodyBytes: configuration.maxBodyBytes
         ).add(to: router)
         LifecycleController(

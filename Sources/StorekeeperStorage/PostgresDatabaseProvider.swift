@@ -17,15 +17,21 @@ public final class PostgresDatabaseProvider: DatabaseProvider, Service {
         self.logger = logger
     }
 
-    /// Connection settings from a URL such as `postgres://user:password@127.0.0.1:5432/storekeeper`.
-    public static func configuration(url: String) throws -> PostgresClient.Configuration {
+    /// Connection settings from a URL such as `postgres://user:password@127.0.0.1:5432/storekeeper`, TLS, and how
+    /// many connections this process may hold (PostgreSQL refuses clients past its own `max_connections`, shared by
+    /// every process on the server).
+    public static func configuration(
+        url: String, tls: PostgresTLS = PostgresTLS(), maximumConnections: Int = 20
+    ) throws -> PostgresClient.Configuration {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let host = components.host, let user = components.user
         else { throw StorageError.configuration("not a postgres:// URL") }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : nil
-        return PostgresClient.Configuration(
+        var configuration = PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: user, password: components.password,
-            database: database?.isEmpty == false ? database : nil, tls: .disable)
+            database: database?.isEmpty == false ? database : nil, tls: try tls.clientTLS())
+        configuration.options.maximumConnections = max(1, maximumConnections)
+        return configuration
     }
 
     public func run() async {

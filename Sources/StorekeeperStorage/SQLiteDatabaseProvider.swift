@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Logging
 import NIOCore
 import NIOPosix
@@ -34,7 +39,9 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         let storage: SQLiteConnection.Storage
         switch location {
         case .memory: storage = .memory
-        case .file(let path): storage = .file(path: path)
+        case .file(let path):
+            try Self.createPrivately(path)
+            storage = .file(path: path)
         }
         let executor = SQLiteConnectionExecutor()
         self.executor = executor
@@ -72,6 +79,20 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         // visible costs.
         try await database.raw("PRAGMA cache_size = -16384").run()
         try await database.raw("PRAGMA temp_store = MEMORY").run()
+    }
+
+    /// Creates the database file readable by its owner only (it holds signed transactions and user ids); SQLite
+    /// gives the WAL and shared-memory files the same mode. An existing file is left as it is.
+    static func createPrivately(_ path: String) throws {
+        let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            closeDescriptor(descriptor)
+            return
+        }
+        let failure = errno
+        guard failure == EEXIST else {
+            throw StorageError.configuration("cannot create the SQLite database \(path): \(String(cString: strerror(failure)))")
+        }
     }
 
     public func withSession<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
@@ -140,7 +161,9 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
             }
         }
         try? await gracefulShutdown()
-        try await close()
+        // Closed (and the WAL checkpointed into the file) even when the group cancels this task: sqlite-nio skips
+        // work submitted from a cancelled task, and an unclosed connection must never be released.
+        try await Task { try await self.close() }.value
     }
 
     /// Copies committed WAL frames into the database file from a connection of its own, every 100 ms.
@@ -187,6 +210,11 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         }
         await executor.shutdown()
     }
+}
+
+/// `close(2)`, out of the reach of the provider's own `close()`.
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
 }
 
 /// A queued transaction body, type-erased so bodies of different result types share one batch.

@@ -26,14 +26,24 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Server port.") var port = 8080
     @Option(name: .customLong("simulator-port"), help: "Simulator port.") var simulatorPort = 8090
     @Option(name: .customLong("state-dir"), help: "Directory for keys and the database.") var stateDirectory = ".storekeeper-demo"
-    @Option(help: "Storekeeper catalog.") var catalog = "Samples/storekeeper-catalog.json"
-    @Option(name: .customLong("simulator-catalog"), help: "Simulator catalog.") var simulatorCatalog = "Samples/simulator-catalog.json"
+    @Option(help: "Storekeeper catalog (default: the built-in sample catalog).") var catalog: String?
+    @Option(name: .customLong("simulator-catalog"), help: "Simulator catalog (default: the built-in sample catalog).")
+    var simulatorCatalog: String?
 
     func run() async throws {
         let logger = ConfigurationLoader.logger("storekeeper.demo")
-        let state = URL(fileURLWithPath: stateDirectory, isDirectory: true)
+        let state = URL(fileURLWithPath: stateDirectory, isDirectory: true).standardizedFileURL
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        let simulatorCatalog = try SimulatorCatalog.load(from: URL(fileURLWithPath: self.simulatorCatalog))
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: state.path)
+        let simulatorCatalog = try self.simulatorCatalog.map { try SimulatorCatalog.load(from: URL(fileURLWithPath: $0)) }
+            ?? JSONDecoder().decode(SimulatorCatalog.self, from: Data(SampleCatalogs.simulator.utf8))
+        try simulatorCatalog.validate()
+        // The server seeds its catalog from a file: the built-in one is written into the state directory.
+        let catalogFile = try catalog ?? {
+            let url = state.appendingPathComponent("storekeeper-catalog.json")
+            try Data(SampleCatalogs.storekeeper.utf8).write(to: url, options: .atomic)
+            return url.path
+        }()
         let chain = try SigningIdentityStore.loadOrCreate(directory: state)
         let apiKey = try SimulatorAPIKey.loadOrCreate(directory: state)
         let receipts = try ReceiptSigningIdentity.loadOrGenerate(in: state)
@@ -46,20 +56,23 @@ struct DemoCommand: AsyncParsableCommand {
             apple: .init(apiKeys: [apiKey.keyId: apiKey.privateKey.publicKey], issuerId: apiKey.issuerId, receiptIdentity: receipts),
             port: simulatorPort, logger: logger)
         let configuration = ServerConfiguration(
-            port: port, database: .sqlite(path: state.appendingPathComponent("storekeeper.sqlite").path), catalogFile: catalog,
+            port: port, database: .sqlite(path: state.appendingPathComponent("storekeeper.sqlite").path), catalogFile: catalogFile,
             apps: [
                 AppConfiguration(
                     bundleId: simulatorCatalog.bundleId, appAppleId: simulatorCatalog.appAppleId, deployment: .development,
                     extraRootsPEM: [try chain.rootPEM(), try receipts.rootPEM()], apiKeyId: apiKey.keyId,
                     apiIssuerId: apiKey.issuerId, apiKeyPEM: apiKey.privateKey.pemRepresentation,
                     verifyReceiptProductionURL: URL(string: simulatorURL + "/verifyReceipt")!,
-                    verifyReceiptSandboxURL: URL(string: simulatorURL + "/sandbox/verifyReceipt")!)
+                    verifyReceiptSandboxURL: URL(string: simulatorURL + "/sandbox/verifyReceipt")!,
+                    // Catch-up, the renewal sweep and refund answers go to the simulator too, never to Apple.
+                    serverAPIURL: URL(string: simulatorURL)!)
             ],
             auth: AuthConfiguration(
                 jwtHS256Secret: secrets.hs256Secret, apiKeys: ["demo-backend": secrets.apiKey], adminKeys: ["demo-admin": secrets.adminKey]))
         let server = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
         // Written straight to the file handle: stdout is block-buffered when piped, and the demo runs until killed.
-        FileHandle.standardOutput.write(Data((Self.walkthrough(port: port, simulatorURL: simulatorURL, secrets: secrets) + "\n").utf8))
+        FileHandle.standardOutput.write(
+            Data((Self.walkthrough(port: port, simulatorURL: simulatorURL, secrets: secrets, state: state, apiKey: apiKey) + "\n").utf8))
         // The simulator sends its App Store Server Notifications to the server, as Apple would.
         let delivery = NotificationDeliveryService(
             store: store, url: "http://127.0.0.1:\(port)/apple/notifications/v2", httpClient: HTTPClient.shared, logger: logger)
@@ -67,29 +80,37 @@ struct DemoCommand: AsyncParsableCommand {
             configuration: .init(
                 services: [.init(service: simulator), .init(service: server), .init(service: delivery)],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("storekeeper demo stopped", metadata: ["error": "\(error)"])
+            throw ExitCode.failure
+        }
     }
 
-    static func walkthrough(port: Int, simulatorURL: String, secrets: DemoSecrets) -> String {
+    static func walkthrough(port: Int, simulatorURL: String, secrets: DemoSecrets, state: URL, apiKey: SimulatorAPIKey) -> String {
         let server = "http://127.0.0.1:\(port)"
         let token = UserTokenVerifier.hs256Token(subject: "demo-user", secret: secrets.hs256Secret, lifetime: 7 * 86_400)
         return """
             Storekeeper demo: server \(server), App Store simulator \(simulatorURL)
             Admin key (X-Admin-Key): \(secrets.adminKey)
             A user token for "demo-user" (7 days): \(token)
+            State: \(state.path) (the SQLite database, demo-secrets.json with the keys above,
+              the simulator's signing chain and its In-App Purchase key \(SimulatorAPIKey.fileName), key id \(apiKey.keyId),
+              issuer \(apiKey.issuerId)); delete the directory to start afresh.
 
-            Buy 60 coins as a guest device, in four calls:
-              DEVICE=demo-device-0001
-              ORDER=$(curl -s -X POST \(server)/v1/orders -H "X-Storekeeper-Device: $DEVICE" -H 'Content-Type: application/json' \\
+            Buy 60 coins as a guest (no account: the server issues the guest a credential), in five calls:
+              GUEST=$(curl -s -X POST \(server)/v1/guests | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')
+              ORDER=$(curl -s -X POST \(server)/v1/orders -H "X-Storekeeper-Guest: $GUEST" -H 'Content-Type: application/json' \\
                 -d '{"productId":"com.example.storekeeper.coins.60"}')
               ACCOUNT=$(curl -s -X POST \(simulatorURL)/device/accounts -H 'Content-Type: application/json' -d '{}' | sed 's/.*"id":"\\([^"]*\\)".*/\\1/')
               TOKEN=$(echo "$ORDER" | sed 's/.*"appAccountToken":"\\([^"]*\\)".*/\\1/')
               JWS=$(curl -s -X POST \(simulatorURL)/device/purchases -H 'Content-Type: application/json' \\
                 -d "{\\"account\\":\\"$ACCOUNT\\",\\"productId\\":\\"com.example.storekeeper.coins.60\\",\\"appAccountToken\\":\\"$TOKEN\\"}" \\
                 | sed 's/.*"signedTransaction":"\\([^"]*\\)".*/\\1/')
-              curl -s -X POST \(server)/v1/purchases -H "X-Storekeeper-Device: $DEVICE" -H 'Content-Type: application/json' \\
+              curl -s -X POST \(server)/v1/purchases -H "X-Storekeeper-Guest: $GUEST" -H 'Content-Type: application/json' \\
                 -d "{\\"signedTransaction\\":\\"$JWS\\"}"
-              curl -s \(server)/v1/me -H "X-Storekeeper-Device: $DEVICE"
+              curl -s \(server)/v1/me -H "X-Storekeeper-Guest: $GUEST"
 
             API: \(server)/openapi.yaml   health: \(server)/health   metrics: \(server)/metrics
             """

@@ -6,10 +6,11 @@ import Foundation
 struct SampleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sample",
-        abstract: "Write sample signed data (a transaction and a notification) and the root that verifies it.",
+        abstract: "Write sample signed data (a transaction and a notification), the root that verifies it, and the sample catalogs.",
         discussion: """
             The chain is generated afresh and its private keys are discarded, so the files are only good for \
-            trying `storekeeper verify --root DIR/sample-root.pem DIR/sample-transaction.jws`.
+            trying `storekeeper verify --root DIR/sample-root.pem DIR/sample-transaction.jws`. The catalogs \
+            (storekeeper-catalog.json, simulator-catalog.json) are the ones `storekeeper demo` sells.
             """
     )
 
@@ -43,6 +44,12 @@ struct SampleCommand: AsyncParsableCommand {
             to: directory.appendingPathComponent("sample-transaction.jws"), atomically: true, encoding: .utf8)
         try (try signer.sign(notification) + "\n").write(
             to: directory.appendingPathComponent("sample-notification.jws"), atomically: true, encoding: .utf8)
-        print("wrote sample-root.pem, sample-transaction.jws and sample-notification.jws to \(directory.path)")
+        try SampleCatalogs.storekeeper.appending("\n").write(
+            to: directory.appendingPathComponent("storekeeper-catalog.json"), atomically: true, encoding: .utf8)
+        try SampleCatalogs.simulator.appending("\n").write(
+            to: directory.appendingPathComponent("simulator-catalog.json"), atomically: true, encoding: .utf8)
+        print(
+            "wrote sample-root.pem, sample-transaction.jws, sample-notification.jws, storekeeper-catalog.json and "
+                + "simulator-catalog.json to \(directory.path)")
     }
 }

@@ -9,14 +9,10 @@ import ServiceLifecycle
 import SystemPackage
 import UnixSignals
 
-/// Builds the configuration reader: environment variables first, then the JSON file if one is given.
+/// Builds the configuration reader (environment variables, then the JSON file) and the loggers.
 enum ConfigurationLoader {
     static func reader(file: String?) async throws -> ConfigReader {
-        var providers: [any ConfigProvider] = [EnvironmentVariablesProvider()]
-        if let file {
-            providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(file)))
-        }
-        return ConfigReader(providers: providers)
+        try await ServerConfiguration.reader(file: file)
     }
 
     static func logger(_ label: String) -> Logger {
@@ -45,9 +41,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = ConfigurationLoader.logger("storekeeper.server")
-        let configuration = try ServerConfiguration(reader: try await ConfigurationLoader.reader(file: configFile))
-        let app = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
-        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        do {
+            let configuration = try ServerConfiguration(reader: try await ConfigurationLoader.reader(file: configFile))
+            let app = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
+            try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        } catch {
+            // One line with the cause; a non-zero exit.
+            logger.critical("storekeeper failed: \(StartFailure.describe(error))")
+            throw ExitCode.failure
+        }
     }
 }
 
@@ -62,12 +64,21 @@ struct MigrateCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = ConfigurationLoader.logger("storekeeper.migrate")
         let configuration = try ServerConfiguration(reader: try await ConfigurationLoader.reader(file: configFile))
-        let provider = try await StorekeeperServer.makeDatabase(configuration.database, logger: logger)
+        let provider = try await StorekeeperServer.makeDatabase(
+            configuration.database, tls: configuration.postgresTLS, maximumConnections: 2, logger: logger)
         // PostgresClient needs its run loop; the SQLite connection works without one.
         let runner = Task { if provider.kind == .postgres { try? await provider.run() } }
         defer { runner.cancel() }
         let applied = try await Migrator(migrations: StorekeeperSchema.migrations, logger: logger).migrate(provider)
         if let sqlite = provider as? SQLiteDatabaseProvider { try await sqlite.close() }
         print(applied.isEmpty ? "database is up to date" : "applied: " + applied.joined(separator: ", "))
+    }
+}
+
+/// A failure to start (or a crash of a service) as one readable line.
+enum StartFailure {
+    static func describe(_ error: any Error) -> String {
+        let text = String(describing: error)
+        return text.split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 }

@@ -29,8 +29,8 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on.")
     var port = 8090
 
-    @Option(help: "Catalog file (JSON).")
-    var catalog = "Samples/simulator-catalog.json"
+    @Option(help: "Catalog file (JSON; default: the built-in sample catalog).")
+    var catalog: String?
 
     @Option(help: "Seed: the same seed, catalog and actions give the same ids, dates and order.")
     var seed: UInt64 = 1
@@ -41,7 +41,7 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(name: .customLong("root-out"), help: "Also write the root certificate (PEM) to this file.")
     var rootOut: String?
 
-    @Option(name: .customLong("start"), help: "Initial clock, in epoch milliseconds (default: 2026-01-01T00:00:00Z, or now with --real-time).")
+    @Option(name: .customLong("start"), help: "Initial clock, in epoch milliseconds (default: now, as a server on the wall clock expects).")
     var startMilliseconds: Int64?
 
     @Option(name: .customLong("renewal-limit"), help: "Stop renewing after this many renewals (Apple's sandbox: 12).")
@@ -64,14 +64,15 @@ struct SimulatorCommand: AsyncParsableCommand {
     var notificationURL: String?
 
     func run() async throws {
-        let catalog = try SimulatorCatalog.load(from: URL(fileURLWithPath: self.catalog))
+        let catalog = try self.catalog.map { try SimulatorCatalog.load(from: URL(fileURLWithPath: $0)) }
+            ?? JSONDecoder().decode(SimulatorCatalog.self, from: Data(SampleCatalogs.simulator.utf8))
+        try catalog.validate()
         let chain = try SigningIdentityStore.loadOrCreate(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true))
         let rootPEM = try chain.rootPEM()
         if let rootOut { try rootPEM.write(toFile: rootOut, atomically: true, encoding: .utf8) }
         let store = try SimulatedAppStore(
             catalog: catalog, signingChain: chain, seed: seed,
-            start: startMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) }
-                ?? (realTime ? Date() : Date(timeIntervalSince1970: 1_767_225_600)))
+            start: startMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date())
         await store.setRenewalLimit(renewalLimit ?? (realTime ? 12 : nil))
         var logger = Logger(label: "storekeeper.simulator")
         logger.logLevel = .info
@@ -101,6 +102,11 @@ struct SimulatorCommand: AsyncParsableCommand {
             ])
         let app = await SimulatorServer.buildApplication(
             store: store, rootPEM: rootPEM, apple: apple, host: host, port: port, services: services, logger: logger)
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch {
+            logger.critical("storekeeper simulator stopped", metadata: ["error": "\(error)"])
+            throw ExitCode.failure
+        }
     }
 }

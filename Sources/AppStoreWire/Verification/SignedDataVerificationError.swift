@@ -1,7 +1,7 @@
 /// Why a piece of App Store signed data was refused, in classes a caller can act on.
 ///
-/// Every case carries a message that names what failed. Only ``retryable(_:)`` is worth trying again; every
-/// other case is final for that input.
+/// Every case carries a message that names what failed, and every case is final for that input: verification is
+/// offline (pinned roots, no revocation lookups), so nothing about it changes by trying again.
 public enum SignedDataVerificationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Not a well-formed compact JWS of the expected shape (segments, base64url, JSON, `alg`, `x5c`, size).
     case malformed(String)
@@ -13,8 +13,6 @@ public enum SignedDataVerificationError: Error, Sendable, Hashable, CustomString
     case wrongApp(String)
     /// The payload's environment is not one this verifier accepts.
     case wrongEnvironment(String)
-    /// A transient condition (for example an online revocation check that could not be reached).
-    case retryable(String)
 
     /// A short, stable identifier for logs, metrics and JSON error bodies.
     public var code: String {
@@ -24,7 +22,6 @@ public enum SignedDataVerificationError: Error, Sendable, Hashable, CustomString
         case .invalidSignature: "invalid_signature"
         case .wrongApp: "wrong_app"
         case .wrongEnvironment: "wrong_environment"
-        case .retryable: "retryable"
         }
     }
 
@@ -32,15 +29,9 @@ public enum SignedDataVerificationError: Error, Sendable, Hashable, CustomString
     public var message: String {
         switch self {
         case .malformed(let m), .invalidCertificate(let m), .invalidSignature(let m), .wrongApp(let m),
-            .wrongEnvironment(let m), .retryable(let m):
+            .wrongEnvironment(let m):
             m
         }
-    }
-
-    /// Whether the same input may verify later.
-    public var isRetryable: Bool {
-        if case .retryable = self { return true }
-        return false
     }
 
     public var description: String { "\(code): \(message)" }

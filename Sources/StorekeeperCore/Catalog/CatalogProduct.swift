@@ -63,12 +63,27 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
         sampleContentProvided = try c.decodeIfPresent(Bool.self, forKey: .sampleContentProvided) ?? false
     }
 
+    /// The most coins one unit of a consumable may credit.
+    public static let maximumCoins: Int64 = 1_000_000_000
+
     /// Why this definition cannot be used, or `nil` when it is complete for its kind.
     public var problem: String? {
-        if id.isEmpty || id.count > 200 { return "product id must be 1-200 characters" }
+        if id.isEmpty || id.utf8.count > 200 || id.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            return "product id must be 1-200 bytes without control characters"
+        }
+        if let entitlement, entitlement.utf8.count > 200 || entitlement.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            return "entitlement of \(id) must be at most 200 bytes without control characters"
+        }
+        if let level, !(1...1000).contains(level) { return "level of \(id) must be 1-1000" }
+        if let group = subscriptionGroup, group.utf8.count > 200 || group.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            return "subscriptionGroup of \(id) must be at most 200 bytes without control characters"
+        }
+        if let coins, !(1...Self.maximumCoins).contains(coins) {
+            return "coins of \(id) must be 1-\(Self.maximumCoins)"
+        }
         switch kind {
         case .consumable:
-            guard let coins, coins > 0 else { return "consumable \(id) needs positive coins" }
+            guard coins != nil else { return "consumable \(id) needs positive coins" }
         case .nonConsumable:
             if entitlement?.isEmpty ?? true { return "non-consumable \(id) needs an entitlement" }
         case .nonRenewing:

@@ -61,8 +61,9 @@ public struct ConsumptionAnswer: Sendable, Hashable, Codable {
         switch facts.kind {
         case .consumable:
             let credited = max(1, facts.coinsCredited)
-            let spent = min(credited, max(0, credited - facts.balance))
-            percentage = Int32((spent * 100_000) / credited)
+            // Subtraction and the ratio in floating point: balances near the limits must not overflow.
+            let spent = min(Double(credited), max(0, Double(credited) - Double(facts.balance)))
+            percentage = Int32((spent / Double(credited) * 100_000).rounded(.down))
         case .nonRenewing:
             if let start = facts.periodStart, let end = facts.periodEnd, end > start {
                 let used = min(max(facts.now.timeIntervalSince(start), 0), end.timeIntervalSince(start))

@@ -15,11 +15,15 @@ public struct Delivery: Sendable, Hashable {
     public var grant: DeliveryGrant?
     /// Set when the transfer policy moved it here from another user.
     public var transferredFrom: UserID?
+    /// Risks noticed while delivering (`introductory_offer_repeated`): delivered all the same, audited and counted.
+    public var riskFlags: [String] = []
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, productKind: ProductKind, user: UserID,
-        environment: String, orderId: String?, newlyDelivered: Bool, grant: DeliveryGrant?, transferredFrom: UserID? = nil
+        environment: String, orderId: String?, newlyDelivered: Bool, grant: DeliveryGrant?, transferredFrom: UserID? = nil,
+        riskFlags: [String] = []
     ) {
+        self.riskFlags = riskFlags
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.productId = productId

@@ -28,7 +28,8 @@ public enum DeliveryRules {
         case .nonRenewing:
             let start = max(now, currentPassEnd ?? now)
             var end = start
-            for _ in 0..<max(1, transaction.quantity) {
+            // Bounded: Apple's quantity is at most 10 in practice, and `coins(for:transaction:)` refuses more.
+            for _ in 0..<min(max(1, transaction.quantity), maximumQuantity) {
                 end = (product.duration ?? CatalogDuration(value: 1, unit: .month)).added(to: end)
             }
             return (start, end)
@@ -37,8 +38,32 @@ public enum DeliveryRules {
         }
     }
 
-    /// Coins a consumable transaction credits: coins per unit times Apple's quantity.
-    public static func coins(for product: CatalogProduct, transaction: VerifiedTransaction) -> Int64 {
-        (product.coins ?? 0) * Int64(max(1, transaction.quantity))
+    /// The largest quantity one transaction may carry (StoreKit sells at most 10 at once).
+    public static let maximumQuantity = 1_000
+
+    /// Coins a consumable transaction credits: coins per unit times Apple's quantity; nil when either is out of
+    /// bounds (a catalog edited by hand, a quantity no store sells), so nothing is credited rather than trapping.
+    public static func coins(for product: CatalogProduct, transaction: VerifiedTransaction) -> Int64? {
+        guard let perUnit = product.coins, (1...CatalogProduct.maximumCoins).contains(perUnit),
+            transaction.quantity <= maximumQuantity
+        else { return nil }
+        let (total, overflow) = perUnit.multipliedReportingOverflow(by: Int64(max(1, transaction.quantity)))
+        return overflow ? nil : total
+    }
+
+    /// Why a transaction of `product` cannot be delivered as it stands, or nil.
+    public static func problem(for product: CatalogProduct, transaction: VerifiedTransaction) -> StorekeeperError? {
+        if transaction.quantity > maximumQuantity {
+            return StorekeeperError(
+                .unprocessable, code: "quantity_out_of_range",
+                message: "quantity \(transaction.quantity) is more than \(maximumQuantity); kept for support", outcome: .retry)
+        }
+        if product.kind == .consumable, coins(for: product, transaction: transaction) == nil {
+            return StorekeeperError(
+                .unprocessable, code: "invalid_catalog",
+                message: "the catalog's coins for \(product.id) are out of range; the purchase is kept until the catalog is fixed",
+                outcome: .retry)
+        }
+        return nil
     }
 }

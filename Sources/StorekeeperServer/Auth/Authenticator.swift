@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import StorekeeperCore
+import StorekeeperStorage
 
 /// Who is calling the client API.
 public struct ClientIdentity: Sendable, Hashable {
@@ -12,11 +13,14 @@ public struct ClientIdentity: Sendable, Hashable {
     public var method: String
 }
 
-/// Authenticates client calls (user token, guest device id, API key) and admin calls (admin key).
+/// Authenticates client calls (user token, guest credential, API key) and admin calls (admin key).
 ///
 /// Keys are compared as SHA-256 digests so the comparison's time does not depend on how much of a key matched.
 public struct Authenticator: Sendable {
-    public static let deviceHeader = HTTPField.Name("X-Storekeeper-Device")!
+    /// The guest credential `POST /v1/guests` issued.
+    public static let guestHeader = HTTPField.Name("X-Storekeeper-Guest")!
+    /// Accepted before guest credentials; a device id alone is no credential, so it is refused with a pointer.
+    public static let legacyDeviceHeader = HTTPField.Name("X-Storekeeper-Device")!
     public static let apiKeyHeader = HTTPField.Name("X-API-Key")!
     public static let actingUserHeader = HTTPField.Name("X-Storekeeper-User")!
     public static let adminKeyHeader = HTTPField.Name("X-Admin-Key")!
@@ -25,8 +29,10 @@ public struct Authenticator: Sendable {
     let apiKeys: [(name: String, digest: SHA256.Digest)]
     let adminKeys: [(name: String, digest: SHA256.Digest)]
     let allowGuests: Bool
+    let guests: GuestStore
 
-    public init(configuration: AuthConfiguration) throws {
+    public init(configuration: AuthConfiguration, guests: GuestStore) throws {
+        self.guests = guests
         tokens = try UserTokenVerifier(configuration: configuration)
         apiKeys = configuration.apiKeys.sorted { $0.key < $1.key }.map { ($0.key, SHA256.hash(data: Data($0.value.utf8))) }
         adminKeys = configuration.adminKeys.sorted { $0.key < $1.key }.map { ($0.key, SHA256.hash(data: Data($0.value.utf8))) }
@@ -34,7 +40,7 @@ public struct Authenticator: Sendable {
     }
 
     /// The client calling, or a 401 naming what is wrong.
-    public func client(_ request: Request) throws -> ClientIdentity {
+    public func client(_ request: Request) async throws -> ClientIdentity {
         if let authorization = request.headers[.authorization] {
             guard authorization.hasPrefix("Bearer "), tokens.isEnabled else {
                 throw StorekeeperError(.unauthorized, code: "invalid_token", message: "expected a Bearer user token")
@@ -56,33 +62,38 @@ public struct Authenticator: Sendable {
             }
             var user: UserID?
             if let acting = request.headers[Self.actingUserHeader] {
-                let parsed =
-                    acting.hasPrefix(UserID.guestPrefix)
-                    ? UserID.guest(deviceId: String(acting.dropFirst(UserID.guestPrefix.count))) : UserID.account(acting)
-                guard let parsed else {
+                // The backend's own key is the credential here: it may act for any user, guests included.
+                guard let parsed = UserID.any(acting) else {
                     throw StorekeeperError(.badRequest, code: "invalid_user", message: "X-Storekeeper-User is not a usable user id")
                 }
                 user = parsed
             }
             return ClientIdentity(user: user, method: "apiKey:\(name)")
         }
-        if let device = request.headers[Self.deviceHeader] {
+        if let credential = request.headers[Self.guestHeader] {
             guard allowGuests else {
                 throw StorekeeperError(.unauthorized, code: "guests_disabled", message: "sign in first: guest purchases are off")
             }
-            guard let user = UserID.guest(deviceId: device) else {
-                throw StorekeeperError(.badRequest, code: "invalid_device", message: "device id must be 8-128 printable characters")
+            guard let user = try await guests.verify(credential) else {
+                throw StorekeeperError(
+                    .unauthorized, code: "invalid_guest_token", message: "the guest credential is not one this server issued")
             }
             return ClientIdentity(user: user, method: "guest")
         }
+        if request.headers[Self.legacyDeviceHeader] != nil {
+            throw StorekeeperError(
+                .unauthorized, code: "device_id_not_accepted",
+                message: "a device id is not a credential: get one from POST /v1/guests and send it as X-Storekeeper-Guest "
+                    + "(guests from before credentials: POST /v1/guests/claim)")
+        }
         throw StorekeeperError(
             .unauthorized, code: "unauthenticated",
-            message: "send a Bearer user token, an X-API-Key, or an X-Storekeeper-Device guest id")
+            message: "send a Bearer user token, an X-API-Key, or an X-Storekeeper-Guest credential")
     }
 
     /// The client's user; API-key calls must name one with `X-Storekeeper-User`.
-    public func clientUser(_ request: Request) throws -> (UserID, ClientIdentity) {
-        let identity = try client(request)
+    public func clientUser(_ request: Request) async throws -> (UserID, ClientIdentity) {
+        let identity = try await client(request)
         guard let user = identity.user else {
             throw StorekeeperError(.badRequest, code: "user_required", message: "name the user with X-Storekeeper-User")
         }

@@ -58,32 +58,32 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
     /// Reads `apps.<name>.*`: `bundleId` (required), `appAppleId`, `deployment` (`production` | `development`),
     /// `allowSandbox` (true), `extraRoots` (PEM files; development only), `sharedSecret` (secret),
     /// `apiKey.id`, `apiKey.issuer`, `apiKey.path` (the `.p8`), `verifyReceipt.productionURL`,
-    /// `verifyReceipt.sandboxURL`, `serverAPI.url` (instead of Apple's hosts). Environment form: `APPS_MAIN_BUNDLE_ID`, `APPS_MAIN_SHARED_SECRET`, ...
-    public init(name: String, reader: ConfigReader) throws {
-        guard let bundleId = reader.string(forKey: "bundleId"), !bundleId.isEmpty else {
+    /// `verifyReceipt.sandboxURL`, `serverAPI.url` (instead of Apple's hosts). Environment form:
+    /// `APPS_MAIN_BUNDLE_ID`, `APPS_MAIN_SHARED_SECRET`, ...
+    init(name: String, reader: StrictConfigReader) throws {
+        guard let bundleId = try reader.string("bundleId"), !bundleId.isEmpty else {
             throw ConfigurationError.missing("apps.\(name).bundleId")
         }
-        let deploymentText = reader.string(forKey: "deployment", default: "production")
-        guard let deployment = Deployment(rawValue: deploymentText) else {
-            throw ConfigurationError.invalid("apps.\(name).deployment must be production or development")
-        }
-        func url(_ key: String, _ fallback: String) throws -> URL {
-            let text = reader.string(forKey: ConfigKey(key), default: fallback)
-            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
+        let deployment = Deployment(rawValue: try reader.choice("deployment", ["production", "development"], default: "production"))
+            ?? .production
+        func url(_ key: String, _ fallback: String?) throws -> URL? {
+            guard let text = try reader.string(key) ?? fallback else { return nil }
+            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
                 throw ConfigurationError.invalid("apps.\(name).\(key) is not an http(s) URL")
             }
             return url
         }
         self.init(
-            name: name, bundleId: bundleId, appAppleId: reader.int(forKey: "appAppleId").map(Int64.init),
-            deployment: deployment, allowSandbox: reader.bool(forKey: "allowSandbox", default: true),
-            extraRootFiles: reader.stringArray(forKey: "extraRoots", default: []),
-            sharedSecret: reader.string(forKey: "sharedSecret", isSecret: true),
-            apiKeyId: reader.string(forKey: "apiKey.id"), apiIssuerId: reader.string(forKey: "apiKey.issuer"),
-            apiKeyPath: reader.string(forKey: "apiKey.path"),
-            verifyReceiptProductionURL: try url("verifyReceipt.productionURL", "https://buy.itunes.apple.com/verifyReceipt"),
-            verifyReceiptSandboxURL: try url("verifyReceipt.sandboxURL", "https://sandbox.itunes.apple.com/verifyReceipt"),
-            serverAPIURL: try reader.string(forKey: "serverAPI.url").map { _ in try url("serverAPI.url", "") })
+            name: name, bundleId: bundleId,
+            appAppleId: try reader.int("appAppleId", in: 1...Int(Int64.max)).map(Int64.init),
+            deployment: deployment, allowSandbox: try reader.bool("allowSandbox", default: true),
+            extraRootFiles: try reader.list("extraRoots") ?? [],
+            sharedSecret: try reader.string("sharedSecret", isSecret: true),
+            apiKeyId: try reader.string("apiKey.id"), apiIssuerId: try reader.string("apiKey.issuer"),
+            apiKeyPath: try reader.string("apiKey.path"),
+            verifyReceiptProductionURL: try url("verifyReceipt.productionURL", "https://buy.itunes.apple.com/verifyReceipt")!,
+            verifyReceiptSandboxURL: try url("verifyReceipt.sandboxURL", "https://sandbox.itunes.apple.com/verifyReceipt")!,
+            serverAPIURL: try url("serverAPI.url", nil))
         if deployment == .production, appAppleId == nil {
             throw ConfigurationError.missing("apps.\(name).appAppleId (required in production)")
         }

@@ -14,16 +14,19 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
     public var apiKeys: [String: String]
     /// Admin API keys: name → key.
     public var adminKeys: [String: String]
-    /// Whether guests (a device id, no account) may buy: App Review requires it.
+    /// Whether guests (a server-issued credential, no account) may buy: App Review requires it.
     public var allowGuests: Bool
+    /// Whether guests from before credentials may claim one with Apple-signed proof (`POST /v1/guests/claim`).
+    public var allowLegacyGuestClaims: Bool
     /// Allowed clock skew for `exp` / `nbf`.
     public var leeway: Duration
 
     public init(
         jwtHS256Secret: String? = nil, jwtES256PublicKeyPEM: String? = nil, jwtIssuer: String? = nil,
         jwtAudience: String? = nil, apiKeys: [String: String] = [:], adminKeys: [String: String] = [:],
-        allowGuests: Bool = true, leeway: Duration = .seconds(60)
+        allowGuests: Bool = true, allowLegacyGuestClaims: Bool = true, leeway: Duration = .seconds(60)
     ) {
+        self.allowLegacyGuestClaims = allowLegacyGuestClaims
         self.jwtHS256Secret = jwtHS256Secret
         self.jwtES256PublicKeyPEM = jwtES256PublicKeyPEM
         self.jwtIssuer = jwtIssuer
@@ -35,29 +38,36 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// Reads `auth.*`: `jwt.hs256Secret` (secret), `jwt.es256PublicKey` (PEM file path), `jwt.issuer`,
-    /// `jwt.audience`, `apiKeys` and `adminKeys` (comma-separated `name:key` pairs, secret), `guests` (true).
-    /// Environment form: `AUTH_JWT_HS256_SECRET`, `AUTH_ADMIN_KEYS`, ...
-    public init(reader: ConfigReader) throws {
+    /// `jwt.audience`, `apiKeys` and `adminKeys` (`name:key` pairs, an array or one comma-separated string; secret),
+    /// `guests` (true), `legacyGuestClaims` (true). Environment form: `AUTH_JWT_HS256SECRET`, `AUTH_ADMIN_KEYS`, ...
+    init(reader: StrictConfigReader) throws {
         func pairs(_ key: String) throws -> [String: String] {
             var result: [String: String] = [:]
-            for item in reader.stringArray(forKey: ConfigKey(key), isSecret: true, default: []) where !item.isEmpty {
+            for item in try reader.list(key, isSecret: true) ?? [] {
                 let parts = item.split(separator: ":", maxSplits: 1).map(String.init)
                 guard parts.count == 2, !parts[0].isEmpty, parts[1].count >= 16 else {
                     throw ConfigurationError.invalid("auth.\(key) entries must be name:key with a key of 16+ characters")
                 }
-                result[parts[0]] = parts[1]
+                guard result.updateValue(parts[1], forKey: parts[0]) == nil else {
+                    throw ConfigurationError.invalid("auth.\(key) names \(parts[0]) twice")
+                }
             }
             return result
         }
         var pem: String?
-        if let path = reader.string(forKey: "jwt.es256PublicKey") {
-            pem = try String(contentsOfFile: path, encoding: .utf8)
+        if let path = try reader.string("jwt.es256PublicKey") {
+            do {
+                pem = try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw ConfigurationError.invalid("auth.jwt.es256PublicKey: cannot read \(path)")
+            }
         }
         self.init(
-            jwtHS256Secret: reader.string(forKey: "jwt.hs256Secret", isSecret: true), jwtES256PublicKeyPEM: pem,
-            jwtIssuer: reader.string(forKey: "jwt.issuer"), jwtAudience: reader.string(forKey: "jwt.audience"),
+            jwtHS256Secret: try reader.string("jwt.hs256Secret", isSecret: true), jwtES256PublicKeyPEM: pem,
+            jwtIssuer: try reader.string("jwt.issuer"), jwtAudience: try reader.string("jwt.audience"),
             apiKeys: try pairs("apiKeys"), adminKeys: try pairs("adminKeys"),
-            allowGuests: reader.bool(forKey: "guests", default: true))
+            allowGuests: try reader.bool("guests", default: true),
+            allowLegacyGuestClaims: try reader.bool("legacyGuestClaims", default: true))
         if let secret = jwtHS256Secret, secret.utf8.count < 32 {
             throw ConfigurationError.invalid("auth.jwt.hs256Secret must be at least 32 bytes")
         }

@@ -17,7 +17,7 @@ public struct LifecycleConfiguration: Sendable {
     public var processNotifications: Bool
     /// How often Get Notification History is asked for missed notifications; nil turns catch-up off.
     public var catchUpInterval: Duration?
-    /// How far back the first catch-up looks (Apple keeps 180 days).
+    /// How far back the first catch-up looks (Apple keeps 180 days, the default).
     public var catchUpLookback: TimeInterval
     /// How often the renewal sweep runs; nil turns it off.
     public var sweepInterval: Duration?
@@ -33,7 +33,7 @@ public struct LifecycleConfiguration: Sendable {
     public init(
         coinClawback: CoinClawbackPolicy = .debt, batchSize: Int = 256, maxAttempts: Int = 8,
         pollInterval: Duration = .milliseconds(250), processNotifications: Bool = true,
-        catchUpInterval: Duration? = .seconds(3_600), catchUpLookback: TimeInterval = 30 * 86_400,
+        catchUpInterval: Duration? = .seconds(3_600), catchUpLookback: TimeInterval = 180 * 86_400,
         sweepInterval: Duration? = .seconds(900), consumptionInterval: Duration? = .seconds(30),
         customerConsented: Bool = false, refundPreference: [ProductKind: String] = [:], consumptionAPIVersion: String = "v2"
     ) {
@@ -52,39 +52,34 @@ public struct LifecycleConfiguration: Sendable {
     }
 
     /// Reads `lifecycle.*`: `coinClawback` (`debt` | `floor`), `batchSize` (256), `maxAttempts` (8),
-    /// `pollMilliseconds` (250), `process` (true), `catchUpSeconds` (3600; 0 off), `catchUpLookbackDays` (30),
+    /// `pollMilliseconds` (250), `process` (true), `catchUpSeconds` (3600; 0 off), `catchUpLookbackDays` (180),
     /// `sweepSeconds` (900; 0 off), `consumption.intervalSeconds` (30; 0 off), `consumption.customerConsented`
     /// (false), `consumption.api` (`v2` | `v1`), `consumption.refundPreference.<kind>` for `consumable`,
     /// `nonConsumable`, `nonRenewing`, `autoRenewable`. Environment form: `LIFECYCLE_COIN_CLAWBACK`, ...
-    public init(reader: ConfigReader) throws {
-        let clawback = reader.string(forKey: "coinClawback", default: "debt")
-        guard let policy = CoinClawbackPolicy(rawValue: clawback) else {
-            throw ConfigurationError.invalid("lifecycle.coinClawback must be debt or floor, not \(clawback)")
-        }
-        func interval(_ key: ConfigKey, _ fallback: Int) -> Duration? {
-            let seconds = reader.int(forKey: key, default: fallback)
+    init(reader: StrictConfigReader) throws {
+        let policy = CoinClawbackPolicy(rawValue: try reader.choice("coinClawback", ["debt", "floor"], default: "debt")) ?? .debt
+        func interval(_ key: String, _ fallback: Int) throws -> Duration? {
+            let seconds = try reader.int(key, in: 0...(30 * 86_400), default: fallback)
             return seconds > 0 ? .seconds(seconds) : nil
         }
         var preferences: [ProductKind: String] = [:]
-        for kind in [ProductKind.consumable, .nonConsumable, .nonRenewing, .autoRenewable] {
-            guard let value = reader.string(forKey: ConfigKey(["consumption", "refundPreference", kind.rawValue])) else { continue }
+        for kind in ProductKind.allCases {
+            guard let value = try reader.string("consumption.refundPreference.\(kind.rawValue)") else { continue }
             guard ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(value) else {
                 throw ConfigurationError.invalid(
                     "lifecycle.consumption.refundPreference.\(kind.rawValue) must be DECLINE, GRANT_FULL or GRANT_PRORATED")
             }
             preferences[kind] = value
         }
-        let api = reader.string(forKey: "consumption.api", default: "v2")
-        guard api == "v1" || api == "v2" else { throw ConfigurationError.invalid("lifecycle.consumption.api must be v1 or v2") }
         self.init(
-            coinClawback: policy, batchSize: max(1, reader.int(forKey: "batchSize", default: 256)),
-            maxAttempts: max(1, reader.int(forKey: "maxAttempts", default: 8)),
-            pollInterval: .milliseconds(max(10, reader.int(forKey: "pollMilliseconds", default: 250))),
-            processNotifications: reader.bool(forKey: "process", default: true),
-            catchUpInterval: interval("catchUpSeconds", 3_600),
-            catchUpLookback: Double(reader.int(forKey: "catchUpLookbackDays", default: 30)) * 86_400,
-            sweepInterval: interval("sweepSeconds", 900), consumptionInterval: interval("consumption.intervalSeconds", 30),
-            customerConsented: reader.bool(forKey: "consumption.customerConsented", default: false),
-            refundPreference: preferences, consumptionAPIVersion: api)
+            coinClawback: policy, batchSize: try reader.int("batchSize", in: 1...10_000, default: 256),
+            maxAttempts: try reader.int("maxAttempts", in: 1...1_000, default: 8),
+            pollInterval: .milliseconds(try reader.int("pollMilliseconds", in: 10...60_000, default: 250)),
+            processNotifications: try reader.bool("process", default: true),
+            catchUpInterval: try interval("catchUpSeconds", 3_600),
+            catchUpLookback: Double(try reader.int("catchUpLookbackDays", in: 1...180, default: 180)) * 86_400,
+            sweepInterval: try interval("sweepSeconds", 900), consumptionInterval: try interval("consumption.intervalSeconds", 30),
+            customerConsented: try reader.bool("consumption.customerConsented", default: false),
+            refundPreference: preferences, consumptionAPIVersion: try reader.choice("consumption.api", ["v2", "v1"], default: "v2"))
     }
 }

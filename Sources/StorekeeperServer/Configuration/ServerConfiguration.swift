@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import StorekeeperCore
+import StorekeeperStorage
 
 /// Everything `storekeeper serve` reads at start.
 public struct ServerConfiguration: Sendable {
@@ -27,14 +28,21 @@ public struct ServerConfiguration: Sendable {
     public var catalogRefreshInterval: Duration
     /// Notifications, refunds, the renewal sweep, catch-up and consumption answers.
     public var lifecycle: LifecycleConfiguration
+    /// TLS to PostgreSQL (`db.postgres.tls`, `db.postgres.tlsRootCertificate`).
+    public var postgresTLS: PostgresTLS = PostgresTLS()
+    /// The most connections this process holds to PostgreSQL (`db.postgres.maxConnections`).
+    public var postgresMaximumConnections: Int = 20
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: Database = .sqlite(path: "storekeeper.sqlite"),
         catalogFile: String? = nil, apps: [AppConfiguration], auth: AuthConfiguration,
         transferPolicy: TransferPolicy = .refuse, orderLifetime: Duration = .seconds(86_400),
         maxBodyBytes: Int = 1 << 20, catalogRefreshInterval: Duration = .seconds(5),
+        postgresTLS: PostgresTLS = PostgresTLS(), postgresMaximumConnections: Int = 20,
         lifecycle: LifecycleConfiguration = LifecycleConfiguration()
     ) {
+        self.postgresTLS = postgresTLS
+        self.postgresMaximumConnections = postgresMaximumConnections
         self.lifecycle = lifecycle
         self.host = host
         self.port = port
@@ -52,41 +60,47 @@ public struct ServerConfiguration: Sendable {
     /// - `http.host` (`HTTP_HOST`, default 127.0.0.1), `http.port` (`HTTP_PORT`, 8080),
     ///   `http.maxBodyBytes` (`HTTP_MAX_BODY_BYTES`, 1048576)
     /// - `db.kind` (`DB_KIND`: `sqlite` or `postgres`), `db.sqlite.path` (`DB_SQLITE_PATH`, storekeeper.sqlite;
-    ///   `:memory:` for a throwaway database), `db.postgres.url` (`DB_POSTGRES_URL`, secret)
-    /// - `catalog.file` (`CATALOG_FILE`), `catalog.refreshSeconds` (`CATALOG_REFRESH_SECONDS`, 5)
+    ///   `:memory:` for a throwaway database), `db.postgres.url` (`DB_POSTGRES_URL`, secret), `db.postgres.tls`
+    ///   (`DB_POSTGRES_TLS`: `disable`, `prefer`, `require`), `db.postgres.tlsRootCertificate` (`DB_POSTGRES_TLS_ROOT_CERTIFICATE`),
+    ///   `db.postgres.maxConnections` (`DB_POSTGRES_MAX_CONNECTIONS`, 20; 1-1000)
+    /// - `catalog.file` (`CATALOG_FILE`), `catalog.refreshSeconds` (`CATALOG_REFRESH_SECONDS`, 5; 1-86400)
     /// - `apps` (`APPS`, comma-separated names, default `main`), then each app under `apps.<name>.*`
     ///   (see ``AppConfiguration/init(name:reader:)``)
     /// - `auth.*` (see ``AuthConfiguration/init(reader:)``)
     /// - `policy.transfer` (`POLICY_TRANSFER`: `refuse` or `transfer`), `orders.lifetimeSeconds`
     ///   (`ORDERS_LIFETIME_SECONDS`, 86400)
     /// - `lifecycle.*` (see ``LifecycleConfiguration/init(reader:)``)
-    public init(reader: ConfigReader) throws {
-        host = reader.string(forKey: "http.host", default: "127.0.0.1")
-        port = reader.int(forKey: "http.port", default: 8080)
-        maxBodyBytes = reader.int(forKey: "http.maxBodyBytes", default: 1 << 20)
-        switch reader.string(forKey: "db.kind", default: "sqlite") {
-        case "sqlite":
-            let path = reader.string(forKey: "db.sqlite.path", default: "storekeeper.sqlite")
-            database = path == ":memory:" ? .sqliteInMemory : .sqlite(path: path)
+    ///
+    /// A value of the wrong type or out of range stops the start with a message naming its key.
+    public init(reader configReader: ConfigReader) throws {
+        let reader = StrictConfigReader(configReader)
+        host = try reader.string("http.host", default: "127.0.0.1")
+        port = try reader.int("http.port", in: 0...65535, default: 8080)
+        maxBodyBytes = try reader.int("http.maxBodyBytes", in: 1024...(64 << 20), default: 1 << 20)
+        switch try reader.choice("db.kind", ["sqlite", "postgres"], default: "sqlite") {
         case "postgres":
-            guard let url = reader.string(forKey: "db.postgres.url", isSecret: true) else {
+            guard let url = try reader.string("db.postgres.url", isSecret: true) else {
                 throw ConfigurationError.missing("db.postgres.url (DB_POSTGRES_URL)")
             }
             database = .postgres(url: url)
-        case let other:
-            throw ConfigurationError.invalid("db.kind must be sqlite or postgres, not \(other)")
+        default:
+            let path = try reader.string("db.sqlite.path", default: "storekeeper.sqlite")
+            database = path == ":memory:" ? .sqliteInMemory : .sqlite(path: path)
         }
-        catalogFile = reader.string(forKey: "catalog.file")
-        catalogRefreshInterval = .seconds(reader.int(forKey: "catalog.refreshSeconds", default: 5))
-        let names = reader.stringArray(forKey: "apps", default: ["main"])
-        apps = try names.map { try AppConfiguration(name: $0, reader: reader.scoped(to: ConfigKey(["apps", $0]))) }
+        let tlsMode = try reader.choice("db.postgres.tls", PostgresTLS.Mode.allCases.map(\.rawValue), default: "disable")
+        postgresTLS = PostgresTLS(mode: PostgresTLS.Mode(rawValue: tlsMode) ?? .disable, caFile: try reader.string("db.postgres.tlsRootCertificate"))
+        postgresMaximumConnections = try reader.int("db.postgres.maxConnections", in: 1...1_000, default: 20)
+        catalogFile = try reader.string("catalog.file")
+        // At least a second: zero would reload the catalog in a tight loop.
+        catalogRefreshInterval = .seconds(try reader.int("catalog.refreshSeconds", in: 1...86_400, default: 5))
+        let names = try reader.list("apps") ?? ["main"]
+        for name in names where name.isEmpty || name.utf8.count > 64 || name.contains(".") {
+            throw ConfigurationError.invalid("apps: \(name) is not a usable app name")
+        }
+        apps = try names.map { try AppConfiguration(name: $0, reader: reader.scoped(to: "apps").scoped(to: $0)) }
         auth = try AuthConfiguration(reader: reader.scoped(to: "auth"))
-        let policy = reader.string(forKey: "policy.transfer", default: "refuse")
-        guard let transferPolicy = TransferPolicy(rawValue: policy) else {
-            throw ConfigurationError.invalid("policy.transfer must be refuse or transfer, not \(policy)")
-        }
-        self.transferPolicy = transferPolicy
-        orderLifetime = .seconds(reader.int(forKey: "orders.lifetimeSeconds", default: 86_400))
+        transferPolicy = TransferPolicy(rawValue: try reader.choice("policy.transfer", ["refuse", "transfer"], default: "refuse")) ?? .refuse
+        orderLifetime = .seconds(try reader.int("orders.lifetimeSeconds", in: 60...(366 * 86_400), default: 86_400))
         lifecycle = try LifecycleConfiguration(reader: reader.scoped(to: "lifecycle"))
         try validate()
     }

@@ -1,12 +1,15 @@
 import Foundation
 import Hummingbird
+import Logging
 import StorekeeperCore
 import StorekeeperStorage
 
-/// The admin API (its own keys): any user's account and audit trail, the catalog, the pending-recovery list and
-/// wallet adjustments. Every change names the admin key in its audit entry.
+/// The admin API (its own keys): any user's account and audit trail, the catalog, the pending-recovery list (and
+/// assigning a parked purchase to a user) and wallet adjustments. Every change names the admin key in its audit entry.
 struct AdminController<Context: RequestContext> {
     let auth: Authenticator
+    let purchases: PurchaseService
+    let metrics: ServerMetrics
     let accounts: AccountStore
     let subscriptions: SubscriptionStore
     let orders: OrderStore
@@ -25,12 +28,16 @@ struct AdminController<Context: RequestContext> {
         v1.put("admin/catalog/products/:id", use: putProduct)
         v1.put("admin/catalog/campaigns/:id", use: putCampaign)
         v1.get("admin/pending", use: pending)
+        v1.post("admin/pending/:transaction/assign", use: assign)
     }
 
     private func userId(_ context: Context) throws -> UserID {
         let raw = try context.parameters.require("id")
-        guard !raw.isEmpty, raw.utf8.count <= 240 else { throw StorekeeperError.badRequest("invalid_user", "bad user id") }
-        return UserID(rawValue: raw.removingPercentEncoding ?? raw)
+        let decoded = raw.removingPercentEncoding ?? raw
+        guard decoded.utf8.count <= UserID.maximumBytes, let user = UserID.any(decoded) else {
+            throw StorekeeperError.badRequest("invalid_user", "the user id must be 1-200 bytes without control characters")
+        }
+        return user
     }
 
     @Sendable func user(_ request: Request, context: Context) async throws -> Response {
@@ -42,8 +49,8 @@ struct AdminController<Context: RequestContext> {
     @Sendable func auditTrail(_ request: Request, context: Context) async throws -> Response {
         _ = try auth.admin(request)
         let user = try userId(context)
-        let after = request.uri.queryParameters.get("after", as: Int64.self) ?? 0
-        let limit = min(max(request.uri.queryParameters.get("limit", as: Int.self) ?? 200, 1), 1000)
+        let after = try InputText.integer(request.uri.queryParameters.get("after"), name: "after", in: 0...Int64.max) ?? 0
+        let limit = try InputText.integer(request.uri.queryParameters.get("limit"), name: "limit", in: 1...1000) ?? 200
         let entries = try await audit.entries(for: user, after: after, limit: limit)
         return try APIJSON.response(
             API.AuditBody(
@@ -60,7 +67,11 @@ struct AdminController<Context: RequestContext> {
         let admin = try auth.admin(request)
         let user = try userId(context)
         let body = try await APIJSON.decode(API.Adjust.self, from: request, limit: maxBodyBytes)
-        guard body.amount != 0 else { throw StorekeeperError.badRequest("invalid_amount", "amount must not be zero") }
+        guard body.amount != 0, body.amount.magnitude <= WalletLimits.maximumAmount.magnitude else {
+            throw StorekeeperError.badRequest("invalid_amount", "amount must be non-zero and at most ±\(WalletLimits.maximumAmount)")
+        }
+        try InputText.check(body.idempotencyKey, field: "idempotencyKey")
+        try InputText.check(body.reason, field: "reason", maxBytes: 500)
         switch try await wallet.adjust(
             user: user, amount: body.amount, idempotencyKey: body.idempotencyKey, admin: admin, reason: body.reason)
         {
@@ -78,7 +89,7 @@ struct AdminController<Context: RequestContext> {
 
     @Sendable func putProduct(_ request: Request, context: Context) async throws -> Response {
         _ = try auth.admin(request)
-        let id = try context.parameters.require("id")
+        let id = try InputText.check(try context.parameters.require("id"), field: "productId")
         let product = try await APIJSON.decode(CatalogProduct.self, from: request, limit: maxBodyBytes)
         guard product.id == id else { throw StorekeeperError.badRequest("id_mismatch", "the body's id must be \(id)") }
         do {
@@ -91,7 +102,7 @@ struct AdminController<Context: RequestContext> {
 
     @Sendable func putCampaign(_ request: Request, context: Context) async throws -> Response {
         _ = try auth.admin(request)
-        let id = try context.parameters.require("id")
+        let id = try InputText.check(try context.parameters.require("id"), field: "campaignId")
         let campaign = try await APIJSON.decode(OfferCampaign.self, from: request, limit: maxBodyBytes)
         guard campaign.id == id else { throw StorekeeperError.badRequest("id_mismatch", "the body's id must be \(id)") }
         do {
@@ -112,5 +123,25 @@ struct AdminController<Context: RequestContext> {
                         transactionId: $0.transactionId, originalTransactionId: $0.originalTransactionId, bundleId: $0.bundleId,
                         productId: $0.productId, environment: $0.environment, reason: $0.reason, createdAt: $0.createdAt)
                 }))
+    }
+
+    /// `POST /v1/admin/pending/{transactionId}/assign {userId, reason}`: support delivers a parked purchase (no user
+    /// could be attributed, or the catalog lacked the product) to a user; audited on the user with the admin's name.
+    @Sendable func assign(_ request: Request, context: Context) async throws -> Response {
+        let admin = try auth.admin(request)
+        let id = try InputText.check(try context.parameters.require("transaction"), field: "transactionId", maxBytes: 64)
+        let body = try await APIJSON.decode(API.Assign.self, from: request, limit: maxBodyBytes)
+        guard let userText = body.userId else { throw StorekeeperError.badRequest("invalid_user", "name the user with userId") }
+        guard let user = UserID.any(try InputText.check(userText, field: "userId", maxBytes: UserID.maximumBytes)) else {
+            throw StorekeeperError.badRequest("invalid_user", "userId is not a usable user id")
+        }
+        let reason = try InputText.check(body.reason ?? "assigned by support", field: "reason", maxBytes: 500)
+        guard let transaction = try await ledger.parkedTransaction(id) else {
+            throw StorekeeperError.notFound("not_pending", "no pending purchase \(id)")
+        }
+        let delivery = try await purchases.assign(transaction, to: user, admin: admin, reason: reason)
+        context.logger.notice(
+            "pending purchase assigned", metadata: ["storekeeper.transaction.id": "\(id)", "user": "\(user)", "admin": "\(admin)"])
+        return try APIJSON.response(API.PurchaseAnswer(outcome: "delivered", delivery: API.DeliveryBody(delivery)))
     }
 }

@@ -10,12 +10,13 @@ import StorekeeperStorage
 /// Apple's notification webhooks: `POST /apple/notifications/v2` (signedPayload) and `/apple/notifications/v1`
 /// (legacy JSON), each also per app as `/apple/notifications/v2/{app}`.
 ///
-/// A notification is answered 200 only after its raw body is durably stored in the inbox (a duplicate is answered
-/// 200 and stored once). A payload that fails verification is recorded as rejected and answered 4xx; a storage
-/// failure is a 5xx so Apple retries.
+/// A notification is answered 200 only after its body is durably stored in the inbox (a duplicate is answered
+/// 200 and stored once; a V1 body without its shared secret). A payload that fails verification is counted per
+/// source and reason, never stored whole, and answered 4xx; a storage failure is a 5xx so Apple retries.
 struct AppleNotificationsController<Context: RequestContext> {
     let apps: AppRegistry
     let inbox: NotificationInbox
+    let refusals: NotificationRefusalStore
     let intake: NotificationIntake
     let auth: Authenticator
     let metrics: ServerMetrics
@@ -36,15 +37,22 @@ struct AppleNotificationsController<Context: RequestContext> {
         let v1 = router.group("v1")
         v1.get("admin/notifications") { request, _ in
             _ = try auth.admin(request)
-            let status = request.uri.queryParameters.get("status")
-            let items = try await inbox.list(status: status, limit: min(request.uri.queryParameters.get("limit", as: Int.self) ?? 100, 1000))
+            let status = try InputText.oneOf(
+                request.uri.queryParameters.get("status"), name: "status", allowed: ["pending", "processed", "dead"])
+            let limit = try InputText.integer(request.uri.queryParameters.get("limit"), name: "limit", in: 1...1000) ?? 100
+            let items = try await inbox.list(status: status, limit: limit)
             return try APIJSON.response(
                 NotificationList(
                     notifications: items.map(NotificationList.Item.init)))
         }
+        v1.get("admin/notifications/refusals") { request, _ in
+            _ = try auth.admin(request)
+            let limit = try InputText.integer(request.uri.queryParameters.get("limit"), name: "limit", in: 1...1000) ?? 100
+            return try APIJSON.response(RefusalList(refusals: try await refusals.list(limit: limit).map(RefusalList.Item.init)))
+        }
         v1.get("admin/notifications/:id") { request, context in
             _ = try auth.admin(request)
-            let id = try context.parameters.require("id")
+            let id = try InputText.check(try context.parameters.require("id"), field: "notificationId", maxBytes: 200)
             guard let stored = try await inbox.find(id) else {
                 throw StorekeeperError.notFound("unknown_notification", "no notification \(id) in the inbox")
             }
@@ -64,6 +72,32 @@ struct AppleNotificationsController<Context: RequestContext> {
         }
 
         private enum Key: String, CodingKey { case body }
+    }
+
+    struct RefusalList: Encodable {
+        struct Item: Encodable {
+            var source: String
+            var reason: String
+            var format: String
+            var count: Int64
+            var digest: String
+            var prefix: String
+            var firstSeen: Date
+            var lastSeen: Date
+
+            init(_ refusal: NotificationRefusalStore.Refusal) {
+                source = refusal.source
+                reason = refusal.reason
+                format = refusal.format
+                count = refusal.count
+                digest = refusal.digest
+                prefix = refusal.prefix
+                firstSeen = refusal.firstSeen
+                lastSeen = refusal.lastSeen
+            }
+        }
+
+        var refusals: [Item]
     }
 
     struct NotificationList: Encodable {
@@ -120,18 +154,18 @@ struct AppleNotificationsController<Context: RequestContext> {
         return app
     }
 
-    /// Records a refused payload (keyed by its hash, so a repeat is stored once) and returns the error to throw.
-    private func reject(_ body: String, format: String, bundleId: String?, error: StorekeeperError) async -> StorekeeperError {
+    /// Counts a refused payload for its source (a digest and a short redacted prefix, never the body) and returns
+    /// the error to throw.
+    private func reject(_ body: String, format: String, context: Context, error: StorekeeperError) async -> StorekeeperError {
         metrics.verificationFailed(reason: "notification_\(error.code)")
-        let id = "rejected:" + SHA256.hash(data: Data(body.utf8)).map { String(format: "%02x", $0) }.joined()
+        let address = (context as? any RemoteAddressRequestContext)?.remoteAddress
+        let source = address?.ipAddress ?? "unknown"
+        context.logger.notice(
+            "notification refused", metadata: ["code": "\(error.code)", "source": "\(source)", "format": "\(format)"])
         do {
-            try await inbox.recordRejected(
-                .init(
-                    id: id, format: format, bundleId: bundleId, notificationType: nil, subtype: nil, originalTransactionId: nil,
-                    transactionId: nil, signedDate: nil, environment: nil, body: String(body.prefix(64 * 1024))),
-                reason: "\(error.code): \(error.message)")
+            try await refusals.record(source: source, reason: error.code, format: format, body: body)
         } catch {
-            // The refusal itself stands; only its record is missing.
+            // The refusal itself stands; only its count is missing.
         }
         return error
     }
@@ -139,7 +173,7 @@ struct AppleNotificationsController<Context: RequestContext> {
     func receiveV2(_ request: Request, context: Context, appName: String?) async throws -> Response {
         let text = try await body(request)
         guard let signed = try? AppStoreJSON.decodePayload(SignedBody.self, from: Array(text.utf8)) else {
-            throw await reject(text, format: "v2", bundleId: nil, error: .badRequest("malformed_json", "expected {\"signedPayload\": \"…\"}"))
+            throw await reject(text, format: "v2", context: context, error: .badRequest("malformed_json", "expected {\"signedPayload\": \"…\"}"))
         }
         let app: AppRegistry.App
         do {
@@ -147,13 +181,13 @@ struct AppleNotificationsController<Context: RequestContext> {
                 (try? SignedDataVerifier.decodeUnverified(signed.signedPayload, as: ResponseBodyV2DecodedPayload.self))?.payload.data?.bundleId
             }
         } catch let error as StorekeeperError {
-            throw await reject(text, format: "v2", bundleId: nil, error: error)
+            throw await reject(text, format: "v2", context: context, error: error)
         }
         let stored: NotificationIntake.Stored
         do {
             stored = try await intake.storeV2(signed.signedPayload, body: text, app: app)
         } catch let error as StorekeeperError where error.outcome == .rejected {
-            throw await reject(text, format: "v2", bundleId: app.configuration.bundleId, error: error)
+            throw await reject(text, format: "v2", context: context, error: error)
         }
         context.logger.info(
             "notification received",
@@ -166,32 +200,40 @@ struct AppleNotificationsController<Context: RequestContext> {
     func receiveV1(_ request: Request, context: Context, appName: String?) async throws -> Response {
         let text = try await body(request)
         guard let notification = try? AppStoreJSON.makeDecoder().decode(ResponseBodyV1.self, from: Data(text.utf8)) else {
-            throw await reject(text, format: "v1", bundleId: nil, error: .badRequest("malformed_json", "not a V1 notification body"))
+            throw await reject(text, format: "v1", context: context, error: .badRequest("malformed_json", "not a V1 notification body"))
         }
         let app: AppRegistry.App
         do {
             app = try self.app(named: appName) { notification.bid }
         } catch let error as StorekeeperError {
-            throw await reject(text, format: "v1", bundleId: notification.bid, error: error)
+            throw await reject(text, format: "v1", context: context, error: error)
         }
         guard notification.bid == app.configuration.bundleId else {
-            throw await reject(text, format: "v1", bundleId: notification.bid, error: .rejected("wrong_app", "bid is not this app's bundle id"))
+            throw await reject(text, format: "v1", context: context, error: .rejected("wrong_app", "bid is not this app's bundle id"))
         }
         // V1 bodies are unsigned: the app-specific shared secret in `password` is what proves Apple sent it.
         guard let secret = app.configuration.sharedSecret, let password = notification.password,
             SHA256.hash(data: Data(secret.utf8)) == SHA256.hash(data: Data(password.utf8))
         else {
             throw await reject(
-                text, format: "v1", bundleId: notification.bid,
+                text, format: "v1", context: context,
                 error: .rejected(.forbidden, "invalid_password", "the shared secret does not match (or none is configured)"))
         }
+        // The body is unsigned: its entries are only a hint (processing asks verifyReceipt about `latest_receipt`),
+        // and it is stored without the shared secret, deduplicated on the hash of what Apple sent.
         let latest = notification.unifiedReceipt?.latestReceiptInfo?.max { ($0.purchaseDateMs ?? 0) < ($1.purchaseDateMs ?? 0) }
         let id = "v1:" + SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        guard let redacted = NotificationRedaction.redactV1(text) else {
+            throw await reject(text, format: "v1", context: context, error: .badRequest("malformed_json", "not a V1 notification body"))
+        }
         let stored = try await inbox.recordIfNew(
             .init(
-                id: id, format: "v1", bundleId: app.configuration.bundleId, notificationType: notification.notificationType?.rawValue,
-                subtype: nil, originalTransactionId: latest?.originalTransactionId, transactionId: latest?.transactionId,
-                signedDate: nil, environment: notification.environment, body: text))
+                id: id, format: "v1", bundleId: app.configuration.bundleId,
+                notificationType: try InputText.check(notification.notificationType?.rawValue, field: "notificationType", maxBytes: 64),
+                subtype: nil, originalTransactionId: try InputText.check(latest?.originalTransactionId, field: "originalTransactionId", maxBytes: 64),
+                transactionId: try InputText.check(latest?.transactionId, field: "transactionId", maxBytes: 64),
+                signedDate: nil, environment: try InputText.check(notification.environment, field: "environment", maxBytes: 32),
+                body: redacted))
         if stored { intake.onStored() }
         return try APIJSON.response(Answer(status: stored ? "stored" : "duplicate", id: id))
     }

@@ -1,13 +1,17 @@
 import AppStoreWire
 import Foundation
 import Hummingbird
+import Logging
 import StorekeeperCore
 import StorekeeperStorage
 
-/// The client API under `/v1`: orders, purchases, restore, the caller's own account, wallet spending,
+/// The client API under `/v1`: guests, orders, purchases, restore, the caller's own account, wallet spending,
 /// introductory-offer eligibility and subscription offer signatures. A caller only ever sees their own user.
 struct ClientController<Context: RequestContext> {
     let auth: Authenticator
+    let guests: GuestStore
+    let allowLegacyGuestClaims: Bool
+    let metrics: ServerMetrics
     let purchases: PurchaseService
     let orders: OrderStore
     let accounts: AccountStore
@@ -22,6 +26,8 @@ struct ClientController<Context: RequestContext> {
 
     func add(to router: Router<Context>) {
         let v1 = router.group("v1")
+        v1.post("guests", use: createGuest)
+        v1.post("guests/claim", use: claimGuest)
         v1.post("orders", use: createOrder)
         v1.get("orders/:id", use: getOrder)
         v1.post("orders/:id/cancel", use: cancelOrder)
@@ -34,9 +40,56 @@ struct ClientController<Context: RequestContext> {
         v1.post("offers/signature", use: offerSignature)
     }
 
+    /// `POST /v1/guests`: a new guest and its credential, which the app keeps in the Keychain and sends as
+    /// `X-Storekeeper-Guest` (App Review buys without signing in). Nothing to authenticate yet: that is its purpose.
+    @Sendable func createGuest(_ request: Request, context: Context) async throws -> Response {
+        guard auth.allowGuests else {
+            throw StorekeeperError(.forbidden, code: "guests_disabled", message: "sign in first: guest purchases are off")
+        }
+        let issued = try await guests.issue()
+        return try APIJSON.response(
+            API.GuestCredential(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token),
+            status: .created)
+    }
+
+    /// `POST /v1/guests/claim {deviceId, signedTransactions}`: a guest from before credentials (keyed by a device
+    /// id the client chose) gets a credential once, on proof that Apple signed a transaction bound to it.
+    @Sendable func claimGuest(_ request: Request, context: Context) async throws -> Response {
+        guard auth.allowGuests, allowLegacyGuestClaims else {
+            throw StorekeeperError(.forbidden, code: "claims_disabled", message: "legacy guest claims are off on this server")
+        }
+        let body = try await APIJSON.decode(API.GuestClaim.self, from: request, limit: maxBodyBytes)
+        guard let guest = UserID.guest(id: try InputText.check(body.deviceId, field: "deviceId", maxBytes: 128)) else {
+            throw StorekeeperError.badRequest("invalid_device_id", "deviceId must be 8-128 printable characters")
+        }
+        guard (1...50).contains(body.signedTransactions.count) else {
+            throw StorekeeperError.badRequest(
+                "proof_required", "send 1-50 signedTransactions of this device's StoreKit history as proof")
+        }
+        var originals = Set<String>()
+        for jws in body.signedTransactions {
+            // Only what Apple signed proves anything; a transaction that fails verification is simply no proof.
+            if let transaction = try? await purchases.verify(jws, source: .restore) { originals.insert(transaction.originalTransactionId) }
+        }
+        switch try await guests.claimLegacy(guest, originalTransactionIds: originals) {
+        case .issued(let issued):
+            context.logger.notice("legacy guest claimed", metadata: ["user": "\(guest)"])
+            return try APIJSON.response(
+                API.GuestCredential(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token),
+                status: .created)
+        case .alreadyClaimed:
+            throw StorekeeperError(.conflict, code: "already_claimed", message: "this guest has a credential already")
+        case .notProved:
+            throw StorekeeperError(
+                .forbidden, code: "claim_not_proved", message: "none of these Apple-signed transactions belongs to this guest")
+        }
+    }
+
     @Sendable func createOrder(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try auth.clientUser(request)
+        let (user, _) = try await auth.clientUser(request)
         let body = try await APIJSON.decode(API.CreateOrder.self, from: request, limit: maxBodyBytes)
+        try InputText.check(body.productId, field: "productId")
+        try InputText.check(body.bundleId, field: "bundleId")
         guard let app = apps.app(named: body.bundleId) else {
             throw StorekeeperError.badRequest("unknown_app", "bundleId is not an app this server serves")
         }
@@ -64,8 +117,8 @@ struct ClientController<Context: RequestContext> {
     }
 
     @Sendable func getOrder(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try auth.clientUser(request)
-        let id = try context.parameters.require("id")
+        let (user, _) = try await auth.clientUser(request)
+        let id = try InputText.check(try context.parameters.require("id"), field: "orderId")
         // Another user's order is indistinguishable from a missing one.
         guard let order = try await orders.find(id), order.user == user else {
             throw StorekeeperError.notFound("unknown_order", "no order \(id) for this user")
@@ -74,8 +127,8 @@ struct ClientController<Context: RequestContext> {
     }
 
     @Sendable func cancelOrder(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try auth.clientUser(request)
-        let id = try context.parameters.require("id")
+        let (user, _) = try await auth.clientUser(request)
+        let id = try InputText.check(try context.parameters.require("id"), field: "orderId")
         guard let order = try await orders.cancel(id, user: user) else {
             throw StorekeeperError.notFound("unknown_order", "no order \(id) for this user")
         }
@@ -83,14 +136,23 @@ struct ClientController<Context: RequestContext> {
     }
 
     @Sendable func submitPurchase(_ request: Request, context: Context) async throws -> Response {
-        let identity = try auth.client(request)
+        let identity = try await auth.client(request)
         let body = try await APIJSON.decode(API.SubmitPurchase.self, from: request, limit: maxBodyBytes)
+        // A malformed field never becomes valid by retrying: final (the transaction stays in StoreKit's history).
+        do {
+            try InputText.check(body.orderId, field: "orderId")
+            try InputText.check(body.transactionId, field: "transactionId", maxBytes: 64)
+            try InputText.check(body.bundleId, field: "bundleId")
+        } catch let error as StorekeeperError {
+            throw StorekeeperError(error.kind, code: error.code, message: error.message, outcome: .rejected)
+        }
         if let jws = body.signedTransaction {
             guard body.receipt == nil else {
                 throw StorekeeperError.badRequest("ambiguous_purchase", "send signedTransaction or receipt, not both")
             }
             switch try await purchases.submitSignedTransaction(jws, orderId: body.orderId, identity: identity) {
             case .delivered(let delivery):
+                metrics.riskFlags(delivery.riskFlags)
                 return try APIJSON.response(API.PurchaseAnswer(outcome: "delivered", delivery: API.DeliveryBody(delivery)))
             case .parked(let id):
                 return try APIJSON.response(
@@ -111,7 +173,7 @@ struct ClientController<Context: RequestContext> {
     }
 
     @Sendable func restore(_ request: Request, context: Context) async throws -> Response {
-        let identity = try auth.client(request)
+        let identity = try await auth.client(request)
         let body = try await APIJSON.decode(API.Restore.self, from: request, limit: maxBodyBytes)
         guard body.signedTransactions.count <= 500 else {
             throw StorekeeperError.badRequest("too_many_transactions", "restore at most 500 transactions per request")
@@ -128,8 +190,10 @@ struct ClientController<Context: RequestContext> {
         for result in results {
             switch result {
             case .delivered(let delivery):
+                metrics.riskFlags(delivery.riskFlags)
                 deliveries.append(API.DeliveryBody(delivery))
             case .refused(let id, let error):
+                metrics.refused(code: error.code)
                 problems.append(.init(transactionId: id, code: error.code, message: error.message, outcome: error.outcome?.rawValue))
                 if error.outcome == .retry && focus == nil { outcome = "retry" }
                 if let focus, id == focus { focusProblem = error }
@@ -148,7 +212,7 @@ struct ClientController<Context: RequestContext> {
     }
 
     @Sendable func me(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try auth.clientUser(request)
+        let (user, _) = try await auth.clientUser(request)
         return try await Self.userBody(user, request: request, accounts: accounts, orders: orders, subscriptions: subscriptions)
     }
 
@@ -158,8 +222,7 @@ struct ClientController<Context: RequestContext> {
         _ user: UserID, request: Request, accounts: AccountStore, orders: OrderStore, subscriptions: SubscriptionStore
     ) async throws -> Response {
         var now = Date()
-        if let text = request.uri.queryParameters.get("at") {
-            guard let millis = Int64(text) else { throw StorekeeperError.badRequest("invalid_at", "at must be epoch milliseconds") }
+        if let millis = try InputText.integer(request.uri.queryParameters.get("at"), name: "at", in: EpochMillis.range) {
             now = Date(timeIntervalSince1970: Double(millis) / 1000)
         }
         let snapshot = try await accounts.snapshot(of: user)
@@ -169,13 +232,18 @@ struct ClientController<Context: RequestContext> {
     }
 
     @Sendable func merge(_ request: Request, context: Context) async throws -> Response {
-        let (user, identity) = try auth.clientUser(request)
+        let (user, identity) = try await auth.clientUser(request)
         guard identity.method == "token" || identity.method.hasPrefix("apiKey:"), !user.isGuest else {
             throw StorekeeperError(.forbidden, code: "account_required", message: "merging needs a signed-in user")
         }
         let body = try await APIJSON.decode(API.Merge.self, from: request, limit: maxBodyBytes)
-        guard let guest = UserID.guest(deviceId: body.deviceId) else {
-            throw StorekeeperError.badRequest("invalid_device", "deviceId must be 8-128 printable characters")
+        // Proof of possession: the guest's own credential, never its id.
+        guard let token = body.guestToken else {
+            throw StorekeeperError.badRequest(
+                "guest_token_required", "send the guest's credential as guestToken (a device or guest id proves nothing)")
+        }
+        guard let guest = try await guests.verify(try InputText.check(token, field: "guestToken", maxBytes: 300)) else {
+            throw StorekeeperError(.forbidden, code: "invalid_guest_token", message: "guestToken is not a credential this server issued")
         }
         let summary = try await users.mergeGuest(guest, into: user)
         return try APIJSON.response(
@@ -185,13 +253,14 @@ struct ClientController<Context: RequestContext> {
     }
 
     @Sendable func spend(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try auth.clientUser(request)
+        let (user, _) = try await auth.clientUser(request)
         let body = try await APIJSON.decode(API.Spend.self, from: request, limit: maxBodyBytes)
-        guard body.amount > 0 else { throw StorekeeperError.badRequest("invalid_amount", "amount must be positive") }
-        guard !body.idempotencyKey.isEmpty, body.idempotencyKey.utf8.count <= 200 else {
-            throw StorekeeperError.badRequest("invalid_idempotency_key", "idempotencyKey must be 1-200 bytes")
+        guard (1...WalletLimits.maximumAmount).contains(body.amount) else {
+            throw StorekeeperError.badRequest("invalid_amount", "amount must be 1-\(WalletLimits.maximumAmount)")
         }
-        let currency = body.currency ?? "coins"
+        try InputText.check(body.idempotencyKey, field: "idempotencyKey")
+        try InputText.check(body.reason, field: "reason", maxBytes: 500)
+        let currency = try InputText.check(body.currency ?? "coins", field: "currency", maxBytes: 32)
         switch try await wallet.spend(
             user: user, currency: currency, amount: body.amount, idempotencyKey: body.idempotencyKey, reason: body.reason)
         {
@@ -207,7 +276,7 @@ struct ClientController<Context: RequestContext> {
     }
 
     @Sendable func eligibility(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try auth.clientUser(request)
+        let (user, _) = try await auth.clientUser(request)
         let current = catalog.catalog
         var groups: [API.Eligibility.Group] = []
         for group in current.subscriptionGroups {
@@ -223,8 +292,12 @@ struct ClientController<Context: RequestContext> {
     }
 
     @Sendable func offerSignature(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try auth.clientUser(request)
+        let (user, _) = try await auth.clientUser(request)
         let body = try await APIJSON.decode(API.OfferSignatureRequest.self, from: request, limit: maxBodyBytes)
+        try InputText.check(body.productId, field: "productId")
+        try InputText.check(body.offerId, field: "offerId")
+        try InputText.check(body.appAccountToken, field: "appAccountToken", maxBytes: 64)
+        try InputText.check(body.transactionId, field: "transactionId", maxBytes: 64)
         let current = catalog.catalog
         guard let product = current.product(body.productId), product.kind == .autoRenewable else {
             throw StorekeeperError.notFound("unknown_product", "\(body.productId) is not an auto-renewable product in the catalog")

@@ -40,7 +40,7 @@ struct LifecycleController<Context: RequestContext> {
         let v1 = router.group("v1")
         v1.get("admin/subscriptions/:original") { request, context in
             _ = try auth.admin(request)
-            let original = try context.parameters.require("original")
+            let original = try InputText.check(try context.parameters.require("original"), field: "originalTransactionId", maxBytes: 64)
             guard let record = try await subscriptions.find(original) else {
                 throw StorekeeperError.notFound("unknown_subscription", "no subscription with original transaction \(original)")
             }
@@ -52,7 +52,7 @@ struct LifecycleController<Context: RequestContext> {
         }
         v1.post("admin/notifications/:id/retry") { request, context in
             _ = try auth.admin(request)
-            let id = try context.parameters.require("id")
+            let id = try InputText.check(try context.parameters.require("id"), field: "notificationId")
             guard try await inbox.retry(id) else {
                 throw StorekeeperError(.conflict, code: "not_retryable", message: "notification \(id) is not pending or dead")
             }
@@ -61,7 +61,9 @@ struct LifecycleController<Context: RequestContext> {
         }
         v1.get("admin/consumption-requests") { request, _ in
             _ = try auth.admin(request)
-            let items = try await consumption.list(status: request.uri.queryParameters.get("status"))
+            let status = try InputText.oneOf(
+                request.uri.queryParameters.get("status"), name: "status", allowed: ["pending", "answered", "failed", "closed"])
+            let items = try await consumption.list(status: status)
             return try APIJSON.response(
                 ConsumptionList(
                     requests: items.map {
@@ -75,8 +77,12 @@ struct LifecycleController<Context: RequestContext> {
         v1.post("admin/jobs/:job/run") { request, context in
             _ = try auth.admin(request)
             let job = try context.parameters.require("job")
-            let body = try? await request.decode(as: JobRun.self, context: context)
-            let now = body?.now.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()
+            let body = try await Self.jobRun(request)
+            if let millis = body.now, !EpochMillis.range.contains(millis) {
+                throw StorekeeperError.badRequest(
+                    "invalid_now", "now must be epoch milliseconds in \(EpochMillis.range.lowerBound)...\(EpochMillis.range.upperBound)")
+            }
+            let now = body.now.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()
             let items: Int
             switch job {
             case "process-notifications":
@@ -108,6 +114,17 @@ struct LifecycleController<Context: RequestContext> {
                     "unknown_job", "jobs are process-notifications, catch-up, renewal-sweep and consumption-responder")
             }
             return try APIJSON.response(JobResult(job: job, items: items))
+        }
+    }
+
+    /// The optional body of a job run: empty, or `{"now": <epoch ms>}`.
+    static func jobRun(_ request: Request) async throws -> JobRun {
+        let buffer = try await request.body.collect(upTo: 4096)
+        guard buffer.readableBytes > 0 else { return JobRun(now: nil) }
+        do {
+            return try JSONDecoder().decode(JobRun.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw StorekeeperError.badRequest("malformed_json", "expected {} or {\"now\": <epoch ms>}")
         }
     }
 

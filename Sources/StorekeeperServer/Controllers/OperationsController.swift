@@ -4,21 +4,23 @@ import NIOCore
 import StorekeeperCore
 import StorekeeperStorage
 
-/// `/health` (readiness: the database answers), `/health/live`, `/metrics` (Prometheus) and `/openapi.yaml`.
+/// `/health` (readiness: the database takes a write), `/health/live`, `/metrics` (Prometheus) and `/openapi.yaml`.
 struct OperationsController<Context: RequestContext> {
     let provider: any DatabaseProvider
     let metrics: ServerMetrics
     let openAPI: String
+    /// This process's row in `health_probes`.
+    let instance = UUID().uuidString
 
     func add(to router: Router<Context>) {
         router.get("health/live") { _, _ in try APIJSON.response(API.Health(status: "ok", database: "unchecked")) }
         router.get("health") { _, _ in
             do {
-                try await provider.ping()
+                try await provider.probeWrite(instance: instance)
                 return try APIJSON.response(API.Health(status: "ok", database: "ok"))
             } catch {
                 return try APIJSON.response(
-                    API.Health(status: "unavailable", database: "failing", message: "the database does not answer"),
+                    API.Health(status: "unavailable", database: "failing", message: "the database does not take a write"),
                     status: .serviceUnavailable)
             }
         }

@@ -177,9 +177,9 @@ enum API {
                 }
                 let active = live.contains { $0.start <= now && ($0.end.map { $0 > now } ?? true) }
                 let permanent = live.contains { $0.end == nil }
-                let current = live.filter { $0.start <= now }.compactMap(\.end).max() ?? live.compactMap(\.end).max()
                 return EntitlementBody(
-                    entitlement: name, active: active, expiresAt: permanent ? nil : current,
+                    entitlement: name, active: active,
+                    expiresAt: permanent ? nil : Self.runEnd(live.compactMap { grant in grant.end.map { (grant.start, $0) } }, at: now),
                     sandbox: grants.allSatisfy { $0.environment != "Production" },
                     sources: grants.map {
                         .init(
@@ -197,6 +197,22 @@ enum API {
                     source: $0.source, deliveredAt: $0.deliveredAt)
             }
             self.orders = orders.map { OrderBody($0, now: now) }
+        }
+
+        /// When service ends: the end of the unbroken run of periods that covers `now` (passes bought back to back,
+        /// renewals delivered ahead of their period), else when the latest run before `now` ended, else the end of
+        /// the first run to come.
+        static func runEnd(_ periods: [(start: Date, end: Date)], at now: Date) -> Date? {
+            var runs: [(start: Date, end: Date)] = []
+            for period in periods.sorted(by: { $0.start < $1.start }) {
+                if let last = runs.last, period.start <= last.end {
+                    runs[runs.count - 1].end = max(last.end, period.end)
+                } else {
+                    runs.append(period)
+                }
+            }
+            if let covering = runs.first(where: { $0.start <= now && now < $0.end }) { return covering.end }
+            return runs.last(where: { $0.end <= now })?.end ?? runs.first?.end
         }
     }
 
@@ -258,7 +274,22 @@ enum API {
     }
 
     struct Merge: Decodable {
+        /// The guest's credential (proof of possession).
+        var guestToken: String?
+        /// Accepted before guest credentials; refused now with `guest_token_required`.
+        var deviceId: String?
+    }
+
+    struct GuestCredential: Encodable {
+        var userId: String
+        var guestId: String
+        /// `<guestId>.<secret>`: send as `X-Storekeeper-Guest`; shown once.
+        var token: String
+    }
+
+    struct GuestClaim: Decodable {
         var deviceId: String
+        var signedTransactions: [String]
     }
 
     struct MergeAnswer: Encodable {
@@ -329,6 +360,11 @@ enum API {
     struct Adjust: Decodable {
         var amount: Int64
         var idempotencyKey: String
+        var reason: String?
+    }
+
+    struct Assign: Decodable {
+        var userId: String?
         var reason: String?
     }
 

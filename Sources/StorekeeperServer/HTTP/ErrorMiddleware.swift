@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import StorekeeperCore
+import StorekeeperStorage
 
 /// Answers every failure as JSON `{code, message}` and counts it: domain errors with their own status, Hummingbird's
 /// errors (unknown route, body too large) with theirs, and anything else (a database outage) as a 500 that tells a
@@ -45,6 +46,13 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 default: "http_\(status.code)"
                 }
             body = ErrorBody(code: code, message: status.reasonPhrase)
+        case let error where DatabaseFailure.isInvalidInput(error):
+            // The database refused a value of the request (PostgreSQL's data exceptions): the request is at fault.
+            status = .badRequest
+            body = ErrorBody(
+                code: "invalid_input", message: "a value in the request cannot be stored",
+                outcome: request.uri.path.hasPrefix("/v1/purchases") || request.uri.path.hasPrefix("/v1/restore") ? "rejected" : nil)
+            context.logger.info("request refused by the database", metadata: ["error": "\(String(reflecting: error))"])
         default:
             status = .internalServerError
             // Storage failures land here: a 5xx so the client (or Apple) tries again; nothing was committed.

@@ -135,9 +135,9 @@ struct LifecycleEngine: Sendable {
         let effect = message.effect
         let cause = "notification:\(message.id)"
         if message.format == "v1" {
-            // The unified receipt is the whole truth: every cancelled entry is taken back from its cancellation
+            // The confirmed receipt is the whole truth: every cancelled entry is taken back from its cancellation
             // date (refunds, and the upgrade/crossgrade CANCEL variants alike).
-            for transaction in message.transactions {
+            for transaction in message.cancelled {
                 guard let date = transaction.revocationDate else { continue }
                 _ = try await LifecycleLedger.revoke(
                     transactionId: transaction.transactionId, at: date, kind: message.type == "REVOKE" ? .revoke : .refund,

@@ -16,8 +16,11 @@ struct LifecycleMessage: Sendable {
     var environment: String
     /// Apple's `signedDate` (V1 has none: when Storekeeper received it).
     var signedDate: Date
-    /// The transactions the message carries: V2 one, V1 every entry of the unified receipt.
+    /// The transactions the message delivers: V2 its one transaction; V1 and receipt checks the auto-renewable
+    /// entries Apple's `verifyReceipt` confirmed.
     var transactions: [VerifiedTransaction]
+    /// V1 and receipt checks: every confirmed entry with a cancellation date, taken back from that date.
+    var cancelled: [VerifiedTransaction] = []
     /// The transaction the message is about (V2's `signedTransactionInfo`, V1's latest entry).
     var focus: VerifiedTransaction?
     var snapshot: SubscriptionSnapshot?
@@ -49,8 +52,8 @@ struct LifecycleMessage: Sendable {
                 status: payload.data?.status.map { Int($0.rawValue) },
                 consumptionReason: payload.data?.consumptionRequestReason?.rawValue)
         case "v1":
-            let body = try AppStoreJSON.makeDecoder().decode(ResponseBodyV1.self, from: Data(received.body.utf8))
-            return v1(id: received.id, body: body, bundleId: received.bundleId ?? body.bid ?? "", receivedAt: stored.receivedAt)
+            // Unsigned: only what verifyReceipt confirms is applied (see V1Confirmation).
+            throw StorekeeperError(.internal, code: "unconfirmed_v1", message: "a V1 notification is applied only once Apple confirms it")
         default:
             throw StorekeeperError(.internal, code: "unknown_format", message: "inbox format \(received.format)")
         }
@@ -98,15 +101,37 @@ struct LifecycleMessage: Sendable {
             consumptionReason: consumptionReason)
     }
 
-    /// A V1 notification: its unified receipt's entries, and the subscription's state from `pending_renewal_info`.
-    static func v1(id: String, body: ResponseBodyV1, bundleId: String, receivedAt: Date) -> LifecycleMessage {
+    /// A V1 notification as Apple's `verifyReceipt` confirmed it: the body (unsigned, so only a hint) gives the type and
+    /// the subscription it is about; the entries and renewal info come from Apple's answer for its `latest_receipt`.
+    /// Only auto-renewable transactions are delivered from it (what V1 notifications are about); cancellations of
+    /// any confirmed entry are taken back.
+    static func v1(
+        id: String, body: ResponseBodyV1, confirmed response: VerifyReceiptResponse, bundleId: String, receivedAt: Date,
+        isAutoRenewable: (String) -> Bool
+    ) -> LifecycleMessage {
         let type = body.notificationType?.rawValue ?? "UNKNOWN"
-        return legacy(
+        let entries = (response.latestReceiptInfo ?? []) + (response.receipt?.inApp ?? [])
+        var message = legacy(
             id: id, type: type, effect: LifecycleRules.effect(v1: type), event: "V1 \(type)",
-            environment: body.environment == "PROD" ? "Production" : (body.unifiedReceipt?.environment?.rawValue ?? "Sandbox"),
-            entries: body.unifiedReceipt?.latestReceiptInfo ?? [], pending: body.unifiedReceipt?.pendingRenewalInfo ?? [],
-            original: body.originalTransactionId, autoRenew: body.autoRenewStatus.map { $0 == "true" },
-            autoRenewProductId: body.autoRenewProductId, bundleId: bundleId, receivedAt: receivedAt)
+            environment: response.environment?.rawValue ?? "Production", entries: entries,
+            pending: response.pendingRenewalInfo ?? [], original: body.originalTransactionId,
+            autoRenew: body.autoRenewStatus.map { $0 == "true" }, autoRenewProductId: body.autoRenewProductId, bundleId: bundleId,
+            receivedAt: receivedAt)
+        message.transactions = message.transactions.filter { isAutoRenewable($0.productId) }
+        if let focus = message.focus, !isAutoRenewable(focus.productId) {
+            message.focus = nil
+            message.snapshot = nil
+        }
+        return message
+    }
+
+    /// A V1 notification Apple could not confirm: stored and visible, applied to nothing.
+    static func v1Unconfirmed(id: String, body: ResponseBodyV1, bundleId: String, receivedAt: Date, reason: String) -> LifecycleMessage {
+        let type = body.notificationType?.rawValue ?? "UNKNOWN"
+        return LifecycleMessage(
+            id: id, format: "v1", type: type, subtype: nil, effect: LifecycleEffect(recordOnly: reason), bundleId: bundleId,
+            environment: body.environment == "PROD" ? "Production" : "Sandbox", signedDate: receivedAt, transactions: [], focus: nil,
+            snapshot: nil, consumptionReason: nil)
     }
 
     /// What `verifyReceipt` says of one subscription now (the renewal sweep for apps without a Server API key):
@@ -137,6 +162,7 @@ struct LifecycleMessage: Sendable {
             else { continue }
             transactions.append(transaction)
         }
+        // The body's original transaction is a hint: it must be among the confirmed entries to be followed.
         let original = original ?? transactions.first?.originalTransactionId
         let ofOriginal = transactions.filter { $0.originalTransactionId == original }
         let focus = ofOriginal.max { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
@@ -171,7 +197,8 @@ struct LifecycleMessage: Sendable {
         }
         return LifecycleMessage(
             id: id, format: "v1", type: type, subtype: nil, effect: effect, bundleId: bundleId, environment: environment,
-            signedDate: receivedAt, transactions: transactions, focus: focus, snapshot: snapshot, consumptionReason: nil)
+            signedDate: receivedAt, transactions: transactions, cancelled: transactions.filter { $0.revocationDate != nil },
+            focus: focus, snapshot: snapshot, consumptionReason: nil)
     }
 
     static func reason(intent: ExpirationIntent) -> String {

@@ -57,21 +57,36 @@ public struct NotificationCatchUp: Service {
         let name = "catch-up:\(app.configuration.bundleId):\(environment)"
         let (acquired, cursor) = try await lease.acquire(name, for: .seconds(600), now: now)
         guard acquired else { return 0 }
-        var added = 0
-        var nextCursor: String?
-        defer {
-            let cursorToSave = nextCursor
-            Task { try? await lease.release(name, cursor: cursorToSave) }
+        do {
+            let added = try await fetchMissed(app: app, client: client, cursor: cursor, now: now)
+            // Saved before returning (and before the process may exit), not in a task left running behind.
+            try await JobLease.releaseUncancelled(lease, name, cursor: String(Int64(now.timeIntervalSince1970 * 1000)))
+            if added > 0 {
+                logger.notice("catch-up found missed notifications", metadata: ["app": "\(app.configuration.name)", "count": "\(added)"])
+            }
+            return added
+        } catch {
+            try? await JobLease.releaseUncancelled(lease, name, cursor: nil)
+            throw error
         }
-        // Apple keeps 180 days; an hour of overlap covers notifications signed just before the last run.
-        let earliest = now.addingTimeInterval(-179 * 86_400)
+    }
+
+    /// Asks for everything signed since the cursor (with an hour of overlap) up to and including `now`, then for
+    /// every notification whose delivery failed in Apple's whole window; stores what is new.
+    private func fetchMissed(app: AppRegistry.App, client: AppStoreServerAPIClient, cursor: String?, now: Date) async throws -> Int {
+        var added = 0
+        // Apple keeps 180 days and refuses an older start; a minute of margin for clocks.
+        let earliest = now.addingTimeInterval(-180 * 86_400 + 60)
         let since =
             cursor.flatMap { Double($0) }.map { Date(timeIntervalSince1970: $0 / 1000).addingTimeInterval(-3_600) }
             ?? now.addingTimeInterval(-lookback)
         let start = max(earliest, min(since, now))
+        // Apple's end date is exclusive: a second past now includes what was signed at now (duplicates are free,
+        // the inbox stores each notification once; Apple treats a future end date as now).
+        let end = now.addingTimeInterval(1)
         for onlyFailures in [false, true] {
             let request = NotificationHistoryRequest(
-                startDate: onlyFailures ? max(earliest, now.addingTimeInterval(-lookback)) : start, endDate: now,
+                startDate: onlyFailures ? max(earliest, now.addingTimeInterval(-lookback)) : start, endDate: end,
                 onlyFailures: onlyFailures ? true : nil)
             let started = DispatchTime.now().uptimeNanoseconds
             let items: [NotificationHistoryResponseItem]
@@ -91,10 +106,6 @@ public struct NotificationCatchUp: Service {
                     logger.error("notification from history refused", metadata: ["error": "\(error)"])
                 }
             }
-        }
-        nextCursor = String(Int64(now.timeIntervalSince1970 * 1000))
-        if added > 0 {
-            logger.notice("catch-up found missed notifications", metadata: ["app": "\(app.configuration.name)", "count": "\(added)"])
         }
         return added
     }

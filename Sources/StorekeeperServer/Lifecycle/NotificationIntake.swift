@@ -51,7 +51,6 @@ struct NotificationIntake: Sendable {
         } catch let error as StorekeeperError {
             throw error
         } catch let error as SignedDataVerificationError {
-            if error.isRetryable { throw StorekeeperError.retry("verification_unavailable", error.message) }
             throw StorekeeperError.rejected(
                 error.code == "malformed" ? .badRequest : .unprocessable, error.code, "notification refused: \(error.message)")
         } catch {

@@ -16,13 +16,15 @@ public final class NotificationProcessor: Service, Sendable {
     let metrics: ServerMetrics
     let logger: Logger
     let ready: ReadinessGate
+    let confirmation: V1Confirmation
     private let wakeUp = WakeUpSignal()
 
     init(
-        provider: any DatabaseProvider, inbox: NotificationInbox, engine: LifecycleEngine,
+        provider: any DatabaseProvider, inbox: NotificationInbox, engine: LifecycleEngine, confirmation: V1Confirmation,
         configuration: LifecycleConfiguration, metrics: ServerMetrics, ready: ReadinessGate, logger: Logger
     ) {
         self.ready = ready
+        self.confirmation = confirmation
         self.provider = provider
         self.inbox = inbox
         self.engine = engine
@@ -35,12 +37,15 @@ public final class NotificationProcessor: Service, Sendable {
     public func notificationStored() { wakeUp.signal() }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            await self.ready.wait()
+        try await untilGracefulShutdown {
+            try await self.ready.wait()
             while !Task.isCancelled {
                 var applied = 0
                 do {
                     applied = try await self.processBatch()
+                } catch where Task.isCancelled || error is CancellationError {
+                    // Shutting down: the claim's lease runs out and another process (or the next start) takes it.
+                    return
                 } catch {
                     self.logger.error("notification processing failed; retrying", metadata: ["error": "\(error)"])
                 }
@@ -56,9 +61,17 @@ public final class NotificationProcessor: Service, Sendable {
         guard !claimed.isEmpty else { return 0 }
         var messages: [LifecycleMessage] = []
         var failures: [String: any Error] = [:]
+        var final = Set<String>()
         for stored in claimed {
             do {
-                messages.append(try LifecycleMessage.decode(stored))
+                if stored.received.format == "v1" {
+                    messages.append(try await confirmation.message(for: stored))
+                } else {
+                    messages.append(try LifecycleMessage.decode(stored))
+                }
+            } catch let error as V1Confirmation.Unconfirmed {
+                failures[stored.received.id] = error
+                final.insert(stored.received.id)
             } catch {
                 failures[stored.received.id] = error
             }
@@ -84,7 +97,8 @@ public final class NotificationProcessor: Service, Sendable {
                 "notification not applied; will retry", metadata: ["storekeeper.notification.id": "\(id)", "error": "\(error)", "attempt": "\(attempt)"])
             do {
                 try await inbox.markFailed(
-                    id, error: "\(error)", maxAttempts: configuration.maxAttempts, retryAfter: Self.backoff(attempt: attempt))
+                    id, error: "\(error)", maxAttempts: final.contains(id) ? 1 : configuration.maxAttempts,
+                    retryAfter: Self.backoff(attempt: attempt))
             } catch {
                 // The lease runs out and the claim comes back on its own.
             }

@@ -43,7 +43,17 @@ public struct RenewalSweep: Service {
     public func runOnce(now: Date = Date()) async throws -> Int {
         let (acquired, _) = try await lease.acquire("renewal-sweep", for: .seconds(600), now: now)
         guard acquired else { return 0 }
-        defer { Task { try? await lease.release("renewal-sweep", cursor: nil) } }
+        do {
+            let checked = try await sweep(now: now)
+            try await JobLease.releaseUncancelled(lease, "renewal-sweep", cursor: nil)
+            return checked
+        } catch {
+            try? await JobLease.releaseUncancelled(lease, "renewal-sweep", cursor: nil)
+            throw error
+        }
+    }
+
+    private func sweep(now: Date) async throws -> Int {
         var checked = 0
         var failures = 0
         for record in try await subscriptions.dueForCheck(now: now, limit: 500) {

@@ -11,13 +11,16 @@ public final class CatalogService: Service, Sendable {
     /// The catalog, and the number of the reload that produced it.
     private let current: Mutex<(catalog: Catalog, reload: UInt64)>
     private let nextReload = Atomic<UInt64>(1)
+    /// The invalid products reported last, so an unchanged problem is logged once, not at every reload.
+    private let lastInvalid = Mutex(Set<String>())
     private let interval: Duration
     private let logger: Logger
 
     public init(store: CatalogStore, interval: Duration, logger: Logger) {
         self.store = store
         self.current = Mutex((Catalog(), 0))
-        self.interval = interval
+        // Never a tight loop, whatever the caller passes.
+        self.interval = max(interval, .milliseconds(100))
         self.logger = logger
     }
 
@@ -28,7 +31,18 @@ public final class CatalogService: Service, Sendable {
         // A slow periodic read that began before a newer one (the seed at startup, an admin change) must not land
         // after it and bring back an older catalog.
         let number = nextReload.wrappingAdd(1, ordering: .relaxed).oldValue
-        let loaded = try await store.load()
+        var loaded = try await store.load()
+        // A definition that got into the database without validation (an older release, a hand edit) is left out
+        // and reported, never used: a purchase of it is parked until it is fixed.
+        let invalid = loaded.products.filter { $0.problem != nil }
+        loaded.products.removeAll { $0.problem != nil }
+        let reported = Set(invalid.map(\.id))
+        let changed = lastInvalid.withLock { last in defer { last = reported }; return last != reported }
+        if changed, !invalid.isEmpty {
+            logger.error(
+                "catalog products left out until fixed",
+                metadata: ["products": "\(invalid.map(\.id))", "problems": "\(invalid.compactMap(\.problem))"])
+        }
         current.withLock { state in
             if number > state.reload { state = (loaded, number) }
         }

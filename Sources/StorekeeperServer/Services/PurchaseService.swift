@@ -67,7 +67,6 @@ public struct PurchaseService: Sendable {
             payload = try await app.verifier.verifyTransaction(jws)
         } catch {
             metrics.verificationFailed(reason: error.code)
-            if error.isRetryable { throw refusal(.retry("verification_unavailable", error.message)) }
             let kind: StorekeeperError.Kind = error.code == "malformed" ? .badRequest : .unprocessable
             throw refusal(.rejected(kind, error.code, "signed transaction refused: \(error.message)"))
         }
@@ -111,10 +110,23 @@ public struct PurchaseService: Sendable {
                     message: "product \(transaction.productId) is not in the catalog; the purchase is kept for recovery",
                     outcome: .retry))
         }
+        if let problem = DeliveryRules.problem(for: product, transaction: transaction) {
+            // Apple was paid: kept for support, never dropped, never a trap.
+            try await ledger.park(transaction, reason: problem.message)
+            logger.error(
+                "verified purchase cannot be delivered as the catalog stands; parked",
+                metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "problem": "\(problem.code)"])
+            throw refusal(problem)
+        }
         let result = try await ledger.deliver(
             transaction, product: product, orderId: orderId, submitter: identity.user, policy: policy)
         switch result {
         case .delivered(let delivery):
+            if !delivery.riskFlags.isEmpty {
+                logger.notice(
+                    "delivered with a risk flag",
+                    metadata: ["storekeeper.transaction.id": "\(delivery.transactionId)", "flags": "\(delivery.riskFlags)"])
+            }
             metrics.delivered(
                 kind: product.kind.rawValue, environment: transaction.environment,
                 result: delivery.newlyDelivered ? "new" : "repeat")
@@ -138,9 +150,21 @@ public struct PurchaseService: Sendable {
         return result
     }
 
-    func refusal(_ error: StorekeeperError) -> StorekeeperError {
-        metrics.refused(code: error.code)
-        return error
+    /// An error to answer with. Counted once, where it is answered (`ErrorMiddleware` for a thrown error, the
+    /// controller for an item of a receipt or restore).
+    func refusal(_ error: StorekeeperError) -> StorekeeperError { error }
+
+    /// Delivers a parked purchase to `user` on an operator's word (the product must be in the catalog now).
+    public func assign(_ transaction: VerifiedTransaction, to user: UserID, admin: String, reason: String) async throws -> Delivery {
+        guard let product = catalog.catalog.product(transaction.productId) else {
+            throw StorekeeperError(.conflict, code: "unknown_product", message: "add \(transaction.productId) to the catalog first")
+        }
+        if let problem = DeliveryRules.problem(for: product, transaction: transaction) { throw problem }
+        guard case .delivered(let delivery) = try await ledger.assign(transaction, product: product, to: user, admin: admin, reason: reason)
+        else { throw StorekeeperError(.conflict, code: "already_delivered", message: "transaction \(transaction.transactionId) is not assignable") }
+        metrics.delivered(kind: product.kind.rawValue, environment: transaction.environment, result: "new")
+        metrics.riskFlags(delivery.riskFlags)
+        return delivery
     }
 
     // MARK: Legacy receipts
@@ -156,6 +180,13 @@ public struct PurchaseService: Sendable {
         }
         guard receipt.utf8.count <= 768 * 1024 else {
             throw refusal(StorekeeperError(.payloadTooLarge, code: "receipt_too_large", message: "receipts are at most 768 KiB"))
+        }
+        // Apple can only say no to something that is not a receipt, and a retry would ask again forever: refuse here.
+        guard Self.looksLikeReceipt(receipt) else {
+            throw refusal(
+                .rejected(
+                    .badRequest, "malformed_receipt",
+                    "receipt must be the base64 app receipt (PKCS#7) or an iOS 6 transaction receipt"))
         }
         let started = DispatchTime.now().uptimeNanoseconds
         let outcome = await app.receipts.verify(receiptData: receipt)
@@ -228,6 +259,14 @@ public struct PurchaseService: Sendable {
         }
         await followSubscriptions(in: response, receipt: receipt, app: app)
         return results
+    }
+
+    /// Whether `receipt` can be a receipt at all: base64 (whitespace allowed) of a PKCS#7 container (an ASN.1
+    /// SEQUENCE) or of an iOS 6 transaction receipt (a text property list, `{`).
+    static func looksLikeReceipt(_ receipt: String) -> Bool {
+        let compact = receipt.filter { !$0.isWhitespace }
+        guard compact.utf8.count >= 16, let data = Data(base64Encoded: compact), let first = data.first else { return false }
+        return first == 0x30 || first == UInt8(ascii: "{")
     }
 
     /// Keeps the receipt's subscriptions and its latest receipt, so the renewal sweep can ask `verifyReceipt` about

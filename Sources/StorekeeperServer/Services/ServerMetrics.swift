@@ -45,6 +45,13 @@ public struct ServerMetrics: Sendable {
         Counter(label: "storekeeper_refusals_total", dimensions: [("code", code)], factory: factory).increment()
     }
 
+    /// Risks noticed on delivered purchases (`introductory_offer_repeated`): delivered, audited and counted here.
+    public func riskFlags(_ flags: [String]) {
+        for flag in flags {
+            Counter(label: "storekeeper_risk_flags_total", dimensions: [("flag", flag)], factory: factory).increment()
+        }
+    }
+
     /// A call to Apple (verifyReceipt, the App Store Server API), with its outcome.
     public func appleCall(endpoint: String, outcome: String, nanoseconds: UInt64) {
         Counter(

@@ -50,4 +50,10 @@ public struct JobLease: Sendable {
             ).run()
         }
     }
+
+    /// Releases `name` (saving `cursor`) and returns once it is written, even from a cancelled task: during
+    /// shutdown the job's own task is cancelled, and the release must still happen before the process exits.
+    public static func releaseUncancelled(_ lease: JobLease, _ name: String, cursor: String?) async throws {
+        try await Task { try await lease.release(name, cursor: cursor) }.value
+    }
 }

@@ -128,28 +128,6 @@ public struct NotificationInbox: Sendable {
         return ids.map { inserted.contains($0) && claimed.insert($0).inserted }
     }
 
-    /// Stores a payload that failed verification, with the reason, for operators (never processed).
-    @discardableResult
-    public func recordRejected(_ notification: Received, reason: String, now: Date = Date()) async throws -> Bool {
-        try await insert(notification, status: "rejected", error: reason, now: now)
-    }
-
-    private func insert(_ n: Received, status: String, error: String?, now: Date) async throws -> Bool {
-        try await provider.withTransaction { db in
-            try await db.raw(
-                """
-                INSERT INTO notifications (id, format, bundle_id, notification_type, subtype, original_transaction_id,
-                    transaction_id, signed_date, environment, body, status, attempts, last_error, received_at, next_attempt_at)
-                VALUES (\(bind: n.id), \(bind: n.format), \(bind: n.bundleId), \(bind: n.notificationType), \(bind: n.subtype),
-                    \(bind: n.originalTransactionId), \(bind: n.transactionId), \(bind: n.signedDate?.millis),
-                    \(bind: n.environment), \(bind: n.body), \(bind: status), 0, \(bind: error), \(bind: now.millis),
-                    \(bind: now.millis))
-                ON CONFLICT (id) DO NOTHING RETURNING id
-                """
-            ).first() != nil
-        }
-    }
-
     /// Claims up to `limit` due notifications for processing, oldest `signedDate` first, leased for `lease`
     /// so a crashed processor's claims come back. Several processes may claim at once on PostgreSQL: rows locked by
     /// another claimer are skipped, never waited for.

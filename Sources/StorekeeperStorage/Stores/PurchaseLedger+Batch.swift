@@ -55,23 +55,20 @@ extension PurchaseLedger {
 
         // Orders named by id or found by appAccountToken.
         let orderIds = Set(leaders.compactMap { requests[$0].orderId })
-        let tokens = Set(leaders.compactMap { requests[$0].orderId == nil ? requests[$0].transaction.appAccountToken?.uuidString.lowercased() : nil })
-        var ordersById: [String: (id: String, user: UserID, bundleId: String)] = [:]
+        let tokens = Set(leaders.compactMap { requests[$0].transaction.appAccountToken?.uuidString.lowercased() })
+        var ordersById: [String: OrderReference] = [:]
+        var ordersByToken: [String: OrderReference] = [:]
         // Orders already completed by an earlier transaction (a renewal carries the first purchase's token).
         var completedOrders = Set<String>()
-        var ordersByToken: [String: (id: String, user: UserID, bundleId: String)] = [:]
         if !orderIds.isEmpty || !tokens.isEmpty {
-            let query = db.select().columns("id", "user_id", "app_account_token", "bundle_id", "transaction_id").from("orders")
+            let query = db.select().columns("id", "user_id", "app_account_token", "bundle_id", "product_id", "transaction_id")
+                .from("orders")
             if !orderIds.isEmpty { query.orWhere("id", .in, Array(orderIds)) }
             if !tokens.isEmpty { query.orWhere("app_account_token", .in, Array(tokens)) }
             for row in try await query.all() {
-                let order = (
-                    id: try row.decode(column: "id", as: String.self),
-                    user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
-                    bundleId: try row.decode(column: "bundle_id", as: String.self)
-                )
+                let order = try PurchaseLedger.orderReference(row: row)
                 ordersById[order.id] = order
-                ordersByToken[try row.decode(column: "app_account_token", as: String.self)] = order
+                ordersByToken[order.appAccountToken] = order
                 if try row.decode(column: "transaction_id", as: String?.self) != nil { completedOrders.insert(order.id) }
             }
         }
@@ -90,27 +87,35 @@ extension PurchaseLedger {
         struct Planned {
             var index: Int
             var owner: UserID
-            var order: (id: String, user: UserID, bundleId: String)?
+            /// The order the transaction completes, if any.
+            var order: OrderReference?
         }
+        var ignoredOrders: [AuditEntry] = []
         var planned: [Planned] = []
         var newBindings: [String: UserID] = [:]
         var parked: [Int] = []
         for index in leaders {
             let request = requests[index]
             let transaction = request.transaction
-            var order: (id: String, user: UserID, bundleId: String)?
-            if let orderId = request.orderId {
-                order = ordersById[orderId].flatMap { $0.bundleId == transaction.bundleId ? $0 : nil }
-            } else if let token = transaction.appAccountToken?.uuidString.lowercased() {
-                order = ordersByToken[token]
-            }
+            let match = OrderMatch.decide(
+                transaction: transaction,
+                tokenOrder: transaction.appAccountToken.flatMap { ordersByToken[$0.uuidString.lowercased()] },
+                namedOrder: request.orderId.flatMap { ordersById[$0] }, submitter: request.submitter)
             let boundUser = bound[transaction.originalTransactionId] ?? newBindings[transaction.originalTransactionId]
             switch Attribution.decide(
-                orderUser: order?.user, boundUser: boundUser, submitter: request.submitter, policy: request.policy)
+                orderUser: match.order?.user, boundUser: boundUser, submitter: request.submitter, policy: request.policy)
             {
             case .owner(let owner):
+                if DeliveryRules.problem(for: request.product, transaction: transaction) != nil {
+                    // Not part of the bulk statements: the single path reports the problem for this request alone.
+                    slow.append(index)
+                    continue
+                }
+                if let ignored = match.ignored {
+                    ignoredOrders.append(OrderMatch.ignoredEntry(ignored, transaction: transaction, submitter: request.submitter, at: now))
+                }
                 if boundUser == nil { newBindings[transaction.originalTransactionId] = owner }
-                planned.append(Planned(index: index, owner: owner, order: order))
+                planned.append(Planned(index: index, owner: owner, order: match.completes ? match.order : nil))
             case .unattributed:
                 parked.append(index)
             case .refused, .transfer:
@@ -119,18 +124,14 @@ extension PurchaseLedger {
         }
 
         if !parked.isEmpty {
-            let insert = db.insert(into: "pending_transactions").columns(
-                "transaction_id", "original_transaction_id", "bundle_id", "product_id", "environment", "reason",
-                "signed_data", "created_at")
+            var insert = BulkInsert(
+                into: "pending_transactions", columns: PurchaseLedger.pendingColumns, suffix: "ON CONFLICT (transaction_id) DO NOTHING")
             for index in parked {
                 let t = requests[index].transaction
-                insert.values([
-                    t.transactionId, t.originalTransactionId, t.bundleId, t.productId, t.environment,
-                    "no user to attribute to", t.signedData, now.millis,
-                ] as [any Encodable & Sendable])
+                insert.values(PurchaseLedger.pendingRow(t, reason: "no user to attribute to", now: now))
                 results[index] = .parked(transactionId: t.transactionId)
             }
-            try await insert.ignoringConflicts(with: ["transaction_id"]).run()
+            try await insert.run(on: db)
         }
 
         // Every bound owner was created when it was bound (all binding paths ensure the user first), so a batch of
@@ -216,7 +217,12 @@ extension PurchaseLedger {
         }
 
         let delivering = planned.filter { fresh.contains(requests[$0.index].transaction.transactionId) }
-        var audit: [AuditEntry] = []
+        var audit: [AuditEntry] = ignoredOrders
+        let farmed = try await PurchaseLedger.introductoryOfferRepeated(
+            delivering.map { (requests[$0.index].transaction, $0.owner) }, on: db)
+        for plan in delivering where farmed.contains(requests[plan.index].transaction.transactionId) {
+            audit.append(PurchaseLedger.introductoryOfferEntry(requests[plan.index].transaction, owner: plan.owner, now: now))
+        }
         var grants: [Int: DeliveryGrant] = [:]
 
         // Coins: one upsert per user for the batch's total, then each entry's balance walked back from it.
@@ -224,16 +230,24 @@ extension PurchaseLedger {
         if !coinPlans.isEmpty {
             var totals: [UserID: Int64] = [:]
             for plan in coinPlans {
-                totals[plan.owner, default: 0] += DeliveryRules.coins(for: requests[plan.index].product, transaction: requests[plan.index].transaction)
+                // Bounded per purchase (DeliveryRules.problem sent anything else to the single path), so a batch's
+                // total cannot overflow; the wallet limit is checked by the upsert below.
+                let amount = DeliveryRules.coins(for: requests[plan.index].product, transaction: requests[plan.index].transaction) ?? 0
+                totals[plan.owner, default: 0] += amount
             }
+            let limit = WalletLimits.maximumBalance
             let upsert = db.insert(into: "wallets").columns("user_id", "currency", "balance")
             for user in totals.keys.sorted() { upsert.values([user.rawValue, "coins", totals[user]!] as [any Encodable & Sendable]) }
             var finals: [UserID: Int64] = [:]
             let upserted = try await upsert.onConflict(with: ["user_id", "currency"], do: { update in
                 update.set("balance", to: SQLRaw("wallets.balance + excluded.balance"))
+                    .where(SQLRaw("wallets.balance <= \(limit) - excluded.balance"))
             }).returning("user_id", "balance").all()
             for row in upserted {
                 finals[UserID(rawValue: try row.decode(column: "user_id", as: String.self))] = try row.decode(column: "balance", as: Int64.self)
+            }
+            if finals.count < totals.count {
+                throw WalletLimits.limitReached("a purchase would take a wallet past the limit")
             }
             var running: [UserID: Int64] = [:]
             for (user, total) in totals { running[user] = (finals[user] ?? total) - total }
@@ -241,7 +255,7 @@ extension PurchaseLedger {
                 "cause", "user_id", "currency", "amount", "balance_after", "reason", "created_at")
             for plan in coinPlans {
                 let request = requests[plan.index]
-                let amount = DeliveryRules.coins(for: request.product, transaction: request.transaction)
+                let amount = DeliveryRules.coins(for: request.product, transaction: request.transaction) ?? 0
                 let balance = running[plan.owner, default: 0] + amount
                 running[plan.owner] = balance
                 let cause = "transaction:\(request.transaction.transactionId)"
@@ -258,7 +272,8 @@ extension PurchaseLedger {
         // Entitlements; passes stack on the latest end, including passes earlier in this batch.
         let grantPlans = delivering.filter { requests[$0.index].product.kind != .consumable }
         if !grantPlans.isEmpty {
-            var passEnds: [String: Date] = [:]
+            struct PassKey: Hashable { var user: UserID; var entitlement: [UInt8] }
+            var passEnds: [PassKey: Date] = [:]
             let passUsers = Set(grantPlans.filter { requests[$0.index].product.kind == .nonRenewing }.map(\.owner)).sorted()
             if !passUsers.isEmpty {
                 if kind == .postgres {
@@ -272,8 +287,10 @@ extension PurchaseLedger {
                     """
                 ).all() {
                     if let end = try row.decode(column: "pass_end", as: Int64?.self) {
-                        passEnds["\(try row.decode(column: "user_id", as: String.self))\u{0}\(try row.decode(column: "entitlement", as: String.self))"] =
-                            Date(millis: end)
+                        let key = PassKey(
+                            user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
+                            entitlement: Array(try row.decode(column: "entitlement", as: String.self).utf8))
+                        passEnds[key] = Date(millis: end)
                     }
                 }
             }
@@ -287,7 +304,7 @@ extension PurchaseLedger {
                 let request = requests[plan.index]
                 let t = request.transaction
                 let entitlement = request.product.entitlement ?? request.product.id
-                let key = "\(plan.owner.rawValue)\u{0}\(entitlement)"
+                let key = PassKey(user: plan.owner, entitlement: Array(entitlement.utf8))
                 let period = DeliveryRules.period(for: request.product, transaction: t, currentPassEnd: passEnds[key], now: now)!
                 if request.product.kind == .nonRenewing, let end = period.end { passEnds[key] = end }
                 insert.values([
@@ -306,6 +323,7 @@ extension PurchaseLedger {
 
         // Orders: the first delivered transaction completes each.
         var orderTransaction: [String: (transactionId: String, user: UserID)] = [:]
+        // (Only orders the transaction completes are planned with one; see OrderMatch.)
         for plan in delivering {
             if let order = plan.order, orderTransaction[order.id] == nil, !completedOrders.contains(order.id) {
                 orderTransaction[order.id] = (requests[plan.index].transaction.transactionId, order.user)
@@ -345,7 +363,8 @@ extension PurchaseLedger {
                     transactionId: request.transaction.transactionId, originalTransactionId: request.transaction.originalTransactionId,
                     productId: request.transaction.productId, productKind: request.product.kind, user: plan.owner,
                     environment: request.transaction.environment, orderId: plan.order?.id, newlyDelivered: true,
-                    grant: grants[plan.index]))
+                    grant: grants[plan.index],
+                    riskFlags: farmed.contains(request.transaction.transactionId) ? [PurchaseLedger.introductoryOfferRepeated] : []))
         }
 
         var renewed = Set<String>()

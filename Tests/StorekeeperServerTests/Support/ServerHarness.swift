@@ -124,6 +124,8 @@ struct ServerHarness: Sendable {
             auth: AuthConfiguration(
                 jwtHS256Secret: hs256Secret, apiKeys: ["backend": apiKey], adminKeys: ["ops": adminKey]),
             catalogRefreshInterval: .milliseconds(200),
+            // Tests run many servers on one PostgreSQL at once: a small pool each keeps them under its max_connections.
+            postgresMaximumConnections: 6,
             // Periodic jobs run on the simulator's clock, so tests run them on demand through the admin API.
             lifecycle: LifecycleConfiguration(
                 pollInterval: .milliseconds(20), catchUpInterval: nil, sweepInterval: nil, consumptionInterval: nil))
@@ -176,7 +178,6 @@ struct ServerHarness: Sendable {
     }
 
     static func userHeaders(_ user: String) -> [(String, String)] { [("Authorization", "Bearer \(token(user))")] }
-    static func guestHeaders(_ device: String) -> [(String, String)] { [("X-Storekeeper-Device", device)] }
     static let adminHeaders: [(String, String)] = [("X-Admin-Key", adminKey)]
 
     // MARK: HTTP

@@ -1,0 +1,21 @@
+import PostgresNIO
+import SQLiteNIO
+
+/// What a driver error means for the caller, decided in one place for both engines.
+public enum DatabaseFailure {
+    /// A unique key refused a row another transaction committed first (a race the caller can answer by reading).
+    public static func isUniqueViolation(_ error: any Error) -> Bool {
+        if let error = error as? PSQLError { return error.serverInfo?[.sqlState] == PostgresError.Code.uniqueViolation.raw }
+        if let error = error as? SQLiteError {
+            return error.reason == .constraintUniqueFailed || error.reason == .constraintPrimaryKeyFailed
+        }
+        return false
+    }
+
+    /// The input itself cannot be stored (PostgreSQL's data exceptions, class 22: a NUL byte in text, a number out
+    /// of range, bad encoding): the request is at fault, not the database.
+    public static func isInvalidInput(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
+        return state.hasPrefix("22")
+    }
+}

@@ -1,0 +1,217 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import StorekeeperTestSupport
+import Testing
+
+/// The `storekeeper` processes behave like well-kept services (issue 13, items 14, 16 and 18): a failed start
+/// exits non-zero at once with its cause in one line; SIGTERM and Ctrl-C shut down cleanly with exit 0 and no
+/// error logged; the demo runs from any directory and talks only to its own simulator.
+@Suite(.serialized) struct ProcessLifecycleTests {
+    /// A child `storekeeper` process with its output captured in files.
+    final class Child: @unchecked Sendable {
+        let process = Process()
+        let stdoutURL: URL
+        let stderrURL: URL
+
+        init(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil) throws {
+            let base = FileManager.default.temporaryDirectory.appendingPathComponent("sk-child-\(UUID().uuidString)")
+            stdoutURL = base.appendingPathExtension("out")
+            stderrURL = base.appendingPathExtension("err")
+            FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+            FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+            process.executableURL = CommandLineTests.binary
+            process.arguments = arguments
+            var inherited = ProcessInfo.processInfo.environment
+            for key in inherited.keys where key.hasPrefix("APPS") || key.hasPrefix("DB_") || key.hasPrefix("AUTH_") || key.hasPrefix("HTTP_") {
+                inherited[key] = nil
+            }
+            process.environment = inherited.merging(environment) { _, new in new }
+            if let directory { process.currentDirectoryURL = directory }
+            process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
+            process.standardError = try FileHandle(forWritingTo: stderrURL)
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+
+        var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
+        var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
+
+        /// Waits for exit up to `timeout`; nil when it is still running (then it is killed).
+        func exitStatus(within timeout: Duration) async -> Int32? {
+            let deadline = ContinuousClock.now + timeout
+            while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+            guard !process.isRunning else {
+                Foundation.kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return nil
+            }
+            return process.terminationStatus
+        }
+
+        func signal(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
+
+        /// Waits until `text` appears in the output.
+        func waitFor(_ text: String, within timeout: Duration = .seconds(120)) async -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if stdout.contains(text) || stderr.contains(text) { return true }
+                if !process.isRunning { return false }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            return false
+        }
+    }
+
+    /// A port nobody listens on right now (bound, read and released).
+    static func freePort() -> Int { (try? ReservedClosedPort().port) ?? Int.random(in: 20_000..<40_000) }
+
+    static func get(_ url: String, headers: [(String, String)] = []) async throws -> (status: Int, body: String) {
+        var request = HTTPClientRequest(url: url)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 1 << 22)
+        return (Int(response.status.code), String(buffer: body))
+    }
+
+    static func post(_ url: String, json: String, headers: [(String, String)] = []) async throws -> (status: Int, body: String) {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(string: json))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 1 << 22)
+        return (Int(response.status.code), String(buffer: body))
+    }
+
+    /// Waits until `url` answers `/health` with 200, as long as `child` runs (two minutes at most).
+    static func waitForHealth(_ url: String, of child: Child) async -> Bool {
+        for _ in 0..<1200 {
+            if let reply = try? await get(url + "/health"), reply.status == 200 { return true }
+            if !child.process.isRunning { return false }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    /// Lines a clean run must never log.
+    static func errorLines(_ text: String) -> [Substring] {
+        text.split(separator: "\n").filter {
+            $0.contains(" error ") || $0.contains(" critical ") || $0.contains("CancellationError") || $0.contains("Already closed")
+                || $0.contains("was not closed") || $0.contains("Fatal error") || $0.contains("Backtrace")
+        }
+    }
+
+    static func serveEnvironment(database: String, port: Int) -> [String: String] {
+        [
+            "HTTP_PORT": String(port), "DB_SQLITE_PATH": database, "APPS_MAIN_BUNDLE_ID": "com.example.storekeeper",
+            "APPS_MAIN_APP_APPLE_ID": "1234567890", "AUTH_ADMIN_KEYS": "ops:lifecycle-admin-key-0123456789",
+            "LIFECYCLE_CATCH_UP_SECONDS": "0", "LIFECYCLE_SWEEP_SECONDS": "0",
+        ]
+    }
+
+    static func scratch() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sk-life-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    // MARK: Tests
+
+    @Test("item 14: serve on a database it cannot open or migrate exits non-zero at once, with the cause in one line")
+    func failedStartExits() async throws {
+        let directory = try Self.scratch()
+        let notADirectory = directory.appendingPathComponent("file")
+        try Data("x".utf8).write(to: notADirectory)
+        // A database whose tables are not Storekeeper's: the first migration fails.
+        let foreign = directory.appendingPathComponent("foreign.sqlite").path
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sqlite.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(foreign)'); c.execute('CREATE TABLE users (x)'); c.commit()"]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        for database in [notADirectory.appendingPathComponent("db.sqlite").path, "/proc/storekeeper-test.sqlite", foreign] {
+            let child = try Child(["serve"], environment: Self.serveEnvironment(database: database, port: Self.freePort()))
+            let status = await child.exitStatus(within: .seconds(30))
+            #expect(status != nil, "\(database): still running 30 s after a failed start")
+            #expect(status != 0, "\(database)")
+            let lines = child.stderr.split(separator: "\n").filter { !$0.isEmpty }
+            #expect(lines.count >= 1, "\(database): the cause is printed")
+            #expect(lines.last?.lowercased().contains("error") == true || lines.last?.contains("failed") == true, "\(child.stderr)")
+            #expect(!child.stderr.contains("Backtrace") && !child.stderr.contains("Fatal error"), "\(child.stderr)")
+        }
+    }
+
+    @Test("item 14: SIGTERM and Ctrl-C stop serve cleanly: exit 0, no error logged, WAL checkpointed")
+    func serveShutsDownCleanly() async throws {
+        for signal in [SIGTERM, SIGINT] {
+            let directory = try Self.scratch()
+            let database = directory.appendingPathComponent("storekeeper.sqlite").path
+            let port = Self.freePort()
+            let child = try Child(["serve"], environment: Self.serveEnvironment(database: database, port: port))
+            #expect(await Self.waitForHealth("http://127.0.0.1:\(port)", of: child), "\(child.stderr)")
+            let guest = try await Self.post("http://127.0.0.1:\(port)/v1/guests", json: "")
+            #expect(guest.status == 201, "\(guest.body)")
+            child.signal(signal)
+            let status = await child.exitStatus(within: .seconds(30))
+            #expect(status == 0, "signal \(signal): \(child.stderr)")
+            #expect(Self.errorLines(child.stderr + child.stdout).isEmpty, "\(Self.errorLines(child.stderr + child.stdout))")
+            let wal = (try? FileManager.default.attributesOfItem(atPath: database + "-wal")[.size] as? Int) ?? 0
+            #expect(wal == 0, "the WAL was checkpointed and removed at close")
+            let mode = try FileManager.default.attributesOfItem(atPath: database)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+    }
+
+    @Test("items 14 and 18: the simulator starts at the wall clock and stops cleanly on SIGTERM")
+    func simulatorShutsDownCleanly() async throws {
+        let directory = try Self.scratch()
+        let port = Self.freePort()
+        let child = try Child(["simulator", "--port", String(port), "--state-dir", directory.path], directory: directory)
+        #expect(await Self.waitForHealth("http://127.0.0.1:\(port)", of: child), "\(child.stderr)")
+        let clock = try await Self.get("http://127.0.0.1:\(port)/control/clock")
+        let object = try JSONSerialization.jsonObject(with: Data(clock.body.utf8)) as? [String: Any]
+        let now: Date? =
+            (object?["now"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) }
+            ?? (object?["now"] as? Double).map { Date(timeIntervalSince1970: $0 > 1e11 ? $0 / 1000 : $0) }
+        let started = try #require(now, "\(clock.body)")
+        #expect(abs(started.timeIntervalSinceNow) < 600, "the simulated clock starts now, not at a fixed date: \(clock.body)")
+        child.signal(SIGTERM)
+        let status = await child.exitStatus(within: .seconds(30))
+        #expect(status == 0, "\(child.stderr)")
+        #expect(Self.errorLines(child.stderr + child.stdout).isEmpty, "\(Self.errorLines(child.stderr + child.stdout))")
+    }
+
+    @Test("items 14 and 16: the demo runs from any directory, uses only its simulator, and stops cleanly on Ctrl-C")
+    func demoIsSelfContained() async throws {
+        let directory = try Self.scratch()
+        let port = Self.freePort()
+        let simulatorPort = Self.freePort()
+        let child = try Child(["demo", "--port", String(port), "--simulator-port", String(simulatorPort)], directory: directory)
+        #expect(await child.waitFor("Storekeeper demo"), "\(child.stderr)")
+        #expect(await Self.waitForHealth("http://127.0.0.1:\(port)", of: child), "\(child.stderr)")
+        let output = child.stdout
+        let adminKey = try #require(
+            output.split(separator: "\n").first { $0.contains("X-Admin-Key") }?.split(separator: " ").last.map(String.init), "\(output)")
+        #expect(output.contains(".storekeeper-demo"), "the demo says where its keys and database are: \(output)")
+        #expect(output.contains(".p8"), "\(output)")
+
+        // Every job talks to the built-in simulator: answered at once, not after a 30-second timeout against Apple.
+        for job in ["catch-up", "renewal-sweep", "consumption-responder"] {
+            let started = ContinuousClock.now
+            let reply = try await Self.post(
+                "http://127.0.0.1:\(port)/v1/admin/jobs/\(job)/run", json: "{}", headers: [("X-Admin-Key", adminKey)])
+            #expect(reply.status == 200, "\(job): \(reply.body)")
+            #expect(ContinuousClock.now - started < .seconds(10), "\(job)")
+        }
+        let guest = try await Self.post("http://127.0.0.1:\(port)/v1/guests", json: "")
+        #expect(guest.status == 201, "the walkthrough's first call works: \(guest.body)")
+
+        child.signal(SIGINT)
+        let status = await child.exitStatus(within: .seconds(30))
+        #expect(status == 0, "\(child.stderr)")
+        #expect(Self.errorLines(child.stderr + child.stdout).isEmpty, "\(Self.errorLines(child.stderr + child.stdout))")
+    }
+}
