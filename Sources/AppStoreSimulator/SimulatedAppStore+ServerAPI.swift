@@ -120,8 +120,12 @@ extension SimulatedAppStore {
         if transaction.type == .consumable { finished.insert(id) }
     }
 
-    /// Request a Test Notification: a `TEST` notification, returning its token.
+    /// Request a Test Notification: a `TEST` notification, returning its token. Refused, as Apple refuses it,
+    /// when the app has no notification URL (no delivery target is configured).
     public func sendTestNotification() throws -> String {
+        guard deliversNotifications else {
+            throw SimulatorError.notAllowed("the app has no App Store Server Notifications URL configured")
+        }
         let token = generator.uuid().uuidString.lowercased() + "_" + String(Int64(now.timeIntervalSince1970 * 1000))
         let payload = ResponseBodyV2DecodedPayload(
             notificationType: .test, notificationUUID: generator.uuid().uuidString.lowercased(), version: "2.0",

@@ -14,7 +14,7 @@ struct ReceiptController<Context: RequestContext>: Sendable {
 
     func add(to router: Router<Context>) {
         router.get("device/accounts/:account/receipt") { _, context in
-            let account = try context.parameters.require("account")
+            let account = try PathParameter.require("account", in: context)
             let receipt = try await SimulatorError.mapped { try await issue(for: account) }
             return try HTTPJSON.response(DeviceReceipt(receiptData: receipt.base64))
         }
