@@ -110,7 +110,8 @@ extension SimulatedAppStore {
             AppTransaction(
                 receiptType: environment, appAppleId: catalog.appAppleId, bundleId: catalog.bundleId,
                 applicationVersion: "1", versionExternalIdentifier: 0, receiptCreationDate: now,
-                originalPurchaseDate: now, originalApplicationVersion: "1", appTransactionId: account.appTransactionId,
+                originalPurchaseDate: account.originalAppPurchaseDate, originalApplicationVersion: "1",
+                appTransactionId: account.appTransactionId,
                 originalPlatform: .iOS))
     }
 

@@ -16,6 +16,7 @@ enum SimulatedDevice {
         AppReceiptBuilder(
             identity: identity, bundleId: await store.catalog.bundleId, appVersion: "1",
             deviceIdentifier: identifier(of: accountId), receiptType: AppReceiptBuilder.receiptType(for: store.environment),
-            creationDate: await store.currentDate, opaqueValue: identifier(of: accountId))
+            creationDate: await store.currentDate, opaqueValue: identifier(of: accountId),
+            originalPurchaseDate: await store.account(accountId)?.originalAppPurchaseDate)
     }
 }
