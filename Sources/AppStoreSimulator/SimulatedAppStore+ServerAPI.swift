@@ -88,6 +88,14 @@ extension SimulatedAppStore {
     /// What the developer answered to consumption requests, by transaction id.
     public func consumptionInformation(transactionId: String) -> ConsumptionRequest? { consumptionAnswers[transactionId] }
 
+    /// Keeps an accepted Send Consumption Information body as received, dated now.
+    public func logConsumptionAnswer(transactionId: String, endpoint: ConsumptionAnswer.Endpoint, body: Data) {
+        consumptionLog.append(ConsumptionAnswer(transactionId: transactionId, endpoint: endpoint, body: body, receivedAt: now))
+    }
+
+    /// Every accepted Send Consumption Information request, oldest first.
+    public func receivedConsumptionAnswers() -> [ConsumptionAnswer] { consumptionLog }
+
     /// Set App Account Token: later transactions of the subscription (and this one) carry `token`.
     public func setAppAccountToken(originalTransactionId: String, token: UUID) throws {
         guard var original = transactions[originalTransactionId], original.originalTransactionId == originalTransactionId

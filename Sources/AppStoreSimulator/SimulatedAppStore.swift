@@ -44,6 +44,8 @@ public actor SimulatedAppStore {
     /// Consumables the app finished (they leave receipts and history v1).
     var finished: Set<String> = []
     var consumptionAnswers: [String: ConsumptionRequest] = [:]
+    /// Every accepted Send Consumption Information request (v1 and v2), as received.
+    var consumptionLog: [ConsumptionAnswer] = []
     /// Test notification token → notification UUID.
     var testNotifications: [String: String] = [:]
     /// Ask to Buy requests waiting for the family organizer, by request id.

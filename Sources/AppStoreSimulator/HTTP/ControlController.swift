@@ -168,6 +168,20 @@ struct ControlController<Context: RequestContext>: Sendable {
             }
             return try HTTPJSON.response(sent)
         }
+        control.get("consumption") { request, _ in
+            // Bodies are JSON objects the Server API already decoded; each is shown as the object it is.
+            let filter = request.uri.queryParameters["transactionId"].map(String.init)
+            let answers = await store.receivedConsumptionAnswers().filter { filter == nil || $0.transactionId == filter }
+            let items: [[String: Any]] = answers.map { answer in
+                [
+                    "transactionId": answer.transactionId, "endpoint": answer.endpoint.rawValue,
+                    "receivedAt": Int64((answer.receivedAt.timeIntervalSince1970 * 1000).rounded()),
+                    "body": (try? JSONSerialization.jsonObject(with: answer.body)) ?? String(decoding: answer.body, as: UTF8.self),
+                ]
+            }
+            let data = try JSONSerialization.data(withJSONObject: items, options: [.sortedKeys])
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(bytes: data)))
+        }
         control.get("truth") { request, _ in
             let query = request.uri.queryParameters
             let at = query["at"].flatMap { Double(String($0)) }.map { Date(timeIntervalSince1970: $0 / 1000) }

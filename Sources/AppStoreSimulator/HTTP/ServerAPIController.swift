@@ -51,6 +51,7 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                     return try apiError(.badRequest, code: 4_000_035, "customerConsented must be true")
                 }
                 try await known(id) { try await store.recordConsumptionInformation(transactionId: id, body) }
+                await store.logConsumptionAnswer(transactionId: id, endpoint: .v2, body: data)
                 return Response(status: .accepted)
             }
         }
@@ -66,6 +67,7 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                     customerConsented: true, sampleContentProvided: body.sampleContentProvided,
                     deliveryStatus: body.deliveryStatus == .deliveredAndWorkingProperly ? .delivered : .undeliveredOther)
                 try await known(id) { try await store.recordConsumptionInformation(transactionId: id, v2) }
+                await store.logConsumptionAnswer(transactionId: id, endpoint: .v1, body: data)
                 return Response(status: .accepted)
             }
         }

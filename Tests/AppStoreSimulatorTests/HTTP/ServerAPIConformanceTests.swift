@@ -9,7 +9,8 @@ import NIOCore
 import SwiftASN1
 import Testing
 
-/// Details of the simulator's App Store Server API where it must answer as Apple does: query parsing and refusals.
+/// Details of the simulator's App Store Server API where it must answer as Apple does: query parsing, refusals and
+/// what the control API shows of what it received.
 @Suite struct ServerAPIConformanceTests {
     typealias H = SimulatorHarness
     static let issuerId = "57246542-96fe-1a63-e053-0824d011072a"
@@ -117,5 +118,50 @@ import Testing
             ) { #expect($0.status == .ok) }
         }
         #expect(await h.store.sentNotifications().map(\.type) == [.test])
+    }
+
+    @Test func consumptionAnswersAreListedUnderControl() async throws {
+        let h = try await H()
+        let account = try await h.store.createAccount()
+        let first = try await h.store.purchase(productId: Self.coins, account: account.id).transaction.transactionId!
+        let second = try await h.store.purchase(productId: Self.coins, account: account.id).transaction.transactionId!
+        let v2 = #"{"customerConsented":true,"sampleContentProvided":false,"deliveryStatus":"DELIVERED","consumptionPercentage":25000,"refundPreference":"GRANT_PRORATED"}"#
+        let v1 = #"{"customerConsented":true,"consumptionStatus":2,"platform":1,"sampleContentProvided":true,"deliveryStatus":0,"appAccountToken":"","accountTenure":3,"playTime":2,"lifetimeDollarsPurchased":2,"lifetimeDollarsRefunded":1,"userStatus":1,"refundPreference":3}"#
+        try await application(store: h.store).test(.router) { client in
+            try await client.execute(uri: "/control/consumption", method: .get) {
+                #expect(String(buffer: $0.body) == "[]")
+            }
+            try await client.execute(
+                uri: "/inApps/v2/transactions/consumption/\(first)", method: .put, headers: try authorization, body: ByteBuffer(string: v2)
+            ) { #expect($0.status == .accepted) }
+            try await client.execute(
+                uri: "/inApps/v1/transactions/consumption/\(second)", method: .put, headers: try authorization, body: ByteBuffer(string: v1)
+            ) { #expect($0.status == .accepted) }
+            // A refused answer (no consent) is not one Apple received.
+            try await client.execute(
+                uri: "/inApps/v2/transactions/consumption/\(first)", method: .put, headers: try authorization,
+                body: ByteBuffer(string: v2.replacingOccurrences(of: "\"customerConsented\":true", with: "\"customerConsented\":false"))
+            ) { #expect($0.status == .badRequest) }
+
+            let now = Int64((await h.store.currentDate.timeIntervalSince1970 * 1000).rounded())
+            let listed = try await client.execute(uri: "/control/consumption", method: .get) { response in
+                #expect(response.status == .ok)
+                return try #require(try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [[String: Any]])
+            }
+            #expect(listed.map { $0["transactionId"] as? String } == [first, second])
+            #expect(listed.map { $0["endpoint"] as? String } == ["v2", "v1"])
+            #expect(listed.allSatisfy { ($0["receivedAt"] as? Int64) == now })
+            let firstBody = try #require(listed.first?["body"] as? [String: Any])
+            #expect(firstBody["refundPreference"] as? String == "GRANT_PRORATED")
+            #expect(firstBody["consumptionPercentage"] as? Int == 25_000)
+            let secondBody = try #require(listed.last?["body"] as? [String: Any])
+            #expect(secondBody["playTime"] as? Int == 2)
+
+            try await client.execute(uri: "/control/consumption?transactionId=\(second)", method: .get) { response in
+                let only = try #require(try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [[String: Any]])
+                #expect(only.map { $0["transactionId"] as? String } == [second])
+            }
+        }
+        #expect(await h.store.receivedConsumptionAnswers().count == 2)
     }
 }
