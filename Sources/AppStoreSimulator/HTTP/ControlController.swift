@@ -61,7 +61,7 @@ struct ControlController<Context: RequestContext>: Sendable {
         var transactionIds: [String]
     }
 
-    func add(to router: Router<Context>) {
+    func add(to router: some RouterMethods<Context>) {
         let control = router.group("control")
         control.get("root.pem") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/x-pem-file"], body: .init(byteBuffer: .init(string: rootPEM)))

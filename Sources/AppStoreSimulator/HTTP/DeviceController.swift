@@ -45,7 +45,7 @@ struct DeviceController<Context: RequestContext>: Sendable {
     struct RefundRequest: Codable { var reason: ConsumptionRequestReason? }
     struct SignedTransactions: Codable { var signedTransactions: [String] }
 
-    func add(to router: Router<Context>) {
+    func add(to router: some RouterMethods<Context>) {
         let device = router.group("device")
         device.post("accounts") { request, _ in
             let body = try await HTTPJSON.decode(CreateAccount.self, from: request)

@@ -11,7 +11,7 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
     let faults: AppleEndpointFaults
     static var pageSize: Int { 20 }
 
-    func add(to router: Router<Context>) {
+    func add(to router: some RouterMethods<Context>) {
         let api = router.group("inApps")
         api.get("v1/transactions/:id") { request, context in
             try await guarded(request) {
