@@ -44,6 +44,12 @@ enum ApplePython {
         process.arguments = ["python3", script.path] + arguments
         process.standardOutput = handle
         process.standardError = handle
+        // A script that hangs is stopped, so the test fails with its output instead of timing out silently.
+        let watchdog = Task {
+            try await Task.sleep(for: timeout)
+            if process.isRunning { process.terminate() }
+        }
+        defer { watchdog.cancel() }
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do {
@@ -51,13 +57,7 @@ enum ApplePython {
             } catch {
                 process.terminationHandler = nil
                 continuation.resume(throwing: error)
-                return
             }
-            let watchdog = Task {
-                try await Task.sleep(for: timeout)
-                if process.isRunning { process.terminate() }
-            }
-            _ = watchdog
         }
         return Outcome(status: status, output: (try? String(contentsOf: log, encoding: .utf8)) ?? "")
     }
