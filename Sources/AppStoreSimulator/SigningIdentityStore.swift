@@ -8,8 +8,11 @@ import X509
 /// pin the root keeps working across restarts. Files: `root.pem`, `intermediate.pem`, `leaf.pem` (certificates)
 /// and `root-key.pem`, `intermediate-key.pem`, `leaf-key.pem` (private keys, never needed outside).
 public enum SigningIdentityStore {
-    /// Loads the chain from `directory`, or generates one and writes it there.
-    public static func loadOrCreate(directory: URL, name: String = "Storekeeper Simulator") throws -> AppStoreSigningChain {
+    /// Loads the chain from `directory`, or generates one (see ``SimulatorSigningChain``, whose intermediate and
+    /// leaf name `ocspURL` as their OCSP responder) and writes it there.
+    public static func loadOrCreate(
+        directory: URL, name: String = "Storekeeper Simulator", ocspURL: String = SimulatorSigningChain.defaultOCSPURL
+    ) throws -> AppStoreSigningChain {
         let manager = FileManager.default
         let files = ["root.pem", "intermediate.pem", "leaf.pem", "root-key.pem", "intermediate-key.pem", "leaf-key.pem"]
         if files.allSatisfy({ manager.fileExists(atPath: directory.appendingPathComponent($0).path) }) {
@@ -24,7 +27,7 @@ public enum SigningIdentityStore {
                 intermediateKey: try P384.Signing.PrivateKey(pemRepresentation: try text("intermediate-key.pem")),
                 leafKey: try P256.Signing.PrivateKey(pemRepresentation: try text("leaf-key.pem")))
         }
-        let chain = try AppStoreSigningChain.generate(.init(name: name))
+        let chain = try SimulatorSigningChain.generate(name: name, ocspURL: ocspURL)
         try manager.createDirectory(at: directory, withIntermediateDirectories: true)
         let contents: [(String, String)] = [
             ("root.pem", try chain.root.serializeAsPEM().pemString),

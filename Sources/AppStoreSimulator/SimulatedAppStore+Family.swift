@@ -47,7 +47,8 @@ extension SimulatedAppStore {
                     autoRenewProductId: source.autoRenewProductId, autoRenew: source.autoRenew, state: source.state,
                     expiresDate: source.expiresDate, latestTransactionId: id, appAccountToken: nil, expirationIntent: nil,
                     billingRetryStart: nil, nextBillingCheck: nil, graceExpires: nil, renewals: 0,
-                    discountedPeriodsLeft: 0, offer: nil, offerType: nil, sharedFrom: source.originalTransactionId)
+                    discountedPeriodsLeft: 0, offer: nil, offerType: nil, sharedFrom: source.originalTransactionId,
+                    recentStart: source.recentStart)
                 subscriptions[id] = record
                 try notify(.subscribed, .initialBuy, transaction: copy, renewal: renewalInfo(record), status: .active)
             } else {

@@ -22,6 +22,7 @@ extension SimulatedAppStore {
     public func decideRefund(transactionId: String, approve: Bool, reason: RevocationReason = .otherReason) throws {
         guard var transaction = transactions[transactionId] else { throw SimulatorError.unknownTransaction(transactionId) }
         guard approve else {
+            // For a subscription, notify adds its status and renewal info, as Apple's REFUND_DECLINED carries them.
             try notify(.refundDeclined, nil, transaction: transaction, renewal: nil, status: nil)
             return
         }
@@ -36,12 +37,13 @@ extension SimulatedAppStore {
         if let originalId = transaction.originalTransactionId, var subscription = subscriptions[originalId],
             subscription.latestTransactionId == transactionId
         {
-            // A refunded current period ends the subscription at once.
-            subscription.state = .expired
+            // A refunded current period ends the subscription at once; Apple reports it revoked (status 5), not
+            // expired, from then on.
+            subscription.state = .revoked
             subscription.autoRenew = false
             subscription.expiresDate = now
             subscriptions[originalId] = subscription
-            status = .expired
+            status = .revoked
             renewal = renewalInfo(subscription)
         }
         try notify(.refund, nil, transaction: transaction, renewal: renewal, status: status)
@@ -60,6 +62,7 @@ extension SimulatedAppStore {
         transactions[transactionId] = transaction
         modified(transactionId)
         var status: SubscriptionStatus?
+        var renewal: JWSRenewalInfoDecodedPayload?
         if let originalId = transaction.originalTransactionId, var subscription = subscriptions[originalId],
             subscription.latestTransactionId == transactionId, let expires = transaction.expiresDate
         {
@@ -68,7 +71,8 @@ extension SimulatedAppStore {
             subscription.state = expires > now ? .active : .expired
             subscriptions[originalId] = subscription
             status = subscription.state.status
+            renewal = renewalInfo(subscription)
         }
-        try notify(.refundReversed, nil, transaction: transaction, renewal: nil, status: status)
+        try notify(.refundReversed, nil, transaction: transaction, renewal: renewal, status: status)
     }
 }

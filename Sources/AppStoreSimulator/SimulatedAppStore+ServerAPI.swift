@@ -88,6 +88,14 @@ extension SimulatedAppStore {
     /// What the developer answered to consumption requests, by transaction id.
     public func consumptionInformation(transactionId: String) -> ConsumptionRequest? { consumptionAnswers[transactionId] }
 
+    /// Keeps an accepted Send Consumption Information body as received, dated now.
+    public func logConsumptionAnswer(transactionId: String, endpoint: ConsumptionAnswer.Endpoint, body: Data) {
+        consumptionLog.append(ConsumptionAnswer(transactionId: transactionId, endpoint: endpoint, body: body, receivedAt: now))
+    }
+
+    /// Every accepted Send Consumption Information request, oldest first.
+    public func receivedConsumptionAnswers() -> [ConsumptionAnswer] { consumptionLog }
+
     /// Set App Account Token: later transactions of the subscription (and this one) carry `token`.
     public func setAppAccountToken(originalTransactionId: String, token: UUID) throws {
         guard var original = transactions[originalTransactionId], original.originalTransactionId == originalTransactionId
@@ -110,7 +118,8 @@ extension SimulatedAppStore {
             AppTransaction(
                 receiptType: environment, appAppleId: catalog.appAppleId, bundleId: catalog.bundleId,
                 applicationVersion: "1", versionExternalIdentifier: 0, receiptCreationDate: now,
-                originalPurchaseDate: now, originalApplicationVersion: "1", appTransactionId: account.appTransactionId,
+                originalPurchaseDate: account.originalAppPurchaseDate, originalApplicationVersion: "1",
+                appTransactionId: account.appTransactionId,
                 originalPlatform: .iOS))
     }
 
@@ -120,8 +129,12 @@ extension SimulatedAppStore {
         if transaction.type == .consumable { finished.insert(id) }
     }
 
-    /// Request a Test Notification: a `TEST` notification, returning its token.
+    /// Request a Test Notification: a `TEST` notification, returning its token. Refused, as Apple refuses it,
+    /// when the app has no notification URL (no delivery target is configured).
     public func sendTestNotification() throws -> String {
+        guard deliversNotifications else {
+            throw SimulatorError.notAllowed("the app has no App Store Server Notifications URL configured")
+        }
         let token = generator.uuid().uuidString.lowercased() + "_" + String(Int64(now.timeIntervalSince1970 * 1000))
         let payload = ResponseBodyV2DecodedPayload(
             notificationType: .test, notificationUUID: generator.uuid().uuidString.lowercased(), version: "2.0",

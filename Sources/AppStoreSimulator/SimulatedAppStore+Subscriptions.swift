@@ -21,7 +21,7 @@ extension SimulatedAppStore {
             autoRenewProductId: product.id, autoRenew: true, state: .active, expiresDate: first.expires,
             latestTransactionId: id, appAccountToken: token, expirationIntent: nil, billingRetryStart: nil,
             nextBillingCheck: nil, graceExpires: nil, renewals: 0, discountedPeriodsLeft: first.discountedPeriodsLeft,
-            offer: first.offer?.1, offerType: first.offer?.0)
+            offer: first.offer?.1, offerType: first.offer?.0, recentStart: now)
         subscriptions[id] = subscription
         let purchase = try record(transaction, account: account.id)
         try notify(.subscribed, .initialBuy, transaction: transaction, renewal: renewalInfo(subscription), status: .active)
@@ -45,6 +45,10 @@ extension SimulatedAppStore {
             originalPurchaseDate: original.originalPurchaseDate ?? now, expiresDate: first.expires, reason: .purchase,
             token: token ?? subscription.appAccountToken, price: first.price, offer: first.offer)
         accounts[account.id] = account
+        // Coming back within 60 days of the end of service continues the run; later starts a new one.
+        if now.timeIntervalSince(subscription.expiresDate) > scaled(Self.continuityGap) || subscription.recentStart == nil {
+            subscription.recentStart = now
+        }
         subscription.productId = product.id
         subscription.autoRenewProductId = product.id
         subscription.autoRenew = true
@@ -58,6 +62,7 @@ extension SimulatedAppStore {
         subscription.discountedPeriodsLeft = first.discountedPeriodsLeft
         subscription.offer = first.offer?.1
         subscription.offerType = first.offer?.0
+        subscription.offerIsForPendingChange = false
         subscription.priceIncreasePending = false
         if let token { subscription.appAccountToken = token }
         subscriptions[originalId] = subscription
@@ -79,11 +84,30 @@ extension SimulatedAppStore {
         let redeemed = try requested.map { try resolve($0, product: product) }
 
         if product.id == subscription.productId {
-            guard let redeemed else { throw SimulatorError.notAllowed("already subscribed to \(product.id)") }
-            // An offer on the current product applies from the next renewal.
+            let changePending = subscription.autoRenewProductId != product.id
+            guard let redeemed else {
+                guard changePending else { throw SimulatorError.notAllowed("already subscribed to \(product.id)") }
+                // Choosing the current plan again while a downgrade waits for the renewal cancels the downgrade:
+                // DID_CHANGE_RENEWAL_PREF without subtype, renewing into the current product again (reference §3).
+                subscription.autoRenewProductId = product.id
+                if subscription.offerIsForPendingChange {
+                    subscription.offer = nil
+                    subscription.offerType = nil
+                    subscription.discountedPeriodsLeft = 0
+                    subscription.offerIsForPendingChange = false
+                }
+                subscriptions[originalId] = subscription
+                try notify(
+                    .didChangeRenewalPref, nil, transaction: latest, renewal: renewalInfo(subscription),
+                    status: subscription.state.status)
+                return SimulatedPurchase(transaction: latest, signedTransaction: try signer.sign(latest))
+            }
+            // An offer on the current product applies from the next renewal (and cancels a pending downgrade).
+            subscription.autoRenewProductId = product.id
             subscription.offer = redeemed.1
             subscription.offerType = redeemed.0
             subscription.discountedPeriodsLeft = redeemed.1.periodCount ?? 1
+            subscription.offerIsForPendingChange = false
             subscriptions[originalId] = subscription
             try notify(.offerRedeemed, nil, transaction: latest, renewal: renewalInfo(subscription), status: subscription.state.status)
             return SimulatedPurchase(transaction: latest, signedTransaction: try signer.sign(latest))
@@ -97,6 +121,7 @@ extension SimulatedAppStore {
                 subscription.offer = redeemed.1
                 subscription.offerType = redeemed.0
                 subscription.discountedPeriodsLeft = redeemed.1.periodCount ?? 1
+                subscription.offerIsForPendingChange = true
             }
             subscriptions[originalId] = subscription
             try notify(
@@ -123,6 +148,7 @@ extension SimulatedAppStore {
         subscription.discountedPeriodsLeft = redeemed.map { ($0.1.periodCount ?? 1) - 1 } ?? 0
         subscription.offer = redeemed?.1
         subscription.offerType = redeemed?.0
+        subscription.offerIsForPendingChange = false
         subscriptions[originalId] = subscription
         let purchase = try record(transaction, account: account.id)
         try notify(
@@ -323,6 +349,7 @@ extension SimulatedAppStore {
         subscription.expiresDate = expires
         subscription.latestTransactionId = id
         subscription.renewals += 1
+        subscription.offerIsForPendingChange = false
         subscription.expirationIntent = nil
         subscription.billingRetryStart = nil
         subscription.nextBillingCheck = nil

@@ -44,6 +44,8 @@ public actor SimulatedAppStore {
     /// Consumables the app finished (they leave receipts and history v1).
     var finished: Set<String> = []
     var consumptionAnswers: [String: ConsumptionRequest] = [:]
+    /// Every accepted Send Consumption Information request (v1 and v2), as received.
+    var consumptionLog: [ConsumptionAnswer] = []
     /// Test notification token → notification UUID.
     var testNotifications: [String: String] = [:]
     /// Ask to Buy requests waiting for the family organizer, by request id.
@@ -92,7 +94,7 @@ public actor SimulatedAppStore {
 
     // MARK: Accounts
 
-    /// Creates a sandbox tester in `storefront` (the catalog's first storefront by default).
+    /// Creates a sandbox tester in `storefront` (the catalog's first storefront by default), who gets the app now.
     public func createAccount(storefront: String? = nil) throws -> SimulatedAccount {
         let code = storefront ?? catalog.storefronts[0].code
         guard catalog.storefronts.contains(where: { $0.code == code }) else {
@@ -100,7 +102,8 @@ public actor SimulatedAppStore {
         }
         let account = SimulatedAccount(
             id: "sandbox-\(accounts.count + 1)@storekeeper.test",
-            appTransactionId: String(704_000_000_000_000_000 + Int64(accounts.count + 1)), storefront: code,
+            appTransactionId: String(704_000_000_000_000_000 + Int64(accounts.count + 1)), originalAppPurchaseDate: now,
+            storefront: code,
             billingFails: false,
             introductoryOfferGroupsUsed: [], familyId: nil)
         accounts[account.id] = account
@@ -291,10 +294,38 @@ public actor SimulatedAppStore {
             offerType: record.discountedPeriodsLeft > 0 ? record.offerType : nil,
             offerIdentifier: record.discountedPeriodsLeft > 0 && record.offerType != .introductory ? record.offer?.id : nil,
             offerDiscountType: record.discountedPeriodsLeft > 0 ? record.offer?.discountType : nil,
-            signedDate: now, environment: environment, recentSubscriptionStartDate: nil,
+            offerPeriod: record.discountedPeriodsLeft > 0 ? record.offer.map(offerPeriod) : nil,
+            signedDate: now, environment: environment, recentSubscriptionStartDate: record.recentStart,
             renewalDate: record.expiresDate, renewalPrice: product?.price,
-            currency: account.map { storefront(of: $0).currency }, appAccountToken: record.appAccountToken,
-            appTransactionId: account?.appTransactionId)
+            currency: account.map { storefront(of: $0).currency }, eligibleWinBackOfferIds: eligibleWinBackOffers(record),
+            appAccountToken: record.appAccountToken, appTransactionId: account?.appTransactionId)
+    }
+
+    /// Lapses up to this long (60 days, scaled like every other duration) keep a run of service continuous.
+    static let continuityGap: TimeInterval = 60 * 86_400
+
+    /// The win-back offers a lapsed subscriber may redeem, best first: those of the product they left, then those
+    /// of the group's other products by level, in catalog order, less any the customer already redeemed in the
+    /// group. `nil` (the field absent) for live or revoked subscriptions and when there is none.
+    func eligibleWinBackOffers(_ record: SubscriptionRecord) -> [String]? {
+        guard record.state == .expired, record.sharedFrom == nil else { return nil }
+        let group = catalog.products.filter { $0.groupId == record.groupId }
+        let ordered =
+            group.filter { $0.id == record.productId }
+            + group.filter { $0.id != record.productId }.sorted { ($0.level ?? 0, $0.id) < ($1.level ?? 0, $1.id) }
+        var candidates: [String] = []
+        for product in ordered {
+            for offer in product.winBackOffers ?? [] where !candidates.contains(offer.id) { candidates.append(offer.id) }
+        }
+        // Most catalogs declare none: skip the scan of the customer's transactions then.
+        guard !candidates.isEmpty else { return nil }
+        let redeemed = Set(
+            transactionOrder.compactMap { transactions[$0] }.filter {
+                transactionAccount[$0.transactionId ?? ""] == record.accountId && $0.subscriptionGroupIdentifier == record.groupId
+                    && $0.offerType == .winBack
+            }.compactMap(\.offerIdentifier))
+        let ids = candidates.filter { !redeemed.contains($0) }
+        return ids.isEmpty ? nil : ids
     }
 
     func notify(
@@ -302,6 +333,16 @@ public actor SimulatedAppStore {
         renewal: JWSRenewalInfoDecodedPayload?, status: SubscriptionStatus?,
         consumptionRequestReason: ConsumptionRequestReason? = nil
     ) throws {
+        var renewal = renewal
+        var status = status
+        if transaction?.type == .autoRenewable, let originalId = transaction?.originalTransactionId,
+            let record = subscriptions[originalId]
+        {
+            // Every V2 notification about an auto-renewable carries the subscription's status and renewal info at
+            // signedDate (reference §3), whatever the event: REFUND_DECLINED and a refund of an older period too.
+            if renewal == nil { renewal = renewalInfo(record) }
+            if status == nil { status = record.state.status }
+        }
         var signedTransaction: String?
         if var transaction {
             transaction.signedDate = now

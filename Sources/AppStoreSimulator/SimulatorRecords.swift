@@ -6,6 +6,9 @@ public struct SimulatedAccount: Sendable, Hashable, Codable {
     public let id: String
     /// The app-download transaction id (`appTransactionId`) of this account's copy of the app.
     public let appTransactionId: String
+    /// When the account first got the app (created here at account creation): the app transaction's
+    /// `originalPurchaseDate`, the same on every call.
+    public let originalAppPurchaseDate: Date
     public var storefront: String
     /// When true, every charge fails (a declined card) until cleared.
     public var billingFails: Bool
@@ -51,6 +54,8 @@ struct SubscriptionRecord: Sendable {
     var discountedPeriodsLeft: Int
     var offer: SimulatorCatalog.Offer?
     var offerType: OfferType?
+    /// The offer came with a pending downgrade or crossgrade, so cancelling that change withdraws it too.
+    var offerIsForPendingChange = false
     /// A price increase the customer has not yet agreed to (the subscription expires at renewal without consent).
     var priceIncreasePending: Bool = false
     var priceIncreaseAccepted: Bool = false
@@ -58,6 +63,9 @@ struct SubscriptionRecord: Sendable {
     var extensions: [Date] = []
     /// For a family member's copy: the purchaser's original transaction id.
     var sharedFrom: String?
+    /// Start of the most recent run of continuous service (lapses of up to 60 days do not break a run): the
+    /// renewal info's `recentSubscriptionStartDate`.
+    var recentStart: Date?
 }
 
 /// A notification the simulated App Store sent (or would send) to the developer.

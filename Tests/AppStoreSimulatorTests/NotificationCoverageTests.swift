@@ -91,6 +91,8 @@ import Testing
         try await store.decideRefund(transactionId: chapter.transaction.transactionId!, approve: false)
         let g = try await store.createAccount()
         try await store.createFamily([e.id, g.id])
+        // Apple sends a TEST only to an app with a notification URL: configure delivery first.
+        await store.setDeliversNotifications(true)
         _ = try await store.sendTestNotification()
 
         // Family revoke needs a shareable product: the sample's chapter made shareable.

@@ -8,12 +8,12 @@ public struct ServerAPITokenClaims: Sendable, Hashable {
     public var issuerId: String
     /// The app's bundle id (`bid`).
     public var bundleId: String
-    /// `iat`.
-    public var issuedAt: Date
+    /// `iat`; `nil` when the token has none (Apple accepts that, and its Python library sends none).
+    public var issuedAt: Date?
     /// `exp`.
     public var expiresAt: Date
 
-    public init(keyId: String, issuerId: String, bundleId: String, issuedAt: Date, expiresAt: Date) {
+    public init(keyId: String, issuerId: String, bundleId: String, issuedAt: Date?, expiresAt: Date) {
         self.keyId = keyId
         self.issuerId = issuerId
         self.bundleId = bundleId

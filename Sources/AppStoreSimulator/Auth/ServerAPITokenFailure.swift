@@ -32,6 +32,8 @@ public enum ServerAPITokenFailure: Error, Sendable, Hashable, CustomStringConver
     case issuedInFuture(issuedAt: Date)
     /// `exp` is not after now.
     case expired(expiresAt: Date)
+    /// The token has no `iat` and its `exp` lies more than 60 minutes (plus the allowed skew) ahead of now.
+    case expiresTooFarAhead(expiresAt: Date)
 
     public var description: String {
         switch self {
@@ -50,6 +52,7 @@ public enum ServerAPITokenFailure: Error, Sendable, Hashable, CustomStringConver
         case .invalidLifetime(let seconds): "token lifetime \(seconds)s is outside (0, 3600]"
         case .issuedInFuture(let date): "iat \(date) is in the future"
         case .expired(let date): "token expired at \(date)"
+        case .expiresTooFarAhead(let date): "token without iat expires at \(date), more than 3600s from now"
         }
     }
 }

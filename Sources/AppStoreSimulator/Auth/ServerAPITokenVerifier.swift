@@ -5,7 +5,8 @@ import Foundation
 /// Checks the `Authorization: Bearer <JWT>` of an App Store Server API request the way Apple does
 /// (protocol reference §5): ES256 compact JWS with `kid` naming a configured In-App Purchase key and `typ: JWT`,
 /// claims `iss`, `aud: appstoreconnect-v1`, `bid`, `iat` not in the future, `exp` later than now and at most
-/// 60 minutes after `iat`.
+/// 60 minutes after `iat`. Apple also accepts tokens without `iat` (its own Python library sends none); such a
+/// token's `exp` must then lie at most 60 minutes ahead of now.
 ///
 /// Time comes from the caller (`now`), so the simulator's virtual clock decides expiry.
 public struct ServerAPITokenVerifier: Sendable {
@@ -80,15 +81,23 @@ public struct ServerAPITokenVerifier: Sendable {
         guard iss == issuerId else { throw .wrongIssuer(iss) }
         guard let bid = claims.bid else { throw .missingClaim("bid") }
         guard bid == bundleId else { throw .wrongBundleId(bid) }
-        guard let iat = claims.iat else { throw .missingClaim("iat") }
         guard let exp = claims.exp else { throw .missingClaim("exp") }
+        let expiresAt = Date(timeIntervalSince1970: exp)
 
+        guard let iat = claims.iat else {
+            // Without iat the lifetime cannot be measured, so the remaining validity is held to Apple's ceiling
+            // instead (skew allowed, as for iat): a token good for a day is refused whenever it is presented.
+            guard expiresAt > now else { throw .expired(expiresAt: expiresAt) }
+            guard expiresAt.timeIntervalSince(now) <= Self.maximumLifetime + allowedClockSkew else {
+                throw .expiresTooFarAhead(expiresAt: expiresAt)
+            }
+            return ServerAPITokenClaims(keyId: jws.keyId, issuerId: iss, bundleId: bid, issuedAt: nil, expiresAt: expiresAt)
+        }
         // Lifetime first: a token minted for two hours is wrong whenever it is presented, and saying so helps
         // more than "expired" would.
         let lifetime = exp - iat
         guard lifetime > 0, lifetime <= Self.maximumLifetime else { throw .invalidLifetime(seconds: lifetime) }
         let issuedAt = Date(timeIntervalSince1970: iat)
-        let expiresAt = Date(timeIntervalSince1970: exp)
         guard issuedAt.timeIntervalSince(now) <= allowedClockSkew else { throw .issuedInFuture(issuedAt: issuedAt) }
         guard expiresAt > now else { throw .expired(expiresAt: expiresAt) }
         return ServerAPITokenClaims(

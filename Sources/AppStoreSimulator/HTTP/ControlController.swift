@@ -61,7 +61,7 @@ struct ControlController<Context: RequestContext>: Sendable {
         var transactionIds: [String]
     }
 
-    func add(to router: Router<Context>) {
+    func add(to router: some RouterMethods<Context>) {
         let control = router.group("control")
         control.get("root.pem") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/x-pem-file"], body: .init(byteBuffer: .init(string: rootPEM)))
@@ -85,12 +85,12 @@ struct ControlController<Context: RequestContext>: Sendable {
         }
         control.post("refunds/:transaction/decide") { request, context in
             let body = try await HTTPJSON.decode(Decision.self, from: request)
-            let id = try context.parameters.require("transaction")
+            let id = try PathParameter.require("transaction", in: context)
             try await SimulatorError.mapped { try await store.decideRefund(transactionId: id, approve: body.approve) }
             return Response(status: .noContent)
         }
         control.post("refunds/:transaction/reverse") { _, context in
-            let id = try context.parameters.require("transaction")
+            let id = try PathParameter.require("transaction", in: context)
             try await SimulatorError.mapped { try await store.reverseRefund(transactionId: id) }
             return Response(status: .noContent)
         }
@@ -100,32 +100,32 @@ struct ControlController<Context: RequestContext>: Sendable {
             return try HTTPJSON.response(FamilyResult(familyId: id), status: .created)
         }
         control.post("families/leave/:account") { _, context in
-            let account = try context.parameters.require("account")
+            let account = try PathParameter.require("account", in: context)
             try await SimulatorError.mapped { try await store.leaveFamily(account: account) }
             return Response(status: .noContent)
         }
         control.post("products/:product/sale") { request, context in
             let body = try await HTTPJSON.decode(Sale.self, from: request)
-            let product = try context.parameters.require("product")
+            let product = try PathParameter.require("product", in: context)
             try await SimulatorError.mapped { try await store.setForSale(body.forSale, productId: product) }
             return Response(status: .noContent)
         }
         control.post("products/:product/price") { request, context in
             let body = try await HTTPJSON.decode(Price.self, from: request)
-            let product = try context.parameters.require("product")
+            let product = try PathParameter.require("product", in: context)
             try await SimulatorError.mapped {
                 try await store.raisePrice(productId: product, to: body.price, requiresConsent: body.requiresConsent)
             }
             return Response(status: .noContent)
         }
         control.post("subscriptions/:original/consent") { _, context in
-            let original = try context.parameters.require("original")
+            let original = try PathParameter.require("original", in: context)
             try await SimulatorError.mapped { try await store.consentToPriceIncrease(originalTransactionId: original) }
             return Response(status: .noContent)
         }
         control.post("subscriptions/:original/extend") { request, context in
             let body = try await HTTPJSON.decode(Extend.self, from: request)
-            let original = try context.parameters.require("original")
+            let original = try PathParameter.require("original", in: context)
             let result = try await SimulatorError.mapped {
                 try await store.extendRenewalDate(originalTransactionId: original, days: body.days)
             }
@@ -167,6 +167,20 @@ struct ControlController<Context: RequestContext>: Sendable {
                     signedPayload: $0.signedPayload)
             }
             return try HTTPJSON.response(sent)
+        }
+        control.get("consumption") { request, _ in
+            // Bodies are JSON objects the Server API already decoded; each is shown as the object it is.
+            let filter = request.uri.queryParameters["transactionId"].map(String.init)
+            let answers = await store.receivedConsumptionAnswers().filter { filter == nil || $0.transactionId == filter }
+            let items: [[String: Any]] = answers.map { answer in
+                [
+                    "transactionId": answer.transactionId, "endpoint": answer.endpoint.rawValue,
+                    "receivedAt": Int64((answer.receivedAt.timeIntervalSince1970 * 1000).rounded()),
+                    "body": (try? JSONSerialization.jsonObject(with: answer.body)) ?? String(decoding: answer.body, as: UTF8.self),
+                ]
+            }
+            let data = try JSONSerialization.data(withJSONObject: items, options: [.sortedKeys])
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(bytes: data)))
         }
         control.get("truth") { request, _ in
             let query = request.uri.queryParameters

@@ -45,7 +45,7 @@ struct DeviceController<Context: RequestContext>: Sendable {
     struct RefundRequest: Codable { var reason: ConsumptionRequestReason? }
     struct SignedTransactions: Codable { var signedTransactions: [String] }
 
-    func add(to router: Router<Context>) {
+    func add(to router: some RouterMethods<Context>) {
         let device = router.group("device")
         device.post("accounts") { request, _ in
             let body = try await HTTPJSON.decode(CreateAccount.self, from: request)
@@ -53,17 +53,17 @@ struct DeviceController<Context: RequestContext>: Sendable {
         }
         device.post("accounts/:account/billing") { request, context in
             let body = try await HTTPJSON.decode(Billing.self, from: request)
-            let account = try context.parameters.require("account")
+            let account = try PathParameter.require("account", in: context)
             try await SimulatorError.mapped { try await store.setBillingFails(body.fails, account: account) }
             return Response(status: .noContent)
         }
         device.get("accounts/:account/transactions") { _, context in
-            let account = try context.parameters.require("account")
+            let account = try PathParameter.require("account", in: context)
             let signed = try await SimulatorError.mapped { try await store.signedTransactions(account: account) }
             return try HTTPJSON.response(SignedTransactions(signedTransactions: signed))
         }
         device.post("accounts/:account/restore") { _, context in
-            let account = try context.parameters.require("account")
+            let account = try PathParameter.require("account", in: context)
             let signed = try await SimulatorError.mapped { try await store.restore(account: account) }
             return try HTTPJSON.response(SignedTransactions(signedTransactions: signed))
         }
@@ -85,25 +85,25 @@ struct DeviceController<Context: RequestContext>: Sendable {
             return try HTTPJSON.response(AskToBuyResult(requestId: id), status: .accepted)
         }
         device.post("ask-to-buy/:request/approve") { _, context in
-            let id = try context.parameters.require("request")
+            let id = try PathParameter.require("request", in: context)
             let purchase = try await SimulatorError.mapped { try await store.approveAskToBuy(id) }
             return try HTTPJSON.response(
                 PurchaseResult(signedTransaction: purchase.signedTransaction, transaction: purchase.transaction), status: .created)
         }
         device.post("ask-to-buy/:request/decline") { _, context in
-            let id = try context.parameters.require("request")
+            let id = try PathParameter.require("request", in: context)
             try await SimulatorError.mapped { try await store.declineAskToBuy(id) }
             return Response(status: .noContent)
         }
         device.post("subscriptions/:original/auto-renew") { request, context in
             let body = try await HTTPJSON.decode(AutoRenew.self, from: request)
-            let original = try context.parameters.require("original")
+            let original = try PathParameter.require("original", in: context)
             try await SimulatorError.mapped { try await store.setAutoRenew(body.enabled, originalTransactionId: original) }
             return Response(status: .noContent)
         }
         device.post("transactions/:transaction/refund-request") { request, context in
             let body = try await HTTPJSON.decode(RefundRequest.self, from: request)
-            let id = try context.parameters.require("transaction")
+            let id = try PathParameter.require("transaction", in: context)
             try await SimulatorError.mapped {
                 try await store.requestRefund(transactionId: id, reason: body.reason ?? .unintendedPurchase)
             }

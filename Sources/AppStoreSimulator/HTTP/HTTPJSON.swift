@@ -9,9 +9,18 @@ enum HTTPJSON {
 
     /// Decodes a request body; a malformed one is a 400 naming the problem.
     static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
-        let buffer = try await request.body.collect(upTo: maximumBody)
+        try decode(type, from: try await collect(request))
+    }
+
+    /// The request body's bytes (up to ``maximumBody``).
+    static func collect(_ request: Request) async throws -> Data {
+        Data(try await request.body.collect(upTo: maximumBody).readableBytesView)
+    }
+
+    /// Decodes body bytes already collected; malformed ones are a 400 naming the problem.
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         do {
-            return try AppStoreJSON.makeDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+            return try AppStoreJSON.makeDecoder().decode(T.self, from: data)
         } catch {
             throw SimulatorHTTPError(.badRequest, code: "malformed_body", message: "request body is not a valid \(T.self): \(error)")
         }

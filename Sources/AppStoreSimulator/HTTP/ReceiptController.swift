@@ -12,9 +12,9 @@ struct ReceiptController<Context: RequestContext>: Sendable {
 
     struct DeviceReceipt: Codable { var receiptData: String }
 
-    func add(to router: Router<Context>) {
+    func add(to router: some RouterMethods<Context>) {
         router.get("device/accounts/:account/receipt") { _, context in
-            let account = try context.parameters.require("account")
+            let account = try PathParameter.require("account", in: context)
             let receipt = try await SimulatorError.mapped { try await issue(for: account) }
             return try HTTPJSON.response(DeviceReceipt(receiptData: receipt.base64))
         }

@@ -11,18 +11,18 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
     let faults: AppleEndpointFaults
     static var pageSize: Int { 20 }
 
-    func add(to router: Router<Context>) {
+    func add(to router: some RouterMethods<Context>) {
         let api = router.group("inApps")
         api.get("v1/transactions/:id") { request, context in
             try await guarded(request) {
-                let id = try context.parameters.require("id")
+                let id = try PathParameter.require("id", in: context)
                 return try HTTPJSON.response(TransactionInfoResponse(signedTransactionInfo: try await known(id) { try await store.signedTransaction(id) }))
             }
         }
         for version in ["v1", "v2"] {
             api.get("\(version)/history/:id") { request, context in
                 try await guarded(request) {
-                    let id = try context.parameters.require("id")
+                    let id = try PathParameter.require("id", in: context)
                     let query = try historyRequest(request.uri.queryParameters)
                     var history = try await known(id) { try await store.transactionHistory(anyTransactionId: id, request: query) }
                     if version == "v1" { history = history.filter { $0.type != .consumable || $0.revocationDate != nil } }
@@ -37,26 +37,29 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
         }
         api.get("v1/subscriptions/:id") { request, context in
             try await guarded(request) {
-                let id = try context.parameters.require("id")
+                let id = try PathParameter.require("id", in: context)
                 let statuses = request.uri.queryParameters.getAll("status").compactMap { Int32($0) }.map(SubscriptionStatus.init(rawValue:))
                 return try HTTPJSON.response(try await known(id) { try await store.subscriptionStatuses(anyTransactionId: id, statuses: statuses) })
             }
         }
         api.put("v2/transactions/consumption/:id") { request, context in
             try await guarded(request) {
-                let id = try context.parameters.require("id")
-                let body = try await HTTPJSON.decode(ConsumptionRequest.self, from: request)
+                let id = try PathParameter.require("id", in: context)
+                let data = try await HTTPJSON.collect(request)
+                let body = try HTTPJSON.decode(ConsumptionRequest.self, from: data)
                 guard body.customerConsented else {
                     return try apiError(.badRequest, code: 4_000_035, "customerConsented must be true")
                 }
                 try await known(id) { try await store.recordConsumptionInformation(transactionId: id, body) }
+                await store.logConsumptionAnswer(transactionId: id, endpoint: .v2, body: data)
                 return Response(status: .accepted)
             }
         }
         api.put("v1/transactions/consumption/:id") { request, context in
             try await guarded(request) {
-                let id = try context.parameters.require("id")
-                let body = try await HTTPJSON.decode(ConsumptionRequestV1.self, from: request)
+                let id = try PathParameter.require("id", in: context)
+                let data = try await HTTPJSON.collect(request)
+                let body = try HTTPJSON.decode(ConsumptionRequestV1.self, from: data)
                 guard body.customerConsented else {
                     return try apiError(.badRequest, code: 4_000_035, "customerConsented must be true")
                 }
@@ -64,17 +67,18 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                     customerConsented: true, sampleContentProvided: body.sampleContentProvided,
                     deliveryStatus: body.deliveryStatus == .deliveredAndWorkingProperly ? .delivered : .undeliveredOther)
                 try await known(id) { try await store.recordConsumptionInformation(transactionId: id, v2) }
+                await store.logConsumptionAnswer(transactionId: id, endpoint: .v1, body: data)
                 return Response(status: .accepted)
             }
         }
         api.get("v1/lookup/:order") { request, context in
             try await guarded(request) {
-                try HTTPJSON.response(try await store.lookUpOrder(try context.parameters.require("order")))
+                try HTTPJSON.response(try await store.lookUpOrder(try PathParameter.require("order", in: context)))
             }
         }
         api.get("v2/refund/lookup/:id") { request, context in
             try await guarded(request) {
-                let id = try context.parameters.require("id")
+                let id = try PathParameter.require("id", in: context)
                 let refunds = try await known(id) { try await store.refundHistory(anyTransactionId: id) }
                 let page = try self.page(refunds, revision: request.uri.queryParameters["revision"].map(String.init))
                 return try HTTPJSON.response(
@@ -85,7 +89,7 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
         }
         api.get("v1/refund/lookup/:id") { request, context in
             try await guarded(request) {
-                let id = try context.parameters.require("id")
+                let id = try PathParameter.require("id", in: context)
                 let refunds = try await known(id) { try await store.refundHistory(anyTransactionId: id) }
                 return try HTTPJSON.response(
                     RefundHistoryResponse(signedTransactions: try await refunds.prefix(50).asyncMap { try await store.signedTransaction($0.transactionId!) }))
@@ -93,7 +97,7 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
         }
         api.put("v1/subscriptions/extend/:id") { request, context in
             try await guarded(request) {
-                let id = try context.parameters.require("id")
+                let id = try PathParameter.require("id", in: context)
                 let body = try await HTTPJSON.decode(ExtendRenewalDateRequest.self, from: request)
                 guard (1...90).contains(body.extendByDays) else {
                     return try apiError(.badRequest, code: 4_000_009, "extendByDays must be 1–90")
@@ -123,8 +127,8 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
         }
         api.get("v1/subscriptions/extend/mass/:product/:request") { request, context in
             try await guarded(request) {
-                let product = try context.parameters.require("product")
-                let id = try context.parameters.require("request")
+                let product = try PathParameter.require("product", in: context)
+                let id = try PathParameter.require("request", in: context)
                 guard let status = await store.massExtensionStatus(productId: product, requestIdentifier: id) else {
                     return try apiError(.notFound, code: 4_040_009, "no renewal date extension request \(id) for \(product)")
                 }
@@ -136,12 +140,17 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
         }
         api.post("v1/notifications/test") { request, _ in
             try await guarded(request) {
-                try HTTPJSON.response(SendTestNotificationResponse(testNotificationToken: try await store.sendTestNotification()))
+                guard await store.deliversNotifications else {
+                    // Apple's ServerNotificationURLNotFoundError: no URL for the app in this environment.
+                    return try apiError(.notFound, code: 4_040_007, "No App Store Server Notifications URL is configured for the app.")
+                }
+                return try HTTPJSON.response(
+                    SendTestNotificationResponse(testNotificationToken: try await store.sendTestNotification()))
             }
         }
         api.get("v1/notifications/test/:token") { request, context in
             try await guarded(request) {
-                let token = try context.parameters.require("token")
+                let token = try PathParameter.require("token", in: context)
                 do {
                     return try HTTPJSON.response(try await store.testNotificationStatus(token: token))
                 } catch is SimulatorError {
@@ -165,7 +174,7 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
         }
         api.put("v1/transactions/:id/appAccountToken") { request, context in
             try await guarded(request) {
-                let id = try context.parameters.require("id")
+                let id = try PathParameter.require("id", in: context)
                 let body: UpdateAppAccountTokenRequest
                 do {
                     body = try await HTTPJSON.decode(UpdateAppAccountTokenRequest.self, from: request)
@@ -178,7 +187,7 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
         }
         api.get("v1/transactions/appTransactions/:id") { request, context in
             try await guarded(request) {
-                let id = try context.parameters.require("id")
+                let id = try PathParameter.require("id", in: context)
                 return try HTTPJSON.response(
                     AppTransactionInfoResponse(signedAppTransactionInfo: try await known(id, code: 4_040_019) {
                         try await store.signedAppTransaction(anyTransactionId: id)
@@ -187,7 +196,7 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
         }
         api.post("v1/transactions/:id/finish") { request, context in
             try await guarded(request) {
-                let id = try context.parameters.require("id")
+                let id = try PathParameter.require("id", in: context)
                 try await known(id) { try await store.finishTransaction(id) }
                 return Response(status: .ok)
             }
@@ -241,7 +250,14 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
         }
         let ownership: InAppOwnershipType? = query["inAppOwnershipType"].map { InAppOwnershipType(rawValue: String($0)) }
         let sort: TransactionHistorySort? = query["sort"].map { TransactionHistorySort(rawValue: String($0)) }
-        let revoked: Bool? = query["revoked"].map { $0 == "true" }
+        var revoked: Bool?
+        if let text = query["revoked"] {
+            // Apple's Python client sends `True`/`False`; any letter case is a Boolean, anything else is refused.
+            guard let value = QueryBoolean.parse(text) else {
+                throw AppleAPIError(status: .badRequest, code: 4_000_030, message: "Invalid request. The revoked parameter is invalid.")
+            }
+            revoked = value
+        }
         return TransactionHistoryRequest(
             revision: query["revision"].map(String.init), startDate: dates("startDate"), endDate: dates("endDate"),
             productIds: query.getAll("productId"), productTypes: productTypes,

@@ -1,7 +1,9 @@
 import AppStoreWire
 import Crypto
+import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// Builds the simulator's HTTP application: the device API under `/device`, the operator's controls under
@@ -35,8 +37,33 @@ public enum SimulatorServer {
     public static func buildRouter(store: SimulatedAppStore, rootPEM: String, apple: AppleSide? = nil)
         async -> Router<BasicRequestContext>
     {
-        let router = Router()
+        await build(store: store, rootPEM: rootPEM, apple: apple).router
+    }
+
+    /// Every route ``buildRouter`` registers with these arguments (Apple's endpoints only with `apple`), in
+    /// registration order: what `GET /openapi.yaml` must describe.
+    public static func routes(store: SimulatedAppStore, rootPEM: String, apple: AppleSide? = nil) async -> [SimulatorRoute] {
+        await build(store: store, rootPEM: rootPEM, apple: apple).routes
+    }
+
+    /// The simulator's OpenAPI 3.1 document (bundled `simulator-openapi.yaml`), served at `GET /openapi.yaml`.
+    public static func openAPIDocument() throws -> String {
+        guard let url = Bundle.module.url(forResource: "simulator-openapi", withExtension: "yaml") else {
+            throw SimulatorError.notAllowed("the bundled simulator-openapi.yaml is missing")
+        }
+        return try String(contentsOf: url, encoding: .utf8)
+    }
+
+    static func build(store: SimulatedAppStore, rootPEM: String, apple: AppleSide?) async
+        -> (router: Router<BasicRequestContext>, routes: [SimulatorRoute])
+    {
+        let router = RouteRecorder(Router())
         router.get("health") { _, _ in "ok" }
+        router.get("openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml"],
+                body: .init(byteBuffer: ByteBuffer(string: try openAPIDocument())))
+        }
         let offers = apple.map { OfferSignatureChecker(publicKeys: $0.apiKeys, issuerId: $0.issuerId) }
         DeviceController<BasicRequestContext>(store: store, offers: offers).add(to: router)
         ControlController<BasicRequestContext>(store: store, rootPEM: rootPEM, faults: apple?.faults).add(to: router)
@@ -48,7 +75,7 @@ public enum SimulatorServer {
                 store: store, identity: apple.receiptIdentity, sharedSecret: apple.sharedSecret, faults: apple.faults
             ).add(to: router)
         }
-        return router
+        return (router.router, router.routes)
     }
 
     /// The application serving ``buildRouter`` on `host`:`port` (loopback by default), running `services`

@@ -33,6 +33,8 @@ public struct AppReceiptBuilder: Sendable {
     public var opaqueValue: [UInt8]?
     /// 1: the app's Apple ID, omitted when `nil` (sandbox receipts carry 0).
     public var appItemId: Int64?
+    /// 18: when the customer first got the app, omitted when `nil`.
+    public var originalPurchaseDate: Date?
 
     public init(
         identity: ReceiptSigningIdentity,
@@ -43,7 +45,8 @@ public struct AppReceiptBuilder: Sendable {
         creationDate: Date,
         originalApplicationVersion: String = "1.0",
         opaqueValue: [UInt8]? = nil,
-        appItemId: Int64? = nil
+        appItemId: Int64? = nil,
+        originalPurchaseDate: Date? = nil
     ) {
         self.identity = identity
         self.bundleId = bundleId
@@ -54,6 +57,7 @@ public struct AppReceiptBuilder: Sendable {
         self.originalApplicationVersion = originalApplicationVersion
         self.opaqueValue = opaqueValue
         self.appItemId = appItemId
+        self.originalPurchaseDate = originalPurchaseDate
     }
 
     /// A signed receipt.
@@ -93,6 +97,7 @@ public struct AppReceiptBuilder: Sendable {
             deviceIdentifier: deviceIdentifier, opaqueValue: opaque, bundleIdData: receipt.bundleIdData ?? Data())
         receipt.creationDate = Self.wholeSeconds(creationDate)
         receipt.originalApplicationVersion = originalApplicationVersion
+        receipt.originalPurchaseDate = originalPurchaseDate.map(Self.wholeSeconds)
         receipt.inAppPurchases = try transactions.map(Self.inAppPurchase(for:))
         return receipt
     }
@@ -164,6 +169,7 @@ public struct AppReceiptBuilder: Sendable {
         add(4, receipt.opaqueValue.map { Array($0) })
         add(5, receipt.sha1Hash.map { Array($0) })
         add(12, try receipt.creationDate.map { try date($0) })
+        add(18, try receipt.originalPurchaseDate.map { try date($0) })
         add(19, try receipt.originalApplicationVersion.map { try der(ASN1UTF8String($0)) })
         for purchase in receipt.inAppPurchases {
             add(17, try inAppPayload(purchase))

@@ -34,17 +34,22 @@ public struct ReceiptSigningIdentity: Sendable {
         public var rootValidity: ClosedRange<Date>
         public var intermediateValidity: ClosedRange<Date>
         public var leafValidity: ClosedRange<Date>
+        /// The OCSP responder the intermediate and leaf name in their Authority Information Access extension, as
+        /// Apple's do; `nil` leaves the extension out.
+        public var ocspURL: String?
 
         /// The defaults give a chain valid from 2020 to 2050, covering any receipt creation date a test picks.
         public init(
             name: String = "Storekeeper",
             validity: ClosedRange<Date> = Date(timeIntervalSince1970: 1_577_836_800)...Date(
-                timeIntervalSince1970: 2_524_608_000)
+                timeIntervalSince1970: 2_524_608_000),
+            ocspURL: String? = SimulatorSigningChain.defaultOCSPURL
         ) {
             self.name = name
             self.rootValidity = validity
             self.intermediateValidity = validity
             self.leafValidity = validity
+            self.ocspURL = ocspURL
         }
     }
 
@@ -71,23 +76,28 @@ public struct ReceiptSigningIdentity: Sendable {
             CountryName("US")
             OrganizationName("\(options.name) Inc.")
             OrganizationalUnitName("\(options.name) Certification Authority")
-            CommonName("\(options.name) Inc. Root")
+            CommonName(SimulatorSigningChain.commonName("\(options.name) Inc. Root"))
         }
         let intermediateName = try DistinguishedName {
             CountryName("US")
             OrganizationName("\(options.name) Inc.")
             OrganizationalUnitName("G5")
-            CommonName("\(options.name) Worldwide Developer Relations Certification Authority")
+            // Apple's "… Worldwide Developer Relations Certification Authority" would be 65 characters with the
+            // default name, over X.509's 64.
+            CommonName(SimulatorSigningChain.commonName("\(options.name) Worldwide Developer Relations CA"))
         }
         let leafName = try DistinguishedName {
             CountryName("US")
             OrganizationName("\(options.name) Inc.")
             OrganizationalUnitName("\(options.name) Worldwide Developer Relations")
-            CommonName("\(options.name) Mac App Store and iTunes Store Receipt Signing")
+            CommonName(SimulatorSigningChain.commonName("\(options.name) Mac App Store and iTunes Store Receipt Signing"))
         }
         let rootPublic = Certificate.PublicKey(rootKey.publicKey)
         let intermediatePublic = Certificate.PublicKey(intermediateKey.publicKey)
         let leafPublic = Certificate.PublicKey(leafKey.publicKey)
+        let ocsp = options.ocspURL.map {
+            AuthorityInformationAccess([.init(method: .ocspServer, location: .uniformResourceIdentifier($0))])
+        }
 
         let root = try Certificate(
             version: .v3, serialNumber: serialNumber(for: rootKey.publicKey), publicKey: rootPublic,
@@ -109,6 +119,7 @@ public struct ReceiptSigningIdentity: Sendable {
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                 AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: rootPublic).keyIdentifier)
                 SubjectKeyIdentifier(hash: intermediatePublic)
+                if let ocsp { ocsp }
                 marker(intermediateMarker)
             },
             issuerPrivateKey: Certificate.PrivateKey(rootKey))
@@ -121,6 +132,7 @@ public struct ReceiptSigningIdentity: Sendable {
                 Critical(KeyUsage(digitalSignature: true))
                 AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: intermediatePublic).keyIdentifier)
                 SubjectKeyIdentifier(hash: leafPublic)
+                if let ocsp { ocsp }
                 marker(receiptSigningMarker)
             },
             issuerPrivateKey: Certificate.PrivateKey(intermediateKey))

@@ -1,3 +1,4 @@
+import AppStoreWire
 import Foundation
 
 /// The iPhone each simulated account uses: a stable device id, which also serves as the receipt's opaque value so
@@ -9,13 +10,17 @@ enum SimulatedDevice {
         return bytes
     }
 
-    /// The builder of this account's app receipt, dated now.
+    /// The builder of this account's app receipt, dated now. Production receipts carry the app's Apple ID
+    /// (sandbox ones leave it out, so verifyReceipt answers 0, as Apple's sandbox does).
     static func receiptBuilder(for accountId: String, store: SimulatedAppStore, identity: ReceiptSigningIdentity) async
         -> AppReceiptBuilder
     {
-        AppReceiptBuilder(
-            identity: identity, bundleId: await store.catalog.bundleId, appVersion: "1",
+        let catalog = await store.catalog
+        return AppReceiptBuilder(
+            identity: identity, bundleId: catalog.bundleId, appVersion: "1",
             deviceIdentifier: identifier(of: accountId), receiptType: AppReceiptBuilder.receiptType(for: store.environment),
-            creationDate: await store.currentDate, opaqueValue: identifier(of: accountId))
+            creationDate: await store.currentDate, opaqueValue: identifier(of: accountId),
+            appItemId: store.environment == .production ? catalog.appAppleId : nil,
+            originalPurchaseDate: await store.account(accountId)?.originalAppPurchaseDate)
     }
 }

@@ -78,6 +78,43 @@ import Testing
         try verifier.verify(token: token(at: Self.now.addingTimeInterval(30)), now: Self.now)
     }
 
+    @Test func tokenWithoutIatPassesAsApplesPythonClientSendsIt() throws {
+        // Apple's app-store-server-library (Python) signs only bid, iss, aud and exp, five minutes ahead.
+        let claims = #"{"bid":"\#(Self.bundleId)","iss":"\#(Self.issuerId)","aud":"appstoreconnect-v1","exp":\#(Self.iat + 300)}"#
+        let token = try JWTForge.es256(header: #"{"alg":"ES256","kid":"2X9R4HXF34","typ":"JWT"}"#, claims: claims, key: key)
+        let verified = try verifier.verify(authorization: "Bearer \(token)", now: Self.now)
+        #expect(verified.issuedAt == nil)
+        #expect(verified.expiresAt == Self.now.addingTimeInterval(300))
+        #expect(verified.bundleId == Self.bundleId)
+        // Every other check still applies: the wrong key, the wrong bundle, a token past its exp.
+        #expect(throws: ServerAPITokenFailure.invalidSignature) {
+            try verifier.verify(token: JWTForge.es256(header: Self.header, claims: claims, key: otherKey), now: Self.now)
+        }
+        let otherBundle = claims.replacingOccurrences(of: Self.bundleId, with: "com.example.other")
+        #expect(throws: ServerAPITokenFailure.wrongBundleId("com.example.other")) {
+            try verifier.verify(token: JWTForge.es256(header: Self.header, claims: otherBundle, key: key), now: Self.now)
+        }
+        #expect(throws: ServerAPITokenFailure.expired(expiresAt: Self.now.addingTimeInterval(300))) {
+            try verifier.verify(token: token, now: Self.now.addingTimeInterval(300))
+        }
+    }
+
+    @Test func tokenWithoutIatMayNotExpireMoreThanAnHourAhead() throws {
+        func token(expiringIn seconds: Int) throws -> String {
+            let claims = #"{"aud":"appstoreconnect-v1","bid":"\#(Self.bundleId)","exp":\#(Self.iat + seconds),"iss":"\#(Self.issuerId)"}"#
+            return try JWTForge.es256(header: Self.header, claims: claims, key: key)
+        }
+        // An hour (plus the clock skew allowed for iat) is Apple's ceiling on a token's life.
+        try verifier.verify(token: token(expiringIn: 3600), now: Self.now)
+        try verifier.verify(token: token(expiringIn: 3660), now: Self.now)
+        #expect(throws: ServerAPITokenFailure.self) { try verifier.verify(token: token(expiringIn: 3661), now: Self.now) }
+        #expect(throws: ServerAPITokenFailure.self) { try verifier.verify(token: token(expiringIn: 86_400), now: Self.now) }
+        let noExp = #"{"aud":"appstoreconnect-v1","bid":"\#(Self.bundleId)","iss":"\#(Self.issuerId)"}"#
+        #expect(throws: ServerAPITokenFailure.missingClaim("exp")) {
+            try verifier.verify(token: JWTForge.es256(header: Self.header, claims: noExp, key: key), now: Self.now)
+        }
+    }
+
     @Test func bearerSchemeIsCaseInsensitive() throws {
         try verifier.verify(authorization: "bearer  \(token())", now: Self.now)
         try verifier.verify(authorization: "BEARER \(token())", now: Self.now)

@@ -96,6 +96,8 @@ import Testing
                 request: ConsumptionRequest(customerConsented: true, sampleContentProvided: false, deliveryStatus: .delivered, consumptionPercentage: 100_000, refundPreference: .decline))
             #expect(await f.store.consumptionInformation(transactionId: ids[2])?.refundPreference == .decline)
 
+            // Apple sends a TEST only to an app with a notification URL, as a delivery service configures.
+            await f.store.setDeliversNotifications(true)
             let token = try await client.requestTestNotification()
             let status = try await client.getTestNotificationStatus(testNotificationToken: try #require(token.testNotificationToken))
             #expect(try await f.verifier.verifyNotification(try #require(status.signedPayload)).notificationType == .test)

@@ -113,6 +113,34 @@ import X509
         }
     }
 
+    @Test func percentEncodedPathParametersAreDecoded() async throws {
+        let (app, store) = try await application()
+        try await app.test(.router) { client in
+            let account = try #require(
+                try await client.execute(uri: "/device/accounts", method: .post, body: try json([:])) { try object($0)["id"] as? String })
+            #expect(account.contains("@"))
+            let encoded = try #require(account.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+            #expect(encoded.contains("%40"))
+            try await client.execute(
+                uri: "/device/purchases", method: .post, body: try json(["account": account, "productId": H.monthly])
+            ) { #expect($0.status == .created) }
+            try await client.execute(uri: "/device/accounts/\(encoded)/transactions", method: .get) { response in
+                #expect(response.status == .ok)
+                let signed = try object(response)["signedTransactions"] as? [String]
+                #expect(signed?.count == 1)
+            }
+            try await client.execute(uri: "/device/accounts/\(encoded)/billing", method: .post, body: try json(["fails": true])) {
+                #expect($0.status == .noContent)
+            }
+            try await client.execute(uri: "/control/truth?account=\(encoded)", method: .get) { #expect($0.status == .ok) }
+            // A malformed escape is the client's mistake, not an unknown account.
+            try await client.execute(uri: "/device/accounts/sandbox%ZZ/transactions", method: .get) {
+                #expect($0.status == .badRequest)
+            }
+        }
+        #expect(await store.account("sandbox-1@storekeeper.test")?.billingFails == true)
+    }
+
     @Test func refundFlowThroughTheControlAPI() async throws {
         let (app, store) = try await application()
         try await app.test(.router) { client in

@@ -27,6 +27,55 @@ import _CryptoExtras
         #expect(try identity.rootPEM().hasPrefix("-----BEGIN CERTIFICATE-----"))
     }
 
+    /// Every common name of a certificate's subject.
+    static func commonNames(_ certificate: Certificate) -> [String] {
+        certificate.subject.flatMap { $0 }.filter { $0.type == .RDNAttributeType.commonName }.map { attribute in
+            // The value prints as the bare string for UTF8String / PrintableString names.
+            String(describing: attribute.value)
+        }
+    }
+
+    @Test func commonNamesStayWithinX509sUpperBound() throws {
+        let identity = try F.identity()
+        for certificate in [identity.root, identity.intermediate, identity.leaf] {
+            let names = Self.commonNames(certificate)
+            #expect(names.count == 1)
+            // RFC 5280 ub-common-name: 64 characters.
+            #expect(names.allSatisfy { $0.count <= 64 }, "\(names)")
+        }
+        // Even a long chain name keeps every common name within the bound.
+        let long = try ReceiptSigningIdentity.make(
+            .init(name: String(repeating: "Long Name ", count: 8)), rootKey: identity.rootKey,
+            intermediateKey: identity.intermediateKey, leafKey: identity.leafKey)
+        for certificate in [long.root, long.intermediate, long.leaf] {
+            #expect(Self.commonNames(certificate).allSatisfy { $0.count <= 64 })
+        }
+    }
+
+    @Test func intermediateAndLeafNameAnOCSPResponderAsApplesDo() async throws {
+        let identity = try F.identity()
+        let ocsp = AuthorityInformationAccess.AccessDescription(
+            method: .ocspServer, location: .uniformResourceIdentifier(SimulatorSigningChain.defaultOCSPURL))
+        for certificate in [identity.intermediate, identity.leaf] {
+            let access = try #require(try certificate.extensions.authorityInformationAccess)
+            #expect(Array(access) == [ocsp])
+            #expect(certificate.extensions[oid: .X509ExtensionID.authorityInformationAccess]?.critical == false)
+        }
+        #expect(try identity.root.extensions.authorityInformationAccess == nil)
+        // The address is configurable, and can be left out.
+        let custom = try ReceiptSigningIdentity.make(
+            .init(ocspURL: "http://simulator.test/ocsp"), rootKey: identity.rootKey, intermediateKey: identity.intermediateKey,
+            leafKey: identity.leafKey)
+        #expect(try custom.leaf.extensions.authorityInformationAccess.map(Array.init)?.first?.location == .uniformResourceIdentifier("http://simulator.test/ocsp"))
+        let bare = try ReceiptSigningIdentity.make(
+            .init(ocspURL: nil), rootKey: identity.rootKey, intermediateKey: identity.intermediateKey, leafKey: identity.leafKey)
+        #expect(try bare.leaf.extensions.authorityInformationAccess == nil)
+        // Receipts signed by the chain still verify.
+        let receipt = try F.builder(identity: identity).build(transactions: F.transactions())
+        let parsed = try await AppReceiptSignatureVerifier(trustedRoots: [identity.root], bundleId: F.bundleId).verify(receipt.der)
+        #expect(parsed.bundleId == F.bundleId)
+    }
+
     @Test func certificatesAreReproducibleFromPEMKeys() throws {
         let identity = try F.identity()
         let files = try identity.pemFiles()
