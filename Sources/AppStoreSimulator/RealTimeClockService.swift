@@ -13,16 +13,19 @@ public struct RealTimeClockService: Service {
     }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            let clock = ContinuousClock()
-            var last = clock.now
-            while !Task.isCancelled {
-                try await Task.sleep(for: tick)
-                let now = clock.now
-                let elapsed = now - last
-                last = now
-                try await store.advance(by: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        // Shutdown cancels the loop; that is how the service is asked to stop, not a failure of the group.
+        do {
+            try await cancelWhenGracefulShutdown {
+                let clock = ContinuousClock()
+                var last = clock.now
+                while !Task.isCancelled {
+                    try await Task.sleep(for: tick)
+                    let now = clock.now
+                    let elapsed = now - last
+                    last = now
+                    try await store.advance(by: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                }
             }
-        }
+        } catch is CancellationError {}
     }
 }

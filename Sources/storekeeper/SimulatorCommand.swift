@@ -19,7 +19,8 @@ struct SimulatorCommand: AsyncParsableCommand {
             API (/inApps/...), verifyReceipt (/verifyReceipt, /sandbox/verifyReceipt), and GET /control/root.pem, \
             the root certificate a verifier must pin. Everything it signs verifies through AppStoreWire with that \
             root. The state directory also holds the In-App Purchase key (SubscriptionKey_SIMULATOR1.p8, key id \
-            SIMULATOR1) that clients sign Server API requests with, and the receipt-signing chain.
+            SIMULATOR1) that clients sign Server API requests with, and the receipt-signing chain. GET /openapi.yaml \
+            describes every route with its bodies.
             """
     )
 
@@ -47,6 +48,14 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(name: .customLong("renewal-limit"), help: "Stop renewing after this many renewals (Apple's sandbox: 12).")
     var renewalLimit: Int?
 
+    @Option(help: "Environment to sign for: sandbox (default) or production.")
+    var environment = "sandbox"
+
+    @Option(
+        name: .customLong("ocsp-url"),
+        help: "OCSP responder address new signing chains name (default http://HOST:PORT/ocsp; nothing answers there).")
+    var ocspURL: String?
+
     @Flag(name: .customLong("v1-notifications"), help: "Send V1 JSON notifications instead of V2 signed payloads.")
     var v1Notifications = false
 
@@ -67,13 +76,23 @@ struct SimulatorCommand: AsyncParsableCommand {
         let catalog = try self.catalog.map { try SimulatorCatalog.load(from: URL(fileURLWithPath: $0)) }
             ?? JSONDecoder().decode(SimulatorCatalog.self, from: Data(SampleCatalogs.simulator.utf8))
         try catalog.validate()
-        let chain = try SigningIdentityStore.loadOrCreate(directory: URL(fileURLWithPath: stateDirectory, isDirectory: true))
+        let appStoreEnvironment: AppStoreEnvironment
+        switch environment.lowercased() {
+        case "sandbox": appStoreEnvironment = .sandbox
+        case "production": appStoreEnvironment = .production
+        default: throw ValidationError("--environment must be sandbox or production")
+        }
+        let ocsp = ocspURL ?? "http://\(host):\(port)/ocsp"
+        let chain = try SigningIdentityStore.loadOrCreate(
+            directory: URL(fileURLWithPath: stateDirectory, isDirectory: true), ocspURL: ocsp)
         let rootPEM = try chain.rootPEM()
         if let rootOut { try rootPEM.write(toFile: rootOut, atomically: true, encoding: .utf8) }
         let store = try SimulatedAppStore(
             catalog: catalog, signingChain: chain, seed: seed,
-            start: startMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date())
-        await store.setRenewalLimit(renewalLimit ?? (realTime ? 12 : nil))
+            start: startMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date(),
+            environment: appStoreEnvironment)
+        // The 12-renewal cap is the sandbox's.
+        await store.setRenewalLimit(renewalLimit ?? (realTime && appStoreEnvironment == .sandbox ? 12 : nil))
         var logger = Logger(label: "storekeeper.simulator")
         logger.logLevel = .info
         logger.info("simulator listening", metadata: ["host": "\(host)", "port": "\(port)", "bundleId": "\(catalog.bundleId)"])
@@ -84,7 +103,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         }
         let stateURL = URL(fileURLWithPath: stateDirectory, isDirectory: true)
         let apiKey = try SimulatorAPIKey.loadOrCreate(directory: stateURL)
-        let receiptIdentity = try ReceiptSigningIdentity.loadOrGenerate(in: stateURL)
+        let receiptIdentity = try ReceiptSigningIdentity.loadOrGenerate(in: stateURL, options: .init(ocspURL: ocsp))
         let apple = SimulatorServer.AppleSide(
             apiKeys: [apiKey.keyId: apiKey.privateKey.publicKey], issuerId: apiKey.issuerId,
             receiptIdentity: receiptIdentity, sharedSecret: sharedSecret)

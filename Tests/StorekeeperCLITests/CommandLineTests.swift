@@ -175,13 +175,26 @@ import Testing
         #expect(help.status == 0)
         for option in [
             "--host", "--port", "--catalog", "--seed", "--state-dir", "--root-out", "--start", "--renewal-limit",
-            "--v1-notifications", "--real-time", "--shared-secret", "--notification-url",
+            "--v1-notifications", "--real-time", "--shared-secret", "--notification-url", "--environment", "--ocsp-url",
         ] {
             #expect(help.stdout.contains(option), "\(option) is not documented")
         }
     }
 
-    /// README.md's first command verifies the committed samples: keep it true.
+    /// The catalogs built into the executable (the demo and the simulator sell them from any directory) are the
+    /// ones in `Samples/`, byte for byte.
+    @Test func builtInCatalogsAreTheSamples() throws {
+        let dir = try samples()
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        for name in ["storekeeper-catalog.json", "simulator-catalog.json"] {
+            let written = try Data(contentsOf: dir.appendingPathComponent(name))
+            let committed = try Data(contentsOf: repository.appendingPathComponent("Samples/\(name)"))
+            #expect(written == committed, "\(name) differs from Samples/\(name)")
+        }
+    }
+
+    /// The committed samples verify: keep them true.
     @Test func committedSamplesVerify() throws {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()

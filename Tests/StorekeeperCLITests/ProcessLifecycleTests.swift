@@ -214,4 +214,34 @@ import Testing
         #expect(status == 0, "\(child.stderr)")
         #expect(Self.errorLines(child.stderr + child.stdout).isEmpty, "\(Self.errorLines(child.stderr + child.stdout))")
     }
+
+    @Test("item 17: a JSON configuration written as README shows it is honoured, and a wrong type stops the start naming the key")
+    func jsonConfigurationAsDocumented() async throws {
+        let directory = try Self.scratch()
+        let port = Self.freePort()
+        let adminKey = "json-admin-key-0123456789"
+        let config: [String: Any] = [
+            "http": ["port": port],
+            "db": ["sqlite": ["path": directory.appendingPathComponent("json.sqlite").path]],
+            "apps": ["main": ["bundleId": "com.example.storekeeper", "appAppleId": 1234567890]],
+            "auth": ["adminKeys": "ops:\(adminKey),ci:other-admin-key-0123456789"],
+            "lifecycle": ["catchUpSeconds": 0, "sweepSeconds": 0],
+        ]
+        let file = directory.appendingPathComponent("storekeeper.json")
+        try JSONSerialization.data(withJSONObject: config).write(to: file)
+        let child = try Child(["serve", "--config", file.path])
+        #expect(await Self.waitForHealth("http://127.0.0.1:\(port)", of: child), "\(child.stderr)")
+        let admin = try await Self.get("http://127.0.0.1:\(port)/v1/admin/catalog", headers: [("X-Admin-Key", adminKey)])
+        #expect(admin.status == 200, "the admin key from the JSON file works: \(admin.body)")
+        child.signal(SIGTERM)
+        #expect(await child.exitStatus(within: .seconds(30)) == 0)
+
+        var wrong = config
+        wrong["auth"] = ["adminKeys": 42]
+        try JSONSerialization.data(withJSONObject: wrong).write(to: file)
+        let refused = try Child(["serve", "--config", file.path])
+        let status = await refused.exitStatus(within: .seconds(30))
+        #expect(status != nil && status != 0)
+        #expect(refused.stderr.contains("auth.adminKeys"), "the message names the key: \(refused.stderr)")
+    }
 }

@@ -43,12 +43,15 @@ public struct NotificationDeliveryService: Service {
 
     public func run() async throws {
         await store.setDeliversNotifications(true)
-        try await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await deliverDue()
-                try await Task.sleep(for: pollInterval)
+        // Shutdown cancels the loop; that is how the service is asked to stop, not a failure of the group.
+        do {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    await deliverDue()
+                    try await Task.sleep(for: pollInterval)
+                }
             }
-        }
+        } catch is CancellationError {}
     }
 
     /// One pass: sends everything due now and records the outcomes. Returns how many sends were made.

@@ -75,8 +75,16 @@ struct LifecycleMessage: Sendable {
             var reason: String?
             if type == "EXPIRED" { reason = subtype ?? renewal?.expirationIntent.map(Self.reason(intent:)) }
             if type == "REFUND" {
-                // A refunded current period ends the subscription; a refunded older period leaves it as it is.
-                if state == .expired || state == nil { state = .refunded }
+                // A refunded current period ends the subscription (Apple reports status 5, revoked); a refunded
+                // older period leaves it as it is.
+                if state == .expired || state == .revoked || state == nil { state = .refunded }
+                reason = "REFUNDED"
+            } else if state == .revoked, type != "REVOKE", transaction?.revocationDate != nil,
+                transaction?.revocationType != .familyRevoke, transaction?.inAppOwnershipType != .familyShared
+            {
+                // Status 5 after a refund (a status check, a later notification) is that refund, not a Family
+                // Sharing revocation.
+                state = .refunded
                 reason = "REFUNDED"
             }
             if type == "REVOKE" { state = .revoked }
