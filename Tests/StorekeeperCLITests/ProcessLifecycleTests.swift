@@ -19,8 +19,8 @@ import Testing
             let base = FileManager.default.temporaryDirectory.appendingPathComponent("sk-child-\(UUID().uuidString)")
             stdoutURL = base.appendingPathExtension("out")
             stderrURL = base.appendingPathExtension("err")
-            FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-            FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
             process.executableURL = CommandLineTests.binary
             process.arguments = arguments
             var inherited = ProcessInfo.processInfo.environment

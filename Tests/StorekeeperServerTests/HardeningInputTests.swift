@@ -295,6 +295,17 @@ struct HardeningInputTests {
             #expect(try await server.runJob("catch-up") == 1)
             let (account2, token2) = try await server.newCustomer("cody2", product: PurchaseFlowTests.chapter)
             _ = try await server.store.purchase(productId: PurchaseFlowTests.chapter, account: account2, appAccountToken: token2)
+            // The lease is given back and the cursor saved by the time the run answers (not by a task left behind).
+            try await server.withSideConnection { db in
+                try await db.withSession { sql in
+                    let rows = try await sql.raw("SELECT name, lease_owner, cursor FROM job_state WHERE name LIKE 'catch-up:%'").all()
+                    #expect(!rows.isEmpty)
+                    for row in rows {
+                        #expect(try row.decode(column: "lease_owner", as: String?.self) == nil)
+                        #expect(try row.decode(column: "cursor", as: String?.self) != nil)
+                    }
+                }
+            }
             // Signed exactly now: a run as of now includes it.
             #expect(try await server.runJob("catch-up") == 1)
             try await server.runJob("process-notifications")
@@ -337,6 +348,33 @@ struct HardeningInputTests {
             let unknown = try await server.call(
                 .POST, "/v1/admin/pending/nope/assign", json: ["userId": "gina"], headers: ServerHarness.adminHeaders)
             #expect(unknown.status == 404)
+        }
+    }
+
+    @Test("item 14: /health fails while the database cannot take a write, and recovers", arguments: TestDatabase.available)
+    func healthNeedsAWrite(database: TestDatabase) async throws {
+        try await ServerHarness.run(database) { server in
+            let before = try await server.call(.GET, "/health")
+            #expect(before.status == 200)
+            // Another connection holds the write lock (SQLite) or locks the probe's table (PostgreSQL): reads still work.
+            try? await server.withSideConnection { db in
+                try await db.withSession { sql in
+                    if database == .sqlite {
+                        try await sql.raw("BEGIN IMMEDIATE").run()
+                    } else {
+                        try await sql.raw("BEGIN").run()
+                        try await sql.raw("LOCK TABLE health_probes IN ACCESS EXCLUSIVE MODE").run()
+                    }
+                    let health = try await server.call(.GET, "/health")
+                    #expect(health.status == 503, "\(health.text)")
+                    #expect(health["database"] as? String == "failing")
+                    let live = try await server.call(.GET, "/health/live")
+                    #expect(live.status == 200)
+                    try await sql.raw("ROLLBACK").run()
+                }
+            }
+            let after = try await server.call(.GET, "/health")
+            #expect(after.status == 200, "healthy again once the lock is gone")
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import StorekeeperCore
 import StorekeeperStorage
 
@@ -119,7 +120,12 @@ struct LifecycleController<Context: RequestContext> {
 
     /// The optional body of a job run: empty, or `{"now": <epoch ms>}`.
     static func jobRun(_ request: Request) async throws -> JobRun {
-        let buffer = try await request.body.collect(upTo: 4096)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: 4096)
+        } catch {
+            throw StorekeeperError(.payloadTooLarge, code: "body_too_large", message: "a job run's body is at most 4096 bytes")
+        }
         guard buffer.readableBytes > 0 else { return JobRun(now: nil) }
         do {
             return try JSONDecoder().decode(JobRun.self, from: Data(buffer.readableBytesView))

@@ -35,7 +35,7 @@ enum ApplePython {
     /// on the same pool); output goes to a file, so a chatty script cannot stall on a full pipe.
     static func run(script: URL, arguments: [String], timeout: Duration = .seconds(240)) async throws -> Outcome {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("apple-python-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
         let handle = try FileHandle(forWritingTo: log)
         defer { try? handle.close() }
