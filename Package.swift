@@ -94,11 +94,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Every write: database transactions, the one batching layer, the delivery planner, the outbox.
+        .target(
+            name: "StorekeeperLedger",
+            dependencies: [
+                "StorekeeperCore",
+                "StorekeeperStorage",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStoreWire",
                 "StorekeeperCore",
+                "StorekeeperLedger",
                 "StorekeeperStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -203,11 +216,41 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Fresh databases for the storage and ledger tests: SQLite in memory and on disk, PostgreSQL when configured.
+        .target(
+            name: "StorageTestSupport",
+            dependencies: [
+                "StorekeeperStorage",
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/StorageTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StorekeeperCoreTests",
+            dependencies: ["StorekeeperCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StorekeeperLedgerTests",
+            dependencies: [
+                "StorekeeperLedger",
+                "StorekeeperStorage",
+                "StorekeeperCore",
+                "StorageTestSupport",
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StorekeeperStorageTests",
             dependencies: [
                 "StorekeeperStorage",
                 "StorekeeperCore",
+                "StorageTestSupport",
                 "StorekeeperTestSupport",
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// Builds the Storekeeper HTTP server: storage, migrations, the catalog, and every route.
@@ -56,56 +57,51 @@ public enum StorekeeperServer {
         let apps = try AppRegistry(configurations: configuration.apps, httpClient: httpClient, logger: logger)
         let guests = GuestStore(provider: provider)
         let auth = try Authenticator(configuration: configuration.auth, guests: guests)
-        let catalogStore = CatalogStore(provider: provider)
-        let catalog = CatalogService(store: catalogStore, interval: configuration.catalogRefreshInterval, logger: logger)
+        let catalog = CatalogService(store: CatalogStore(provider: provider), interval: configuration.catalogRefreshInterval, logger: logger)
         let fileCatalog = try configuration.catalogFile.map { try Catalog.load(from: URL(fileURLWithPath: $0)) }
-        let ledger = PurchaseLedger(provider: provider)
+        let lifecycle = configuration.lifecycle
+        let ledger = Ledger(
+            provider: provider,
+            rules: LedgerRules(
+                catalog: { catalog.catalog }, transferPolicy: configuration.transferPolicy, coinClawback: lifecycle.coinClawback),
+            logger: logger)
         let purchases = PurchaseService(
-            apps: apps, catalog: catalog, ledger: ledger, subscriptions: SubscriptionStore(provider: provider),
-            policy: configuration.transferPolicy, metrics: metrics, logger: logger)
+            apps: apps, catalog: catalog, ledger: ledger, policy: configuration.transferPolicy, metrics: metrics, logger: logger)
         let orders = OrderStore(provider: provider)
         let accounts = AccountStore(provider: provider)
-        let wallet = WalletStore(provider: provider)
+        let subscriptions = SubscriptionStore(provider: provider)
+        let inbox = NotificationInbox(provider: provider)
 
         let router = Router(context: StorekeeperRequestContext.self)
         router.add(middleware: ErrorMiddleware(metrics: metrics))
-        OperationsController(provider: provider, metrics: metrics, openAPI: try openAPIDocument()).add(to: router)
+        OperationsController(ledger: ledger, metrics: metrics, openAPI: try openAPIDocument()).add(to: router)
         ClientController(
-            auth: auth, guests: guests, allowLegacyGuestClaims: configuration.auth.allowLegacyGuestClaims, metrics: metrics,
-            purchases: purchases, orders: orders, accounts: accounts,
-            subscriptions: SubscriptionStore(provider: provider), wallet: wallet,
-            users: UserStore(provider: provider), nonces: OfferNonceStore(provider: provider), catalog: catalog, apps: apps,
-            maxBodyBytes: configuration.maxBodyBytes, orderLifetime: configuration.orderLifetime
+            auth: auth, ledger: ledger, guests: guests, allowLegacyGuestClaims: configuration.auth.allowLegacyGuestClaims,
+            metrics: metrics, purchases: purchases, orders: orders, accounts: accounts, subscriptions: subscriptions, catalog: catalog,
+            apps: apps, maxBodyBytes: configuration.maxBodyBytes, orderLifetime: configuration.orderLifetime
         ).add(to: router)
-        let subscriptions = SubscriptionStore(provider: provider)
-        let inbox = NotificationInbox(provider: provider)
-        let lifecycle = configuration.lifecycle
-        let engine = LifecycleEngine(
-            catalog: catalog, policy: configuration.transferPolicy, clawback: lifecycle.coinClawback, kind: provider.kind,
-            logger: logger)
         let ready = ReadinessGate()
         var jobs = LifecycleJobs()
         if lifecycle.processNotifications {
             jobs.processor = NotificationProcessor(
-                provider: provider, inbox: inbox, engine: engine,
-                confirmation: V1Confirmation(apps: apps, catalog: catalog, metrics: metrics), configuration: lifecycle,
+                ledger: ledger, confirmation: V1Confirmation(apps: apps, catalog: catalog, metrics: metrics), configuration: lifecycle,
                 metrics: metrics, ready: ready, logger: logger)
         }
         let processor = jobs.processor
-        let applier = lifecycle.processNotifications ? NotificationApplier(provider: provider, engine: engine, logger: logger) : nil
-        let intake = NotificationIntake(inbox: inbox, applier: applier, onStored: { processor?.notificationStored() })
-        let lease = JobLease(provider: provider)
+        let intake = NotificationIntake(
+            ledger: ledger, applies: lifecycle.processNotifications, onStored: { processor?.notificationStored() })
+        let lease = JobLease(ledger: ledger)
         let hasServerAPI = apps.apps.contains { !$0.serverAPI.isEmpty }
         // Without a Server API key the sweep still asks verifyReceipt about subscriptions proved by a receipt.
         jobs.sweep = RenewalSweep(
-            apps: apps, provider: provider, subscriptions: subscriptions, engine: engine, lease: lease,
+            apps: apps, ledger: ledger, subscriptions: subscriptions, lease: lease,
             interval: lifecycle.sweepInterval ?? .seconds(900), metrics: metrics, ready: ready, logger: logger)
         if hasServerAPI {
             jobs.catchUp = NotificationCatchUp(
                 apps: apps, intake: intake, lease: lease, interval: lifecycle.catchUpInterval ?? .seconds(3_600),
                 lookback: lifecycle.catchUpLookback, metrics: metrics, ready: ready, logger: logger)
             jobs.responder = ConsumptionResponder(
-                apps: apps, requests: ConsumptionRequestStore(provider: provider), catalog: catalog, configuration: lifecycle,
+                apps: apps, ledger: ledger, requests: ConsumptionRequestStore(provider: provider), catalog: catalog, configuration: lifecycle,
                 interval: lifecycle.consumptionInterval ?? .seconds(30), metrics: metrics, ready: ready, logger: logger)
         }
         var services: [any Service] = [provider, catalog]
@@ -115,15 +111,16 @@ public enum StorekeeperServer {
         if let responder = jobs.responder, lifecycle.consumptionInterval != nil { services.append(responder) }
 
         AppleNotificationsController(
-            apps: apps, inbox: inbox, refusals: NotificationRefusalStore(provider: provider), intake: intake, auth: auth,
+            apps: apps, ledger: ledger, inbox: inbox, refusals: NotificationRefusalStore(provider: provider), intake: intake, auth: auth,
             metrics: metrics, maxBodyBytes: configuration.maxBodyBytes
         ).add(to: router)
         AdminController(
-            auth: auth, purchases: purchases, metrics: metrics, accounts: accounts, subscriptions: subscriptions, orders: orders, audit: AuditStore(provider: provider),
-            wallet: wallet, ledger: ledger, catalog: catalog, maxBodyBytes: configuration.maxBodyBytes
+            auth: auth, purchases: purchases, metrics: metrics, accounts: accounts, subscriptions: subscriptions, orders: orders,
+            audit: AuditStore(provider: provider), ledger: ledger, pendingTransactions: PendingTransactionStore(provider: provider),
+            catalog: catalog, maxBodyBytes: configuration.maxBodyBytes
         ).add(to: router)
         LifecycleController(
-            auth: auth, inbox: inbox, subscriptions: subscriptions, consumption: ConsumptionRequestStore(provider: provider),
+            auth: auth, ledger: ledger, inbox: inbox, subscriptions: subscriptions, consumption: ConsumptionRequestStore(provider: provider),
             jobs: jobs
         ).add(to: router)
 
@@ -138,7 +135,7 @@ public enum StorekeeperServer {
             let applied = try await Migrator(migrations: StorekeeperSchema.migrations, logger: logger).migrate(provider)
             if !applied.isEmpty { logger.info("migrations applied", metadata: ["count": "\(applied.count)"]) }
             if let fileCatalog {
-                let added = try await catalogStore.seed(fileCatalog)
+                let added = try await ledger.seedCatalog(fileCatalog)
                 if added > 0 { logger.info("catalog seeded from file", metadata: ["entries": "\(added)"]) }
             }
             try await catalog.reload()

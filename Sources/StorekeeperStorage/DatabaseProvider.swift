@@ -26,19 +26,4 @@ extension DatabaseProvider {
     public func ping() async throws {
         try await withSession { try await $0.raw("SELECT 1 AS ok").run() }
     }
-
-    /// Writes and commits one row (readiness: a database that answers reads but cannot write — read-only, out of
-    /// disk, locked — cannot take a purchase). On PostgreSQL a lock is waited for two seconds at most.
-    public func probeWrite(instance: String, now: Date = Date()) async throws {
-        let kind = self.kind
-        try await withTransaction { db in
-            if kind == .postgres { try await db.raw("SET LOCAL lock_timeout = '2s'").run() }
-            try await db.raw(
-                """
-                INSERT INTO health_probes (instance, checked_at) VALUES (\(bind: instance), \(bind: now.millis))
-                ON CONFLICT (instance) DO UPDATE SET checked_at = excluded.checked_at
-                """
-            ).run()
-        }
-    }
 }

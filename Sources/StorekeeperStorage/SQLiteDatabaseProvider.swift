@@ -30,7 +30,6 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
     private let closed = Mutex(false)
     private let location: Location
     private let logger: Logger
-    private let committer: BatchCombiner<any GroupedWorkItem, Void>
 
     /// Opens (creating if needed) the database and sets WAL, durable commits, foreign keys and a busy timeout.
     public init(location: Location, logger: Logger = Logger(label: "storekeeper.storage.sqlite")) async throws {
@@ -55,16 +54,6 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         }
         let database = connection.sql(queryLogLevel: nil)
         self.database = database
-        let lock = self.lock
-        // The batch runs on the connection's thread: each statement runs and resumes the batch there, with no
-        // hand-over between threads (see `SQLiteConnectionExecutor`).
-        let process: @Sendable ([any GroupedWorkItem]) async -> [Void] = { batch in
-            await withTaskExecutorPreference(executor) {
-                await lock.withLock { await SQLiteDatabaseProvider.run(batch, on: database) }
-            }
-            return batch.map { _ in () }
-        }
-        committer = BatchCombiner(maximumBatch: 512, process: process)
         if case .file = location {
             try await database.raw("PRAGMA journal_mode = WAL").run()
         }
@@ -99,56 +88,31 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         try await lock.withLock { try await body(database) }
     }
 
-    /// Runs `body` in a transaction with group commit.
-    ///
-    /// With `synchronous = FULL` every COMMIT waits for an fsync, which bounds one connection to a few hundred
-    /// commits a second. Transactions that arrive while another batch commits are queued; the next holder of the
-    /// connection runs every queued body in one `BEGIN IMMEDIATE … COMMIT`, each inside its own savepoint so a
-    /// failing body rolls back alone. No caller returns before the COMMIT that made its work durable, and if that
-    /// COMMIT fails every body in the batch fails with it.
+    /// Runs `body` in one `BEGIN IMMEDIATE … COMMIT` holding the connection, on the connection's own thread: each
+    /// statement runs and resumes the body there, with no hand-over between threads (see
+    /// `SQLiteConnectionExecutor`). Batching many commands into one transaction is the ledger's job, not this one's.
     public func withTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await withoutActuallyEscaping(body) { escapable in
-            let work = GroupedWork(body: escapable)
-            await committer.submit(work)
-            return try work.result()
-        }
-    }
-
-    private static func run(_ batch: [any GroupedWorkItem], on database: any SQLDatabase) async {
-        do {
-            try await database.raw("BEGIN IMMEDIATE").run()
-        } catch {
-            for work in batch { work.fail(error) }
-            return
-        }
-        var succeeded: [any GroupedWorkItem] = []
-        do {
-            for work in batch {
-                if batch.count == 1 {
-                    if await work.execute(on: database) { succeeded.append(work) } else { throw BatchAborted() }
-                    continue
+        let database = self.database
+        return try await withTaskExecutorPreference(executor) {
+            try await lock.withLock {
+                try await database.raw("BEGIN IMMEDIATE").run()
+                let value: T
+                do {
+                    value = try await body(database)
+                } catch {
+                    try? await database.raw("ROLLBACK").run()
+                    throw error
                 }
-                try await database.raw("SAVEPOINT storekeeper_work").run()
-                if await work.execute(on: database) {
-                    try await database.raw("RELEASE storekeeper_work").run()
-                    succeeded.append(work)
-                } else {
-                    try await database.raw("ROLLBACK TO storekeeper_work").run()
-                    try await database.raw("RELEASE storekeeper_work").run()
+                do {
+                    try await database.raw("COMMIT").run()
+                } catch {
+                    try? await database.raw("ROLLBACK").run()
+                    throw error
                 }
+                return value
             }
-            try await database.raw("COMMIT").run()
-            for work in succeeded { work.commit() }
-        } catch is BatchAborted {
-            // A lone body failed: roll back; it already holds its own error.
-            try? await database.raw("ROLLBACK").run()
-        } catch {
-            try? await database.raw("ROLLBACK").run()
-            for work in batch { work.fail(error) }
         }
     }
-
-    private struct BatchAborted: Error {}
 
     /// Keeps the connection for the service's lifetime, checkpoints the WAL from a second connection meanwhile,
     /// and closes the connection on shutdown.
@@ -215,67 +179,4 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
 /// `close(2)`, out of the reach of the provider's own `close()`.
 private func closeDescriptor(_ descriptor: Int32) {
     _ = close(descriptor)
-}
-
-/// A queued transaction body, type-erased so bodies of different result types share one batch.
-protocol GroupedWorkItem: Sendable {
-    /// Runs the body; `false` when it threw (its error is kept).
-    func execute(on database: any SQLDatabase) async -> Bool
-    /// The batch committed: the body's result stands.
-    func commit()
-    /// The batch failed: the body's result is replaced by `error`.
-    func fail(_ error: any Error)
-}
-
-/// One caller's transaction body and, once its batch ends, its result.
-final class GroupedWork<T: Sendable>: GroupedWorkItem {
-    private enum State {
-        case pending
-        case ran(Result<T, any Error>)
-        case done(Result<T, any Error>)
-    }
-
-    // Dropped as soon as it ran: the caller's closure must not outlive `withoutActuallyEscaping`, while the batch
-    // that ran it may still hold this object.
-    private let body: Mutex<(@Sendable (any SQLDatabase) async throws -> T)?>
-    private let state = Mutex<State>(.pending)
-
-    init(body: @escaping @Sendable (any SQLDatabase) async throws -> T) { self.body = Mutex(body) }
-
-    func execute(on database: any SQLDatabase) async -> Bool {
-        guard let body = body.withLock({ slot in defer { slot = nil }; return slot }) else { return false }
-        do {
-            let value = try await body(database)
-            state.withLock { $0 = .ran(.success(value)) }
-            return true
-        } catch {
-            state.withLock { $0 = .done(.failure(error)) }
-            return false
-        }
-    }
-
-    func commit() {
-        state.withLock { state in
-            if case .ran(let result) = state { state = .done(result) }
-        }
-    }
-
-    func fail(_ error: any Error) {
-        body.withLock { $0 = nil }
-        state.withLock { state in
-            switch state {
-            case .done(.failure): break
-            default: state = .done(.failure(error))
-            }
-        }
-    }
-
-    /// The outcome once the batch that ran this work has ended.
-    func result() throws -> T {
-        let current = state.withLock { $0 }
-        guard case .done(let result) = current else {
-            throw StorageError.configuration("a grouped transaction ended without a result")
-        }
-        return try result.get()
-    }
 }

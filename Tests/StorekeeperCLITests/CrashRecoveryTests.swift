@@ -212,6 +212,19 @@ import Testing
         #expect(counts["processed"] == Set(notifications).count, "\(counts)")
         #expect(counts["pending"] == nil && counts["dead"] == nil, "\(counts)")
 
+        // The outbox, read the way a consumer would: paged by position.
+        var events: [[String: Any]] = []
+        var after = 0
+        while true {
+            let page = try await Self.get(server.url + "/v1/admin/events?after=\(after)&limit=1000", headers: admin)
+            let items = page["events"] as? [[String: Any]] ?? []
+            events += items
+            guard let next = page["next"] as? Int else { break }
+            after = next
+        }
+        var eventsByUser: [String: [[String: Any]]] = [:]
+        for event in events { eventsByUser[event["userId"] as? String ?? "", default: []].append(event) }
+
         let now = await store.currentDate
         for (user, token) in customers {
             let truth = await store.groundTruth(appAccountToken: token, at: now)
@@ -228,6 +241,14 @@ import Testing
             let delivered = (me["transactions"] as? [[String: Any]] ?? []).compactMap { $0["transactionId"] as? String }
             #expect(delivered.count == Set(delivered).count)
             #expect(Set(delivered) == Set(truth.transactions.compactMap(\.transactionId)), "\(user) transactions")
+            // Killed between a change and its commit, both or neither: exactly one purchase.delivered per delivered
+            // transaction, none for anything else, and the user's sequence without gaps.
+            let own = eventsByUser[user] ?? []
+            let announced = own.filter { $0["type"] as? String == "purchase.delivered" }.compactMap { $0["subject"] as? String }
+            #expect(announced.sorted() == delivered.sorted(), "\(user): delivered events match deliveries")
+            #expect(own.map { $0["sequence"] as? Int ?? 0 } == Array(stride(from: 1, through: own.count, by: 1)), "\(user) sequence")
+            let refunded = Set(own.filter { $0["type"] as? String == "purchase.refunded" }.compactMap { $0["subject"] as? String })
+            #expect(refunded.isSubset(of: Set(delivered)))
         }
         if let databaseName, let url = environment["DB_POSTGRES_URL"] {
             final.kill()

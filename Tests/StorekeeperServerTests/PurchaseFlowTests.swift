@@ -60,6 +60,20 @@ struct PurchaseFlowTests {
             #expect(membership["sandbox"] as? Bool == true, "simulator purchases are sandbox, and flagged")
             #expect((me["orders"] as? [[String: Any]])?.allSatisfy { $0["status"] as? String == "delivered" } == true)
             #expect((me["transactions"] as? [Any])?.count == 5)
+            // What each purchase earned is kept as Apple signed it and shown with the transaction.
+            let coinTransaction = try #require(
+                (me["transactions"] as? [[String: Any]])?.first { $0["transactionId"] as? String == coins.transaction.transactionId })
+            #expect(coinTransaction["price"] as? Int == (coins.transaction.price).map(Int.init))
+            #expect(coinTransaction["price"] != nil)
+            #expect(coinTransaction["currency"] as? String == coins.transaction.currency)
+            #expect(coinTransaction["storefront"] as? String == coins.transaction.storefront)
+            #expect(coinTransaction["transactionReason"] as? String == "PURCHASE")
+            #expect(coinTransaction["appTransactionId"] as? String == coins.transaction.appTransactionId)
+            // Every delivery is announced once in the outbox, on the user's own gap-free sequence.
+            let events = try await server.call(.GET, "/v1/admin/events?userId=\(user)", headers: ServerHarness.adminHeaders)
+            let items = try #require(events["events"] as? [[String: Any]])
+            #expect(items.filter { $0["type"] as? String == "purchase.delivered" }.count == 5)
+            #expect(items.map { $0["sequence"] as? Int ?? 0 } == Array(1...items.count))
 
             let audit = try await server.audit(user)
             #expect(audit.filter { $0["action"] as? String == "wallet.credited" }.count == 1)

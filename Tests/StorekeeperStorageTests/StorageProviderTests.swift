@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 import SQLKit
+import StorageTestSupport
 import StorekeeperStorage
 import Testing
 

@@ -2,9 +2,8 @@ import Foundation
 
 /// One change to a user's entitlements, wallet or orders, with its cause (invariant 4).
 public struct AuditEntry: Sendable, Hashable, Codable {
-    /// What changed: `entitlement.granted`, `entitlement.transferred_out`, `wallet.credited`, `wallet.debited`,
-    /// `order.delivered`, `user.merged`, `transaction.claim_refused`, ...
-    public var action: String
+    /// What changed.
+    public var action: AuditAction
     public var user: UserID
     /// The entitlement, currency or order concerned.
     public var subject: String
@@ -12,14 +11,14 @@ public struct AuditEntry: Sendable, Hashable, Codable {
     public var amount: Int64?
     public var periodStart: Date?
     public var periodEnd: Date?
-    /// `transaction:<id>`, `order:<id>`, `admin:<key name>`, `spend:<idempotency key>`, `merge:<guest>`.
-    public var cause: String
+    /// Why it changed.
+    public var cause: AuditCause
     public var detail: String?
     public var createdAt: Date
 
     public init(
-        action: String, user: UserID, subject: String, amount: Int64? = nil, periodStart: Date? = nil,
-        periodEnd: Date? = nil, cause: String, detail: String? = nil, createdAt: Date
+        action: AuditAction, user: UserID, subject: String, amount: Int64? = nil, periodStart: Date? = nil,
+        periodEnd: Date? = nil, cause: AuditCause, detail: String? = nil, createdAt: Date
     ) {
         self.action = action
         self.user = user

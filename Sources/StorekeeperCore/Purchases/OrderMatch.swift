@@ -64,7 +64,7 @@ public enum OrderMatch {
         _ order: OrderReference, transaction: VerifiedTransaction, submitter: UserID?, at date: Date
     ) -> AuditEntry {
         AuditEntry(
-            action: "order.ignored", user: order.user, subject: order.id, cause: "transaction:\(transaction.transactionId)",
+            action: .orderIgnored, user: order.user, subject: order.id, cause: .transaction(transaction.transactionId),
             detail: "named for transaction \(transaction.transactionId) of \(transaction.productId) by "
                 + (submitter.map { "\($0.rawValue)" } ?? "an API key")
                 + "; an order only takes a transaction of its own product, token and user", createdAt: date)

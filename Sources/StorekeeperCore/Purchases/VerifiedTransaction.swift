@@ -26,13 +26,16 @@ public struct VerifiedTransaction: Sendable, Hashable {
     public var source: Source
     /// The JWS as Apple signed it, kept for audits (nil for receipt entries).
     public var signedData: String?
+    /// Price, currency, storefront, offer and revocation details.
+    public var commerce: TransactionCommerce
 
     public init(
         transactionId: String, originalTransactionId: String, bundleId: String, productId: String, environment: String,
         purchaseDate: Date, expiresDate: Date? = nil, quantity: Int = 1, appAccountToken: UUID? = nil,
         offerType: Int? = nil, subscriptionGroup: String? = nil, revocationDate: Date? = nil,
-        source: Source, signedData: String? = nil
+        source: Source, signedData: String? = nil, commerce: TransactionCommerce = TransactionCommerce()
     ) {
+        self.commerce = commerce
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.bundleId = bundleId

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// The admin API (its own keys): any user's account and audit trail, the catalog, the pending-recovery list (and
@@ -14,8 +15,8 @@ struct AdminController<Context: RequestContext> {
     let subscriptions: SubscriptionStore
     let orders: OrderStore
     let audit: AuditStore
-    let wallet: WalletStore
-    let ledger: PurchaseLedger
+    let ledger: Ledger
+    let pendingTransactions: PendingTransactionStore
     let catalog: CatalogService
     let maxBodyBytes: Int
 
@@ -29,6 +30,7 @@ struct AdminController<Context: RequestContext> {
         v1.put("admin/catalog/campaigns/:id", use: putCampaign)
         v1.get("admin/pending", use: pending)
         v1.post("admin/pending/:transaction/assign", use: assign)
+        v1.get("admin/events", use: events)
     }
 
     private func userId(_ context: Context) throws -> UserID {
@@ -57,8 +59,8 @@ struct AdminController<Context: RequestContext> {
                 userId: user.rawValue,
                 entries: entries.map {
                     .init(
-                        id: $0.id, action: $0.entry.action, subject: $0.entry.subject, amount: $0.entry.amount,
-                        periodStart: $0.entry.periodStart, periodEnd: $0.entry.periodEnd, cause: $0.entry.cause,
+                        id: $0.id, action: $0.entry.action.rawValue, subject: $0.entry.subject, amount: $0.entry.amount,
+                        periodStart: $0.entry.periodStart, periodEnd: $0.entry.periodEnd, cause: $0.entry.cause.rawValue,
                         detail: $0.entry.detail, createdAt: $0.entry.createdAt)
                 }, next: entries.count == limit ? entries.last?.id : nil))
     }
@@ -72,7 +74,7 @@ struct AdminController<Context: RequestContext> {
         }
         try InputText.check(body.idempotencyKey, field: "idempotencyKey")
         try InputText.check(body.reason, field: "reason", maxBytes: 500)
-        switch try await wallet.adjust(
+        switch try await ledger.adjust(
             user: user, amount: body.amount, idempotencyKey: body.idempotencyKey, admin: admin, reason: body.reason)
         {
         case .applied(let balance): return try APIJSON.response(API.WalletAnswer(currency: "coins", balance: balance, repeated: false))
@@ -93,7 +95,7 @@ struct AdminController<Context: RequestContext> {
         let product = try await APIJSON.decode(CatalogProduct.self, from: request, limit: maxBodyBytes)
         guard product.id == id else { throw StorekeeperError.badRequest("id_mismatch", "the body's id must be \(id)") }
         do {
-            try await catalog.save(product)
+            try await catalog.save(product, with: ledger)
         } catch let error as CatalogError {
             throw StorekeeperError(.unprocessable, code: "invalid_catalog", message: error.description)
         }
@@ -106,7 +108,7 @@ struct AdminController<Context: RequestContext> {
         let campaign = try await APIJSON.decode(OfferCampaign.self, from: request, limit: maxBodyBytes)
         guard campaign.id == id else { throw StorekeeperError.badRequest("id_mismatch", "the body's id must be \(id)") }
         do {
-            try await catalog.save(campaign)
+            try await catalog.save(campaign, with: ledger)
         } catch let error as CatalogError {
             throw StorekeeperError(.unprocessable, code: "invalid_catalog", message: error.description)
         }
@@ -115,13 +117,14 @@ struct AdminController<Context: RequestContext> {
 
     @Sendable func pending(_ request: Request, context: Context) async throws -> Response {
         _ = try auth.admin(request)
-        let items = try await ledger.pending()
+        let items = try await pendingTransactions.list()
         return try APIJSON.response(
             API.PendingBody(
                 pending: items.map {
                     .init(
                         transactionId: $0.transactionId, originalTransactionId: $0.originalTransactionId, bundleId: $0.bundleId,
-                        productId: $0.productId, environment: $0.environment, reason: $0.reason, createdAt: $0.createdAt)
+                        productId: $0.productId, environment: $0.environment, reason: $0.reason, createdAt: $0.createdAt,
+                        price: $0.commerce.price, currency: $0.commerce.currency, storefront: $0.commerce.storefront)
                 }))
     }
 
@@ -136,12 +139,35 @@ struct AdminController<Context: RequestContext> {
             throw StorekeeperError.badRequest("invalid_user", "userId is not a usable user id")
         }
         let reason = try InputText.check(body.reason ?? "assigned by support", field: "reason", maxBytes: 500)
-        guard let transaction = try await ledger.parkedTransaction(id) else {
+        guard let transaction = try await pendingTransactions.parkedTransaction(id) else {
             throw StorekeeperError.notFound("not_pending", "no pending purchase \(id)")
         }
         let delivery = try await purchases.assign(transaction, to: user, admin: admin, reason: reason)
         context.logger.notice(
             "pending purchase assigned", metadata: ["storekeeper.transaction.id": "\(id)", "user": "\(user)", "admin": "\(admin)"])
         return try APIJSON.response(API.PurchaseAnswer(outcome: "delivered", delivery: API.DeliveryBody(delivery)))
+    }
+
+    /// `GET /v1/admin/events?after=&limit=&userId=`: the outbox, oldest first, for operators (the next release
+    /// delivers it to the app's backend).
+    @Sendable func events(_ request: Request, context: Context) async throws -> Response {
+        _ = try auth.admin(request)
+        let after = try InputText.integer(request.uri.queryParameters.get("after"), name: "after", in: 0...Int64.max) ?? 0
+        let limit = try InputText.integer(request.uri.queryParameters.get("limit"), name: "limit", in: 1...1000) ?? 200
+        var user: UserID?
+        if let text = request.uri.queryParameters.get("userId").map({ String($0) }) {
+            guard let id = UserID.any(try InputText.check(text, field: "userId", maxBytes: UserID.maximumBytes)) else {
+                throw StorekeeperError.badRequest("invalid_user", "userId is not a usable user id")
+            }
+            user = id
+        }
+        let page = try await ledger.events(after: after, user: user, limit: Int(limit))
+        return try APIJSON.response(
+            API.EventsBody(
+                events: page.map {
+                    .init(
+                        position: $0.position, userId: $0.event.user.rawValue, sequence: $0.userSequence, type: $0.event.type.rawValue,
+                        subject: $0.event.subject, occurredAt: $0.event.occurredAt, details: $0.event.details)
+                }, next: page.count == Int(limit) ? page.last?.position : nil))
     }
 }

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// Apple's notification webhooks: `POST /apple/notifications/v2` (signedPayload) and `/apple/notifications/v1`
@@ -15,6 +16,7 @@ import StorekeeperStorage
 /// source and reason, never stored whole, and answered 4xx; a storage failure is a 5xx so Apple retries.
 struct AppleNotificationsController<Context: RequestContext> {
     let apps: AppRegistry
+    let ledger: Ledger
     let inbox: NotificationInbox
     let refusals: NotificationRefusalStore
     let intake: NotificationIntake
@@ -163,7 +165,7 @@ struct AppleNotificationsController<Context: RequestContext> {
         context.logger.notice(
             "notification refused", metadata: ["code": "\(error.code)", "source": "\(source)", "format": "\(format)"])
         do {
-            try await refusals.record(source: source, reason: error.code, format: format, body: body)
+            try await ledger.countRefusal(source: source, reason: error.code, format: format, body: body)
         } catch {
             // The refusal itself stands; only its count is missing.
         }
@@ -226,14 +228,14 @@ struct AppleNotificationsController<Context: RequestContext> {
         guard let redacted = NotificationRedaction.redactV1(text) else {
             throw await reject(text, format: "v1", context: context, error: .badRequest("malformed_json", "not a V1 notification body"))
         }
-        let stored = try await inbox.recordIfNew(
+        let stored = try await ledger.store(
             .init(
                 id: id, format: "v1", bundleId: app.configuration.bundleId,
                 notificationType: try InputText.check(notification.notificationType?.rawValue, field: "notificationType", maxBytes: 64),
                 subtype: nil, originalTransactionId: try InputText.check(latest?.originalTransactionId, field: "originalTransactionId", maxBytes: 64),
                 transactionId: try InputText.check(latest?.transactionId, field: "transactionId", maxBytes: 64),
                 signedDate: nil, environment: try InputText.check(notification.environment, field: "environment", maxBytes: 32),
-                body: redacted))
+                body: redacted), applying: nil)
         if stored { intake.onStored() }
         return try APIJSON.response(Answer(status: stored ? "stored" : "duplicate", id: id))
     }

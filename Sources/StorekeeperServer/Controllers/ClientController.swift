@@ -3,12 +3,14 @@ import Foundation
 import Hummingbird
 import Logging
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// The client API under `/v1`: guests, orders, purchases, restore, the caller's own account, wallet spending,
 /// introductory-offer eligibility and subscription offer signatures. A caller only ever sees their own user.
 struct ClientController<Context: RequestContext> {
     let auth: Authenticator
+    let ledger: Ledger
     let guests: GuestStore
     let allowLegacyGuestClaims: Bool
     let metrics: ServerMetrics
@@ -16,9 +18,6 @@ struct ClientController<Context: RequestContext> {
     let orders: OrderStore
     let accounts: AccountStore
     let subscriptions: SubscriptionStore
-    let wallet: WalletStore
-    let users: UserStore
-    let nonces: OfferNonceStore
     let catalog: CatalogService
     let apps: AppRegistry
     let maxBodyBytes: Int
@@ -46,7 +45,7 @@ struct ClientController<Context: RequestContext> {
         guard auth.allowGuests else {
             throw StorekeeperError(.forbidden, code: "guests_disabled", message: "sign in first: guest purchases are off")
         }
-        let issued = try await guests.issue()
+        let issued = try await ledger.issueGuest()
         return try APIJSON.response(
             API.GuestCredential(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token),
             status: .created)
@@ -71,7 +70,7 @@ struct ClientController<Context: RequestContext> {
             // Only what Apple signed proves anything; a transaction that fails verification is simply no proof.
             if let transaction = try? await purchases.verify(jws, source: .restore) { originals.insert(transaction.originalTransactionId) }
         }
-        switch try await guests.claimLegacy(guest, originalTransactionIds: originals) {
+        switch try await ledger.claimLegacyGuest(guest, originalTransactionIds: originals) {
         case .issued(let issued):
             context.logger.notice("legacy guest claimed", metadata: ["user": "\(guest)"])
             return try APIJSON.response(
@@ -112,7 +111,7 @@ struct ClientController<Context: RequestContext> {
             id: "ord_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), user: user,
             bundleId: app.configuration.bundleId, productId: product.id, appAccountToken: UUID(), status: .created,
             createdAt: now, expiresAt: now.addingTimeInterval(Double(orderLifetime.components.seconds)), transactionId: nil)
-        try await orders.create(order)
+        try await ledger.createOrder(order)
         return try APIJSON.response(API.OrderBody(order, now: now), status: .created)
     }
 
@@ -129,7 +128,8 @@ struct ClientController<Context: RequestContext> {
     @Sendable func cancelOrder(_ request: Request, context: Context) async throws -> Response {
         let (user, _) = try await auth.clientUser(request)
         let id = try InputText.check(try context.parameters.require("id"), field: "orderId")
-        guard let order = try await orders.cancel(id, user: user) else {
+        _ = try await ledger.cancelOrder(id, user: user)
+        guard let order = try await orders.find(id, of: user) else {
             throw StorekeeperError.notFound("unknown_order", "no order \(id) for this user")
         }
         return try APIJSON.response(API.OrderBody(order, now: Date()))
@@ -245,7 +245,7 @@ struct ClientController<Context: RequestContext> {
         guard let guest = try await guests.verify(try InputText.check(token, field: "guestToken", maxBytes: 300)) else {
             throw StorekeeperError(.forbidden, code: "invalid_guest_token", message: "guestToken is not a credential this server issued")
         }
-        let summary = try await users.mergeGuest(guest, into: user)
+        let summary = try await ledger.mergeGuest(guest, into: user)
         return try APIJSON.response(
             API.MergeAnswer(
                 userId: user.rawValue, mergedGuest: guest.rawValue, transactions: summary.transactions,
@@ -261,7 +261,7 @@ struct ClientController<Context: RequestContext> {
         try InputText.check(body.idempotencyKey, field: "idempotencyKey")
         try InputText.check(body.reason, field: "reason", maxBytes: 500)
         let currency = try InputText.check(body.currency ?? "coins", field: "currency", maxBytes: 32)
-        switch try await wallet.spend(
+        switch try await ledger.spend(
             user: user, currency: currency, amount: body.amount, idempotencyKey: body.idempotencyKey, reason: body.reason)
         {
         case .applied(let balance):
@@ -321,7 +321,7 @@ struct ClientController<Context: RequestContext> {
         var nonce = UUID()
         var recorded = false
         for _ in 0..<3 where !recorded {
-            recorded = try await nonces.record(
+            recorded = try await ledger.recordOfferNonce(
                 nonce, user: user, productId: product.id, offerId: body.offerId, campaignId: campaign.id)
             if !recorded { nonce = UUID() }
         }

@@ -2,12 +2,14 @@ import Foundation
 import Hummingbird
 import NIOCore
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// Operators' view of the lifecycle: a subscription's state, dead letters put back in line, Apple's refund
 /// questions and their answers, and the periodic jobs run on demand.
 struct LifecycleController<Context: RequestContext> {
     let auth: Authenticator
+    let ledger: Ledger
     let inbox: NotificationInbox
     let subscriptions: SubscriptionStore
     let consumption: ConsumptionRequestStore
@@ -54,7 +56,7 @@ struct LifecycleController<Context: RequestContext> {
         v1.post("admin/notifications/:id/retry") { request, context in
             _ = try auth.admin(request)
             let id = try InputText.check(try context.parameters.require("id"), field: "notificationId")
-            guard try await inbox.retry(id) else {
+            guard try await ledger.retryNotification(id) else {
                 throw StorekeeperError(.conflict, code: "not_retryable", message: "notification \(id) is not pending or dead")
             }
             jobs.processor?.notificationStored()

@@ -2,11 +2,12 @@ import Foundation
 import Hummingbird
 import NIOCore
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// `/health` (readiness: the database takes a write), `/health/live`, `/metrics` (Prometheus) and `/openapi.yaml`.
 struct OperationsController<Context: RequestContext> {
-    let provider: any DatabaseProvider
+    let ledger: Ledger
     let metrics: ServerMetrics
     let openAPI: String
     /// This process's row in `health_probes`.
@@ -16,7 +17,7 @@ struct OperationsController<Context: RequestContext> {
         router.get("health/live") { _, _ in try APIJSON.response(API.Health(status: "ok", database: "unchecked")) }
         router.get("health") { _, _ in
             do {
-                try await provider.probeWrite(instance: instance)
+                try await ledger.probe(instance: instance)
                 return try APIJSON.response(API.Health(status: "ok", database: "ok"))
             } catch {
                 return try APIJSON.response(

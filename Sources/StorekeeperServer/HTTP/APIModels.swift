@@ -147,6 +147,20 @@ enum API {
         var orderId: String?
         var source: String
         var deliveredAt: Date
+        /// Customer price in milliunits of `currency` (9990 is 9.99).
+        var price: Int64?
+        var currency: String?
+        var storefront: String?
+        var storefrontId: String?
+        var offerId: String?
+        var offerDiscountType: String?
+        var offerPeriod: String?
+        var appTransactionId: String?
+        var transactionReason: String?
+        var webOrderLineItemId: String?
+        var ownershipType: String?
+        var revocationType: String?
+        var revocationPercentage: Int?
     }
 
     struct UserBody: Encodable {
@@ -194,7 +208,12 @@ enum API {
                     transactionId: $0.transactionId, originalTransactionId: $0.originalTransactionId, productId: $0.productId,
                     productKind: $0.productKind.rawValue, environment: $0.environment, sandbox: $0.environment != "Production",
                     quantity: $0.quantity, purchaseDate: $0.purchaseDate, expiresDate: $0.expiresDate, orderId: $0.orderId,
-                    source: $0.source, deliveredAt: $0.deliveredAt)
+                    source: $0.source, deliveredAt: $0.deliveredAt, price: $0.commerce.price, currency: $0.commerce.currency,
+                    storefront: $0.commerce.storefront, storefrontId: $0.commerce.storefrontId, offerId: $0.commerce.offerId,
+                    offerDiscountType: $0.commerce.offerDiscountType, offerPeriod: $0.commerce.offerPeriod,
+                    appTransactionId: $0.commerce.appTransactionId, transactionReason: $0.commerce.transactionReason,
+                    webOrderLineItemId: $0.commerce.webOrderLineItemId, ownershipType: $0.commerce.ownershipType,
+                    revocationType: $0.commerce.revocationType, revocationPercentage: $0.commerce.revocationPercentage)
             }
             self.orders = orders.map { OrderBody($0, now: now) }
         }
@@ -377,9 +396,31 @@ enum API {
             var environment: String
             var reason: String
             var createdAt: Date
+            /// What the purchase earned, when Apple said (milliunits of `currency`).
+            var price: Int64?
+            var currency: String?
+            var storefront: String?
         }
 
         var pending: [Item]
+    }
+
+    /// `GET /v1/admin/events`: the outbox, oldest first; page with `after` = the last `position` seen.
+    struct EventsBody: Encodable {
+        struct Item: Encodable {
+            var position: Int64
+            var userId: String
+            /// The user's own sequence number: 1, 2, 3, ... without gaps, in commit order.
+            var sequence: Int64
+            var type: String
+            var subject: String
+            var occurredAt: Date
+            var details: [String: String]
+        }
+
+        var events: [Item]
+        /// The `after` to ask with next; absent when this page was the last.
+        var next: Int64?
     }
 
     struct Health: Encodable {

@@ -3,12 +3,14 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// Answers Apple's refund questions (seed 003) from Storekeeper's own records with Send Consumption Information,
 /// within Apple's 12 hours, retrying failures, at most one answer per request, audited.
 public struct ConsumptionResponder: Service {
     let apps: AppRegistry
+    let ledger: Ledger
     let requests: ConsumptionRequestStore
     let catalog: CatalogService
     let configuration: LifecycleConfiguration
@@ -18,11 +20,12 @@ public struct ConsumptionResponder: Service {
     let logger: Logger
 
     init(
-        apps: AppRegistry, requests: ConsumptionRequestStore, catalog: CatalogService, configuration: LifecycleConfiguration,
+        apps: AppRegistry, ledger: Ledger, requests: ConsumptionRequestStore, catalog: CatalogService, configuration: LifecycleConfiguration,
         interval: Duration, metrics: ServerMetrics, ready: ReadinessGate, logger: Logger
     ) {
         self.ready = ready
         self.apps = apps
+        self.ledger = ledger
         self.requests = requests
         self.catalog = catalog
         self.configuration = configuration
@@ -40,7 +43,7 @@ public struct ConsumptionResponder: Service {
     public func runOnce(now: Date = Date()) async throws -> Int {
         var answered = 0
         while true {
-            let due = try await requests.claimDue(limit: 20, now: now)
+            let due = try await ledger.claimConsumptionRequests(limit: 20, lease: .seconds(120), now: now)
             if due.isEmpty { break }
             for request in due where try await answer(request, now: now) { answered += 1 }
         }
@@ -50,19 +53,20 @@ public struct ConsumptionResponder: Service {
 
     private func answer(_ request: ConsumptionRequestStore.Request, now: Date) async throws -> Bool {
         guard configuration.customerConsented else {
-            try await requests.markFailed(
+            try await ledger.failConsumptionRequest(
                 request.id, error: "not sent: customers' consent is not configured (lifecycle.consumption.customerConsented)",
-                final: true, retryAfter: .seconds(0))
+                final: true, retryAfter: .seconds(0), now: now)
             return false
         }
         guard now < request.deadline else {
-            try await requests.markFailed(request.id, error: "not sent: Apple's 12-hour deadline passed", final: true, retryAfter: .seconds(0))
+            try await ledger.failConsumptionRequest(
+                request.id, error: "not sent: Apple's 12-hour deadline passed", final: true, retryAfter: .seconds(0), now: now)
             return false
         }
         guard let app = apps.app(bundleId: request.bundleId), let client = app.serverAPI(for: request.environment) else {
-            try await requests.markFailed(
+            try await ledger.failConsumptionRequest(
                 request.id, error: "no App Store Server API key for \(request.bundleId) (\(request.environment))", final: true,
-                retryAfter: .seconds(0))
+                retryAfter: .seconds(0), now: now)
             return false
         }
         let facts = try await requests.facts(transactionId: request.transactionId, now: now)
@@ -87,12 +91,13 @@ public struct ConsumptionResponder: Service {
             metrics.appleCall(endpoint: "consumption", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
         } catch let error as AppStoreServerAPIError {
             metrics.appleCall(endpoint: "consumption", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
-            try await requests.markFailed(
-                request.id, error: "\(error)", final: !error.isRetryable, retryAfter: .seconds(min(600, 30 << min(request.attempts, 4))))
+            try await ledger.failConsumptionRequest(
+                request.id, error: "\(error)", final: !error.isRetryable, retryAfter: .seconds(min(600, 30 << min(request.attempts, 4))),
+                now: now)
             return false
         }
         let text = String(decoding: try JSONEncoder().encode(answer), as: UTF8.self)
-        try await requests.markAnswered(request.id, answer: text)
+        try await ledger.answerConsumptionRequest(request.id, answer: text)
         logger.info(
             "refund question answered",
             metadata: ["storekeeper.transaction.id": "\(request.transactionId)", "answer": "\(text)"])

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// Notification catch-up: asks Get Notification History for everything since the last run (and for every
@@ -60,13 +61,13 @@ public struct NotificationCatchUp: Service {
         do {
             let added = try await fetchMissed(app: app, client: client, cursor: cursor, now: now)
             // Saved before returning (and before the process may exit), not in a task left running behind.
-            try await JobLease.releaseUncancelled(lease, name, cursor: String(Int64(now.timeIntervalSince1970 * 1000)))
+            try await lease.release(name, cursor: String(now.millis))
             if added > 0 {
                 logger.notice("catch-up found missed notifications", metadata: ["app": "\(app.configuration.name)", "count": "\(added)"])
             }
             return added
         } catch {
-            try? await JobLease.releaseUncancelled(lease, name, cursor: nil)
+            try? await lease.release(name, cursor: nil)
             throw error
         }
     }

@@ -1,14 +1,15 @@
 import AppStoreWire
 import Foundation
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// Verifies a V2 `signedPayload` (the notification and the transaction and renewal info inside it) and stores it
 /// in the inbox: the one path for notifications Apple posts and for those catch-up fetches from history.
 struct NotificationIntake: Sendable {
-    let inbox: NotificationInbox
-    /// Stores and applies in one go when this process applies notifications.
-    let applier: NotificationApplier?
+    let ledger: Ledger
+    /// Whether this process applies notifications as it stores them (otherwise a processor elsewhere does).
+    let applies: Bool
     let onStored: @Sendable () -> Void
     /// The certificate chains every notification repeats, recognised without hashing them again.
     let headerDigests = HeaderDigestCache()
@@ -65,20 +66,18 @@ struct NotificationIntake: Sendable {
             signedDate: payload.signedDate, environment: payload.data?.environment?.rawValue, body: body)
         // Compacted here, in the request's own task, so the one writer only copies the result.
         received.compactBody = CompactNotificationBody(body: body, digests: headerDigests)
-        let isNew: Bool
-        if let applier {
-            let message = LifecycleMessage.v2(
+        var message: AppleMessage?
+        if applies {
+            message = AppleMessage.v2(
                 id: uuid, type: payload.notificationType.rawValue, subtype: payload.subtype?.rawValue,
                 bundleId: app.configuration.bundleId, environment: payload.data?.environment?.rawValue ?? "Production",
                 signedDate: payload.signedDate ?? Date(), transaction: transaction,
                 signedTransaction: payload.data?.signedTransactionInfo, renewal: renewal,
                 status: payload.data?.status.map { Int($0.rawValue) },
                 consumptionReason: payload.data?.consumptionRequestReason?.rawValue)
-            isNew = try await applier.store(.init(received: received, message: message))
-        } else {
-            isNew = try await inbox.recordIfNew(received)
         }
-        if isNew, applier == nil { onStored() }
+        let isNew = try await ledger.store(received, applying: message)
+        if isNew, !applies { onStored() }
         return Stored(id: uuid, isNew: isNew, type: payload.notificationType.rawValue)
     }
 }

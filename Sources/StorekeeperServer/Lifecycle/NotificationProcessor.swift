@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 import Synchronization
 
@@ -9,9 +10,7 @@ import Synchronization
 /// claims on PostgreSQL), applies a batch in one transaction that also marks it processed, and retries failures
 /// with backoff until they become dead letters kept with their error.
 public final class NotificationProcessor: Service, Sendable {
-    let provider: any DatabaseProvider
-    let inbox: NotificationInbox
-    let engine: LifecycleEngine
+    let ledger: Ledger
     let configuration: LifecycleConfiguration
     let metrics: ServerMetrics
     let logger: Logger
@@ -20,14 +19,12 @@ public final class NotificationProcessor: Service, Sendable {
     private let wakeUp = WakeUpSignal()
 
     init(
-        provider: any DatabaseProvider, inbox: NotificationInbox, engine: LifecycleEngine, confirmation: V1Confirmation,
-        configuration: LifecycleConfiguration, metrics: ServerMetrics, ready: ReadinessGate, logger: Logger
+        ledger: Ledger, confirmation: V1Confirmation, configuration: LifecycleConfiguration, metrics: ServerMetrics, ready: ReadinessGate,
+        logger: Logger
     ) {
         self.ready = ready
         self.confirmation = confirmation
-        self.provider = provider
-        self.inbox = inbox
-        self.engine = engine
+        self.ledger = ledger
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
@@ -57,9 +54,9 @@ public final class NotificationProcessor: Service, Sendable {
     /// Claims and applies one batch; returns how many notifications it claimed.
     @discardableResult
     public func processBatch(now: Date = Date()) async throws -> Int {
-        let claimed = try await inbox.claim(limit: configuration.batchSize, lease: .seconds(120), now: now)
+        let claimed = try await ledger.claimNotifications(limit: configuration.batchSize, lease: .seconds(120), now: now)
         guard !claimed.isEmpty else { return 0 }
-        var messages: [LifecycleMessage] = []
+        var messages: [AppleMessage] = []
         var failures: [String: any Error] = [:]
         var final = Set<String>()
         for stored in claimed {
@@ -67,7 +64,7 @@ public final class NotificationProcessor: Service, Sendable {
                 if stored.received.format == "v1" {
                     messages.append(try await confirmation.message(for: stored))
                 } else {
-                    messages.append(try LifecycleMessage.decode(stored))
+                    messages.append(try AppleMessage.decode(stored))
                 }
             } catch let error as V1Confirmation.Unconfirmed {
                 failures[stored.received.id] = error
@@ -78,15 +75,7 @@ public final class NotificationProcessor: Service, Sendable {
         }
         let attempts = Dictionary(claimed.map { ($0.received.id, $0.attempts) }, uniquingKeysWith: { a, _ in a })
         do {
-            let engine = self.engine
-            let decoded = messages
-            let failed = try await provider.withTransaction { db in
-                let failed = try await engine.apply(decoded, now: Date(), on: db)
-                try await NotificationInbox.markProcessed(
-                    decoded.map(\.id).filter { failed[$0] == nil }, now: Date(), on: db)
-                return failed.mapValues { "\($0)" }
-            }
-            for (id, error) in failed { failures[id] = LifecycleFailure(description: error) }
+            for (id, error) in try await ledger.apply(messages, markProcessed: true) { failures[id] = LifecycleFailure(description: error) }
         } catch {
             // The transaction itself failed (the database is down): every message is retried.
             for message in messages { failures[message.id] = error }
@@ -96,9 +85,9 @@ public final class NotificationProcessor: Service, Sendable {
             logger.warning(
                 "notification not applied; will retry", metadata: ["storekeeper.notification.id": "\(id)", "error": "\(error)", "attempt": "\(attempt)"])
             do {
-                try await inbox.markFailed(
+                try await ledger.failNotification(
                     id, error: "\(error)", maxAttempts: final.contains(id) ? 1 : configuration.maxAttempts,
-                    retryAfter: Self.backoff(attempt: attempt))
+                    retryAfter: Self.backoff(attempt: attempt), now: now)
             } catch {
                 // The lease runs out and the claim comes back on its own.
             }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// The renewal sweep (seed 000, 续费): subscriptions expiring within a day, past expiry with no news, or in
@@ -10,9 +11,8 @@ import StorekeeperStorage
 /// notification — a renewal nobody announced is delivered, a refund nobody announced is taken back.
 public struct RenewalSweep: Service {
     let apps: AppRegistry
-    let provider: any DatabaseProvider
+    let ledger: Ledger
     let subscriptions: SubscriptionStore
-    let engine: LifecycleEngine
     let lease: JobLease
     let interval: Duration
     let metrics: ServerMetrics
@@ -20,14 +20,13 @@ public struct RenewalSweep: Service {
     let logger: Logger
 
     init(
-        apps: AppRegistry, provider: any DatabaseProvider, subscriptions: SubscriptionStore, engine: LifecycleEngine,
-        lease: JobLease, interval: Duration, metrics: ServerMetrics, ready: ReadinessGate, logger: Logger
+        apps: AppRegistry, ledger: Ledger, subscriptions: SubscriptionStore, lease: JobLease, interval: Duration, metrics: ServerMetrics,
+        ready: ReadinessGate, logger: Logger
     ) {
         self.ready = ready
         self.apps = apps
-        self.provider = provider
+        self.ledger = ledger
         self.subscriptions = subscriptions
-        self.engine = engine
         self.lease = lease
         self.interval = interval
         self.metrics = metrics
@@ -45,10 +44,10 @@ public struct RenewalSweep: Service {
         guard acquired else { return 0 }
         do {
             let checked = try await sweep(now: now)
-            try await JobLease.releaseUncancelled(lease, "renewal-sweep", cursor: nil)
+            try await lease.release("renewal-sweep", cursor: nil)
             return checked
         } catch {
-            try? await JobLease.releaseUncancelled(lease, "renewal-sweep", cursor: nil)
+            try? await lease.release("renewal-sweep", cursor: nil)
             throw error
         }
     }
@@ -88,7 +87,7 @@ public struct RenewalSweep: Service {
             metrics.appleCall(endpoint: "subscriptionStatuses", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
             throw error
         }
-        var messages: [LifecycleMessage] = []
+        var messages: [AppleMessage] = []
         for group in response.data ?? [] {
             for item in group.lastTransactions ?? [] {
                 guard let signed = item.signedTransactionInfo else { continue }
@@ -97,23 +96,15 @@ public struct RenewalSweep: Service {
                 let signedDate = renewal?.signedDate ?? transaction.signedDate ?? now
                 let original = item.originalTransactionId ?? transaction.originalTransactionId ?? ""
                 messages.append(
-                    LifecycleMessage.v2(
+                    AppleMessage.v2(
                         id: "status:\(original):\(Int64(signedDate.timeIntervalSince1970 * 1000))", type: "STATUS", subtype: nil, bundleId: app.configuration.bundleId,
                         environment: transaction.environment?.rawValue ?? record.environment, signedDate: signedDate,
                         transaction: transaction, signedTransaction: signed, renewal: renewal,
                         status: item.status.map { Int($0.rawValue) }, consumptionReason: nil))
             }
         }
-        let engine = self.engine
-        let ordered = messages.sorted { $0.signedDate < $1.signedDate }
-        let failed = try await provider.withTransaction { db in
-            try await engine.apply(ordered, now: Date(), on: db).mapValues { "\($0)" }
-        }
-        if let (_, error) = failed.first { throw LifecycleFailure(description: error) }
-        for message in ordered {
-            if let original = message.snapshot?.originalTransactionId { try await subscriptions.markChecked(original, now: now) }
-        }
-        try await subscriptions.markChecked(record.originalTransactionId, now: now)
+        if let (_, error) = try await ledger.apply(messages, markProcessed: false).first { throw LifecycleFailure(description: error) }
+        try await ledger.markChecked(messages.compactMap(\.snapshot?.originalTransactionId) + [record.originalTransactionId])
     }
 }
 
@@ -134,17 +125,13 @@ extension RenewalSweep {
             metrics.appleCall(endpoint: "verifyReceipt", outcome: "invalid", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
             throw LifecycleFailure(description: "verifyReceipt status \(status.rawValue): \(reason)")
         }
-        let message = LifecycleMessage.receiptStatus(
+        let message = AppleMessage.receiptStatus(
             original: record.originalTransactionId, response: response, bundleId: app.configuration.bundleId, now: now)
-        let engine = self.engine
-        let failed = try await provider.withTransaction { db in
-            try await engine.apply([message], now: Date(), on: db).mapValues { "\($0)" }
-        }
-        if let (_, error) = failed.first { throw LifecycleFailure(description: error) }
+        if let (_, error) = try await ledger.apply([message], markProcessed: false).first { throw LifecycleFailure(description: error) }
         if let latest = response.latestReceipt, latest != receipt, let snapshot = message.snapshot {
-            try await subscriptions.recordReceipt(latest, snapshots: [snapshot], now: now)
+            try await ledger.recordReceipt(latest, snapshots: [snapshot])
         }
-        try await subscriptions.markChecked(record.originalTransactionId, now: now)
+        try await ledger.markChecked([record.originalTransactionId])
     }
 }
 

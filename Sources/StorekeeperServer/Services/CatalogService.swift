@@ -1,6 +1,7 @@
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 import Synchronization
 
@@ -48,17 +49,17 @@ public final class CatalogService: Service, Sendable {
         }
     }
 
-    /// Saves a product (validated against the rest of the catalog) and applies it here at once.
-    public func save(_ product: CatalogProduct) async throws {
+    /// Saves a product (validated against the rest of the catalog) through the ledger and applies it here at once.
+    public func save(_ product: CatalogProduct, with ledger: Ledger) async throws {
         var candidate = catalog
         candidate.upsert(product)
         try candidate.validate()
-        try await store.save(product)
+        try await ledger.save(product)
         try await reload()
     }
 
-    /// Saves a campaign (validated) and applies it here at once.
-    public func save(_ campaign: OfferCampaign) async throws {
+    /// Saves a campaign (validated) through the ledger and applies it here at once.
+    public func save(_ campaign: OfferCampaign, with ledger: Ledger) async throws {
         var candidate = catalog
         if let index = candidate.campaigns.firstIndex(where: { $0.id == campaign.id }) {
             candidate.campaigns[index] = campaign
@@ -66,7 +67,7 @@ public final class CatalogService: Service, Sendable {
             candidate.campaigns.append(campaign)
         }
         try candidate.validate()
-        try await store.save(campaign)
+        try await ledger.save(campaign)
         try await reload()
     }
 

@@ -2,10 +2,11 @@ import AppStoreWire
 import Foundation
 import Logging
 import StorekeeperCore
-import StorekeeperStorage
+import StorekeeperLedger
 
 /// Turns what a client sends (a StoreKit 2 signed transaction, a legacy receipt, a restored history) into
-/// deliveries: verify with AppStoreWire, look the product up, attribute, deliver through ``PurchaseLedger``.
+/// deliveries: verify with AppStoreWire, map Apple's payload to a ``VerifiedTransaction``, look the product up, and
+/// deliver through the ``Ledger``.
 public struct PurchaseService: Sendable {
     /// The result for one transaction inside a receipt or a restore.
     public enum ItemResult: Sendable {
@@ -15,18 +16,15 @@ public struct PurchaseService: Sendable {
 
     let apps: AppRegistry
     let catalog: CatalogService
-    let ledger: PurchaseLedger
-    let subscriptions: SubscriptionStore
+    let ledger: Ledger
     let policy: TransferPolicy
     let metrics: ServerMetrics
     let logger: Logger
 
     public init(
-        apps: AppRegistry, catalog: CatalogService, ledger: PurchaseLedger, subscriptions: SubscriptionStore, policy: TransferPolicy,
-        metrics: ServerMetrics, logger: Logger
+        apps: AppRegistry, catalog: CatalogService, ledger: Ledger, policy: TransferPolicy, metrics: ServerMetrics, logger: Logger
     ) {
         self.apps = apps
-        self.subscriptions = subscriptions
         self.catalog = catalog
         self.ledger = ledger
         self.policy = policy
@@ -70,18 +68,9 @@ public struct PurchaseService: Sendable {
             let kind: StorekeeperError.Kind = error.code == "malformed" ? .badRequest : .unprocessable
             throw refusal(.rejected(kind, error.code, "signed transaction refused: \(error.message)"))
         }
-        guard let transactionId = payload.transactionId, let productId = payload.productId,
-            let purchaseDate = payload.purchaseDate, let bundleId = payload.bundleId
-        else {
+        guard let transaction = VerifiedTransaction(payload: payload, signedData: jws, source: source) else {
             throw refusal(.rejected("incomplete_transaction", "the signed transaction lacks an id, product or purchase date"))
         }
-        let transaction = VerifiedTransaction(
-            transactionId: transactionId, originalTransactionId: payload.originalTransactionId ?? transactionId,
-            bundleId: bundleId, productId: productId, environment: payload.environment?.rawValue ?? "Production",
-            purchaseDate: purchaseDate, expiresDate: payload.expiresDate, quantity: Int(payload.quantity ?? 1),
-            appAccountToken: payload.appAccountTokenUUID, offerType: payload.offerType.map { Int($0.rawValue) },
-            subscriptionGroup: payload.subscriptionGroupIdentifier, revocationDate: payload.revocationDate, source: source,
-            signedData: jws)
         try checkEnvironment(transaction, app: app)
         return transaction
     }
@@ -100,7 +89,7 @@ public struct PurchaseService: Sendable {
             throw refusal(.rejected("revoked", "Apple revoked or refunded transaction \(transaction.transactionId)"))
         }
         guard let product = catalog.catalog.product(transaction.productId) else {
-            try await ledger.park(transaction, reason: "unknown product \(transaction.productId)")
+            try await ledger.park(transaction, reason: "unknown product \(transaction.productId)", submitter: identity.user)
             logger.error(
                 "verified purchase of a product the catalog lacks; parked for recovery",
                 metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "product": "\(transaction.productId)"])
@@ -112,14 +101,14 @@ public struct PurchaseService: Sendable {
         }
         if let problem = DeliveryRules.problem(for: product, transaction: transaction) {
             // Apple was paid: kept for support, never dropped, never a trap.
-            try await ledger.park(transaction, reason: problem.message)
+            try await ledger.park(transaction, reason: problem.message, submitter: identity.user)
             logger.error(
                 "verified purchase cannot be delivered as the catalog stands; parked",
                 metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "problem": "\(problem.code)"])
             throw refusal(problem)
         }
         let result = try await ledger.deliver(
-            transaction, product: product, orderId: orderId, submitter: identity.user, policy: policy)
+            DeliveryRequest(transaction: transaction, product: product, orderId: orderId, submitter: identity.user, policy: policy))
         switch result {
         case .delivered(let delivery):
             if !delivery.riskFlags.isEmpty {
@@ -160,8 +149,7 @@ public struct PurchaseService: Sendable {
             throw StorekeeperError(.conflict, code: "unknown_product", message: "add \(transaction.productId) to the catalog first")
         }
         if let problem = DeliveryRules.problem(for: product, transaction: transaction) { throw problem }
-        guard case .delivered(let delivery) = try await ledger.assign(transaction, product: product, to: user, admin: admin, reason: reason)
-        else { throw StorekeeperError(.conflict, code: "already_delivered", message: "transaction \(transaction.transactionId) is not assignable") }
+        let delivery = try await ledger.assign(transaction, product: product, to: user, admin: admin, reason: reason)
         metrics.delivered(kind: product.kind.rawValue, environment: transaction.environment, result: "new")
         metrics.riskFlags(delivery.riskFlags)
         return delivery
@@ -220,25 +208,12 @@ public struct PurchaseService: Sendable {
         let environment = response.environment?.rawValue ?? "Production"
         var results: [ItemResult] = []
         for entry in entries {
-            guard let id = entry.transactionId, let productId = entry.productId, let purchaseDate = entry.purchaseDateValue else {
+            guard let transaction = VerifiedTransaction(legacy: entry, bundleId: app.configuration.bundleId, environment: environment)
+            else {
                 results.append(.refused(transactionId: entry.transactionId, error: .rejected("incomplete_transaction", "receipt entry lacks fields")))
                 continue
             }
-            var offerType: Int?
-            if entry.isTrialPeriodValue == true || entry.isInIntroOfferPeriodValue == true {
-                offerType = 1
-            } else if entry.promotionalOfferId != nil {
-                offerType = 2
-            } else if entry.offerCodeRefName != nil {
-                offerType = 3
-            }
-            let transaction = VerifiedTransaction(
-                transactionId: id, originalTransactionId: entry.originalTransactionId ?? id, bundleId: app.configuration.bundleId,
-                productId: productId, environment: environment, purchaseDate: purchaseDate,
-                expiresDate: entry.expiresDateValue, quantity: entry.quantityValue ?? 1,
-                appAccountToken: entry.appAccountToken.flatMap(UUID.init(uuidString:)), offerType: offerType,
-                subscriptionGroup: entry.subscriptionGroupIdentifier, revocationDate: entry.cancellationDateValue,
-                source: .receipt)
+            let id = transaction.transactionId
             do {
                 try checkEnvironment(transaction, app: app)
                 let result = try await deliver(
@@ -280,12 +255,12 @@ public struct PurchaseService: Sendable {
             })
         let now = Date()
         let snapshots = originals.sorted().compactMap {
-            LifecycleMessage.receiptStatus(
+            AppleMessage.receiptStatus(
                 original: $0, response: response, bundleId: app.configuration.bundleId, now: now, datedByPurchase: true
             ).snapshot
         }
         do {
-            try await subscriptions.recordReceipt(response.latestReceipt ?? receipt, snapshots: snapshots, now: now)
+            try await ledger.recordReceipt(response.latestReceipt ?? receipt, snapshots: snapshots)
         } catch {
             // The purchases are delivered; only the follow-up record is missing until the next receipt.
             logger.warning("could not record the receipt's subscriptions", metadata: ["error": "\(error)"])

@@ -34,6 +34,8 @@ public struct AccountStore: Sendable {
         public var orderId: String?
         public var source: String
         public var deliveredAt: Date
+        /// Price, currency, storefront, offer and revocation details, as Apple reported them.
+        public var commerce: TransactionCommerce
     }
 
     public struct Snapshot: Sendable, Hashable {
@@ -70,7 +72,7 @@ public struct AccountStore: Sendable {
             let transactions = try await db.raw(
                 """
                 SELECT transaction_id, original_transaction_id, product_id, product_kind, environment, quantity, purchase_date,
-                    expires_date, order_id, source, delivered_at
+                    expires_date, order_id, source, delivered_at, \(unsafeRaw: AppleTransactionsTable.commerceColumns)
                 FROM apple_transactions WHERE user_id = \(bind: user.rawValue)
                 ORDER BY purchase_date DESC, transaction_id LIMIT \(bind: transactionLimit)
                 """
@@ -86,7 +88,8 @@ public struct AccountStore: Sendable {
                     expiresDate: try row.decode(column: "expires_date", as: Int64?.self).map(Date.init(millis:)),
                     orderId: try row.decode(column: "order_id", as: String?.self),
                     source: try row.decode(column: "source", as: String.self),
-                    deliveredAt: Date(millis: try row.decode(column: "delivered_at", as: Int64.self)))
+                    deliveredAt: Date(millis: try row.decode(column: "delivered_at", as: Int64.self)),
+                    commerce: try AppleTransactionsTable.commerce(row: row))
             }
             return Snapshot(user: user, grants: grants, balances: balances, transactions: transactions)
         }

@@ -2,23 +2,11 @@ import Foundation
 import SQLKit
 import StorekeeperCore
 
-/// Appends and reads audit entries (invariant 4: every change has a reason).
+/// Reads audit entries (invariant 4: every change has a reason); the ledger writes them.
 public struct AuditStore: Sendable {
     let provider: any DatabaseProvider
 
     public init(provider: any DatabaseProvider) { self.provider = provider }
-
-    /// Appends `entry` inside the caller's transaction.
-    static func append(_ entry: AuditEntry, on db: any SQLDatabase) async throws {
-        try await db.raw(
-            """
-            INSERT INTO audit_entries (user_id, action, subject, amount, period_start, period_end, cause, detail, created_at)
-            VALUES (\(bind: entry.user.rawValue), \(bind: entry.action), \(bind: entry.subject), \(bind: entry.amount),
-                    \(bind: entry.periodStart?.millis), \(bind: entry.periodEnd?.millis), \(bind: entry.cause),
-                    \(bind: entry.detail), \(bind: entry.createdAt.millis))
-            """
-        ).run()
-    }
 
     /// A user's entries, oldest first, after the entry id `after` (for paging).
     public func entries(for user: UserID, after: Int64 = 0, limit: Int = 200) async throws -> [(id: Int64, entry: AuditEntry)] {
@@ -33,13 +21,13 @@ public struct AuditStore: Sendable {
                 (
                     try row.decode(column: "id", as: Int64.self),
                     AuditEntry(
-                        action: try row.decode(column: "action", as: String.self),
+                        action: AuditAction(rawValue: try row.decode(column: "action", as: String.self)),
                         user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
                         subject: try row.decode(column: "subject", as: String.self),
                         amount: try row.decode(column: "amount", as: Int64?.self),
                         periodStart: try row.decode(column: "period_start", as: Int64?.self).map(Date.init(millis:)),
                         periodEnd: try row.decode(column: "period_end", as: Int64?.self).map(Date.init(millis:)),
-                        cause: try row.decode(column: "cause", as: String.self),
+                        cause: AuditCause(rawValue: try row.decode(column: "cause", as: String.self)),
                         detail: try row.decode(column: "detail", as: String?.self),
                         createdAt: Date(millis: try row.decode(column: "created_at", as: Int64.self)))
                 )

@@ -21,7 +21,7 @@ public struct ConsumptionRequestStore: Sendable {
         public var lastError: String?
         public var answeredAt: Date?
 
-        init(row: any SQLRow) throws {
+        public init(row: any SQLRow) throws {
             id = try row.decode(column: "id", as: String.self)
             bundleId = try row.decode(column: "bundle_id", as: String.self)
             environment = try row.decode(column: "environment", as: String.self)
@@ -42,59 +42,6 @@ public struct ConsumptionRequestStore: Sendable {
     let provider: any DatabaseProvider
 
     public init(provider: any DatabaseProvider) { self.provider = provider }
-
-    /// Claims due questions (leased, skipping rows another process holds on PostgreSQL).
-    public func claimDue(limit: Int = 20, lease: Duration = .seconds(120), now: Date = Date()) async throws -> [Request] {
-        let skipLocked: SQLQueryString = provider.kind == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-        let until = now.addingTimeInterval(Double(lease.components.seconds)).millis
-        return try await provider.withTransaction { db in
-            try await db.raw(
-                """
-                UPDATE consumption_requests SET claimed_until = \(bind: until), attempts = attempts + 1
-                WHERE id IN (
-                    SELECT id FROM consumption_requests
-                    WHERE status = 'pending' AND next_attempt_at <= \(bind: now.millis)
-                      AND (claimed_until IS NULL OR claimed_until < \(bind: now.millis))
-                    ORDER BY requested_at LIMIT \(bind: limit)
-                """ + skipLocked + ") RETURNING *"
-            ).all().map(Request.init(row:))
-        }
-    }
-
-    /// Records the answer Apple accepted; a request is answered at most once.
-    public func markAnswered(_ id: String, answer: String, now: Date = Date()) async throws {
-        try await provider.withTransaction { db in
-            guard
-                let row = try await db.raw(
-                    """
-                    UPDATE consumption_requests SET status = 'answered', answer = \(bind: answer), answered_at = \(bind: now.millis),
-                        claimed_until = NULL, last_error = NULL, updated_at = \(bind: now.millis)
-                    WHERE id = \(bind: id) AND status = 'pending' RETURNING user_id, transaction_id
-                    """
-                ).first(), let user = try row.decode(column: "user_id", as: String?.self)
-            else { return }
-            try await AuditStore.append(
-                AuditEntry(
-                    action: "refund.consumption_answered", user: UserID(rawValue: user),
-                    subject: try row.decode(column: "transaction_id", as: String.self), cause: "consumption:\(id)",
-                    detail: answer, createdAt: now), on: db)
-        }
-    }
-
-    /// Records a failed attempt; retried after `retryAfter` unless `final` (no consent, past the deadline, or an
-    /// error Apple says will not change).
-    public func markFailed(_ id: String, error: String, final: Bool, retryAfter: Duration, now: Date = Date()) async throws {
-        try await provider.withSession { db in
-            try await db.raw(
-                """
-                UPDATE consumption_requests SET last_error = \(bind: String(error.prefix(2000))), claimed_until = NULL,
-                    next_attempt_at = \(bind: now.addingTimeInterval(Double(retryAfter.components.seconds)).millis),
-                    status = \(bind: final ? "failed" : "pending"), updated_at = \(bind: now.millis)
-                WHERE id = \(bind: id) AND status = 'pending'
-                """
-            ).run()
-        }
-    }
 
     public func find(_ id: String) async throws -> Request? {
         try await provider.withSession { db in

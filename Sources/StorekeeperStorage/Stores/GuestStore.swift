@@ -4,9 +4,9 @@ import SQLKit
 import StorekeeperCore
 import Synchronization
 
-/// Guest credentials: a guest is a random id plus a secret of 256 bits the server issues once. The credential the
-/// client keeps is `<guest id>.<secret>`; only the secret's SHA-256 is stored, so a database copy lets nobody act
-/// as a guest. A guest id alone proves nothing.
+/// Verifies guest credentials: a guest is a random id plus a secret of 256 bits the server issues once (the ledger
+/// issues and stores them). The credential the client keeps is `<guest id>.<secret>`; only the secret's SHA-256 is
+/// stored, so a database copy lets nobody act as a guest. A guest id alone proves nothing.
 public final class GuestStore: Sendable {
     let provider: any DatabaseProvider
     /// Credentials verified before (their digest → user): credentials never change, so a hit needs no query.
@@ -19,23 +19,11 @@ public final class GuestStore: Sendable {
     public struct Issued: Sendable, Hashable {
         public var user: UserID
         public var token: String
-    }
 
-    /// Issues a new guest (App Review's "buy without signing in": the app asks for one at first launch).
-    public func issue(now: Date = Date()) async throws -> Issued {
-        let id = Self.randomBase64URL(bytes: 16)
-        let secret = Self.randomBase64URL(bytes: 32)
-        guard let user = UserID.guest(id: id) else { throw StorekeeperError(.internal, code: "guest_id", message: "bad guest id") }
-        try await provider.withTransaction { db in
-            try await UserStore.ensure(user, now: now, on: db)
-            try await db.raw(
-                """
-                INSERT INTO guest_credentials (guest_id, digest, origin, created_at)
-                VALUES (\(bind: id), \(bind: Self.digest(secret)), 'issued', \(bind: now.millis))
-                """
-            ).run()
+        public init(user: UserID, token: String) {
+            self.user = user
+            self.token = token
         }
-        return Issued(user: user, token: id + "." + secret)
     }
 
     /// The guest a credential proves, or nil when it proves nothing.
@@ -47,10 +35,7 @@ public final class GuestStore: Sendable {
         }
         let secret = String(token[token.index(after: dot)...])
         guard secret.utf8.count >= 22, let guestId = user.guestId else { return nil }
-        let stored = try await provider.withSession { db in
-            try await db.raw("SELECT digest FROM guest_credentials WHERE guest_id = \(bind: guestId)").first()?
-                .decode(column: "digest", as: String.self)
-        }
+        let stored = try await provider.withSession { db in try await GuestCredentialsTable.digest(guestId: guestId, on: db) }
         guard let stored, Self.equalDigests(stored, Self.digest(secret)) else { return nil }
         verified.withLock { cache in
             if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
@@ -68,39 +53,8 @@ public final class GuestStore: Sendable {
         case notProved
     }
 
-    /// Issues a credential to a guest from before credentials (keyed by its client-chosen device id) when Apple
-    /// vouched for a transaction bound to it: the device still holds its StoreKit history, an impostor who only
-    /// knows the device id does not. Once only.
-    public func claimLegacy(_ guest: UserID, originalTransactionIds: Set<String>, now: Date = Date()) async throws -> Claim {
-        guard let guestId = guest.guestId, !originalTransactionIds.isEmpty else { return .notProved }
-        let secret = Self.randomBase64URL(bytes: 32)
-        return try await provider.withTransaction { db in
-            let owned = try await db.raw(
-                """
-                SELECT original_transaction_id FROM transaction_owners
-                WHERE user_id = \(bind: guest.rawValue) AND original_transaction_id IN (\(binds: originalTransactionIds.sorted()))
-                LIMIT 1
-                """
-            ).first()
-            guard owned != nil else { return .notProved }
-            let inserted = try await db.raw(
-                """
-                INSERT INTO guest_credentials (guest_id, digest, origin, created_at)
-                VALUES (\(bind: guestId), \(bind: Self.digest(secret)), 'claimed', \(bind: now.millis))
-                ON CONFLICT (guest_id) DO NOTHING RETURNING guest_id
-                """
-            ).first()
-            guard inserted != nil else { return .alreadyClaimed }
-            try await AuditStore.append(
-                AuditEntry(
-                    action: "guest.claimed", user: guest, subject: guest.rawValue, cause: "guest:claim",
-                    detail: "a credential was issued on proof of an Apple-signed transaction of this guest", createdAt: now),
-                on: db)
-            return .issued(Issued(user: guest, token: guestId + "." + secret))
-        }
-    }
-
-    static func digest(_ secret: String) -> String {
+    /// The stored form of a secret: its SHA-256 in lowercase hex.
+    public static func digest(_ secret: String) -> String {
         SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
@@ -113,7 +67,8 @@ public final class GuestStore: Sendable {
         return difference == 0
     }
 
-    static func randomBase64URL(bytes: Int) -> String {
+    /// `bytes` random bytes from the system's generator, as unpadded base64url.
+    public static func randomBase64URL(bytes: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         let data = Data((0..<bytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
         return data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")

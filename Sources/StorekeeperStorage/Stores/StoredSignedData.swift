@@ -44,7 +44,7 @@ public enum StoredSignedData {
     /// Compacts `jws` and stores the headers the texts refer to, in the caller's transaction.
     static func prepare(_ jws: [String?], on db: any SQLDatabase) async throws -> [String?] {
         let compacted = compact(jws)
-        try await NotificationInbox.storeHeaders(compacted.headers, on: db)
+        try await NotificationHeadersTable.insert(compacted.headers, on: db)
         return compacted.texts
     }
 
@@ -52,10 +52,6 @@ public enum StoredSignedData {
     public static func expand(_ text: String, on db: any SQLDatabase) async throws -> String {
         let digests = CompactNotificationBody.references(in: text)
         guard !digests.isEmpty else { return text }
-        var headers: [String: String] = [:]
-        for row in try await db.raw("SELECT digest, header FROM notification_headers WHERE digest IN (\(binds: digests.sorted()))").all() {
-            headers[try row.decode(column: "digest", as: String.self)] = try row.decode(column: "header", as: String.self)
-        }
-        return try CompactNotificationBody.expand(text, headers: headers)
+        return try CompactNotificationBody.expand(text, headers: try await NotificationHeadersTable.find(digests, on: db))
     }
 }

@@ -91,44 +91,12 @@ public struct SubscriptionStore: Sendable {
         }
     }
 
-    /// Follows subscriptions a client proved with a legacy receipt: their state from `verifyReceipt`'s answer (merged
-    /// by date like any other news, so a notification's newer word wins) and the latest receipt, which the renewal
-    /// sweep sends to `verifyReceipt` again for apps that have no App Store Server API key.
-    public func recordReceipt(
-        _ receipt: String, snapshots: [SubscriptionSnapshot], now: Date = Date()
-    ) async throws {
-        guard !snapshots.isEmpty else { return }
-        try await provider.withTransaction { db in
-            _ = try await LifecycleLedger.applySnapshots(
-                snapshots.map { ($0, "receipt:\($0.originalTransactionId)") }, now: now, kind: provider.kind, on: db)
-            let insert = db.insert(into: "subscription_receipts").columns(
-                "original_transaction_id", "bundle_id", "environment", "receipt", "updated_at")
-            for snapshot in snapshots.sorted(by: { $0.originalTransactionId < $1.originalTransactionId }) {
-                insert.values([
-                    snapshot.originalTransactionId, snapshot.bundleId, snapshot.environment, receipt, now.millis,
-                ] as [any Encodable & Sendable])
-            }
-            try await insert.onConflict(with: ["original_transaction_id"]) { update in
-                update.set(excludedValueOf: "receipt").set(excludedValueOf: "environment").set(excludedValueOf: "updated_at")
-            }.run()
-        }
-    }
-
     /// The latest legacy receipt that proved this subscription, if a client ever sent one.
     public func latestReceipt(_ originalTransactionId: String) async throws -> String? {
         try await provider.withSession { db in
             try await db.raw(
                 "SELECT receipt FROM subscription_receipts WHERE original_transaction_id = \(bind: originalTransactionId)"
             ).first()?.decode(column: "receipt", as: String.self)
-        }
-    }
-
-    /// Records that Apple was asked about the subscription at `now`.
-    public func markChecked(_ originalTransactionId: String, now: Date = Date()) async throws {
-        try await provider.withSession { db in
-            try await db.raw(
-                "UPDATE subscriptions SET checked_at = \(bind: now.millis) WHERE original_transaction_id = \(bind: originalTransactionId)"
-            ).run()
         }
     }
 }

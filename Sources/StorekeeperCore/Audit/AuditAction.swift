@@ -1,0 +1,54 @@
+/// What an audit entry records. A closed vocabulary of named constants, stored as its raw text; an action this
+/// version does not name (written by a newer one) still reads back.
+public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    public var rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    // Entitlements
+    public static let entitlementGranted = AuditAction(rawValue: "entitlement.granted")
+    public static let entitlementExtended = AuditAction(rawValue: "entitlement.extended")
+    public static let entitlementReplaced = AuditAction(rawValue: "entitlement.replaced")
+    public static let entitlementRevoked = AuditAction(rawValue: "entitlement.revoked")
+    public static let entitlementReinstated = AuditAction(rawValue: "entitlement.reinstated")
+    public static let entitlementTransferredOut = AuditAction(rawValue: "entitlement.transferred_out")
+    public static let entitlementTransferredIn = AuditAction(rawValue: "entitlement.transferred_in")
+    // Transactions
+    public static let transactionRefunded = AuditAction(rawValue: "transaction.refunded")
+    public static let transactionRevoked = AuditAction(rawValue: "transaction.revoked")
+    public static let transactionReinstated = AuditAction(rawValue: "transaction.reinstated")
+    public static let transactionTransferred = AuditAction(rawValue: "transaction.transferred")
+    public static let transactionClaimRefused = AuditAction(rawValue: "transaction.claim_refused")
+    public static let transactionAssigned = AuditAction(rawValue: "transaction.assigned")
+    // Wallet
+    public static let walletCredited = AuditAction(rawValue: "wallet.credited")
+    public static let walletDebited = AuditAction(rawValue: "wallet.debited")
+    public static let walletClawbackForgiven = AuditAction(rawValue: "wallet.clawback_forgiven")
+    // Orders
+    public static let orderCreated = AuditAction(rawValue: "order.created")
+    public static let orderCancelled = AuditAction(rawValue: "order.cancelled")
+    public static let orderDelivered = AuditAction(rawValue: "order.delivered")
+    public static let orderIgnored = AuditAction(rawValue: "order.ignored")
+    // Users, offers, refunds, risk
+    public static let userMerged = AuditAction(rawValue: "user.merged")
+    public static let guestClaimed = AuditAction(rawValue: "guest.claimed")
+    public static let offerSigned = AuditAction(rawValue: "offer.signed")
+    public static let refundRequested = AuditAction(rawValue: "refund.requested")
+    public static let refundConsumptionAnswered = AuditAction(rawValue: "refund.consumption_answered")
+    public static let riskIntroductoryOfferRepeated = AuditAction(rawValue: "risk.introductory_offer_repeated")
+
+    /// A subscription entering `state` (`subscription.active`, `subscription.expired`, ...).
+    public static func subscription(_ state: SubscriptionState) -> AuditAction { AuditAction(rawValue: "subscription.\(state.rawValue)") }
+
+    /// Credited or debited, by the sign of `amount`.
+    public static func wallet(_ amount: Int64) -> AuditAction { amount >= 0 ? .walletCredited : .walletDebited }
+}

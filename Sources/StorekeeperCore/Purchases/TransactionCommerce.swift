@@ -1,0 +1,46 @@
+/// What a transaction says about money and offers, as Apple reports it: kept with every delivered transaction for
+/// revenue, reconciliation and support. Everything is optional: legacy receipts carry only some of it.
+public struct TransactionCommerce: Sendable, Hashable, Codable {
+    /// The customer price in milliunits of `currency` (9990 is 9.99), tax included where the storefront includes it.
+    public var price: Int64?
+    /// ISO 4217.
+    public var currency: String?
+    /// ISO 3166-1 alpha-3 (`USA`), and Apple's storefront id.
+    public var storefront: String?
+    public var storefrontId: String?
+    /// The offer of this transaction: id, discount type (`FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`,
+    /// `ONE_TIME`) and period (ISO 8601 duration).
+    public var offerId: String?
+    public var offerDiscountType: String?
+    public var offerPeriod: String?
+    public var appTransactionId: String?
+    /// `PURCHASE` or `RENEWAL`.
+    public var transactionReason: String?
+    public var webOrderLineItemId: String?
+    /// `PURCHASED` or `FAMILY_SHARED`.
+    public var ownershipType: String?
+    /// `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`, and the refunded share in milliunits (100000 is all).
+    public var revocationType: String?
+    public var revocationPercentage: Int?
+
+    public init(
+        price: Int64? = nil, currency: String? = nil, storefront: String? = nil, storefrontId: String? = nil,
+        offerId: String? = nil, offerDiscountType: String? = nil, offerPeriod: String? = nil, appTransactionId: String? = nil,
+        transactionReason: String? = nil, webOrderLineItemId: String? = nil, ownershipType: String? = nil,
+        revocationType: String? = nil, revocationPercentage: Int? = nil
+    ) {
+        self.price = price
+        self.currency = currency
+        self.storefront = storefront
+        self.storefrontId = storefrontId
+        self.offerId = offerId
+        self.offerDiscountType = offerDiscountType
+        self.offerPeriod = offerPeriod
+        self.appTransactionId = appTransactionId
+        self.transactionReason = transactionReason
+        self.webOrderLineItemId = webOrderLineItemId
+        self.ownershipType = ownershipType
+        self.revocationType = revocationType
+        self.revocationPercentage = revocationPercentage
+    }
+}

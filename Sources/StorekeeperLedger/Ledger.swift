@@ -1,0 +1,509 @@
+import Crypto
+import Foundation
+import Logging
+import StorekeeperCore
+import StorekeeperStorage
+import Synchronization
+
+/// Every write Storekeeper makes, as commands: deliver, apply Apple's messages, park and assign, move a user's data,
+/// post to the wallet, record orders, nonces, receipts, leases and queue states.
+///
+/// The ledger owns the database transactions and the one batching layer: concurrent commands are combined
+/// (``BatchCombiner``) into batches run one at a time, each in one database transaction (``LedgerBatch``), so a
+/// burst of purchases and notifications costs a few set-based statements and one durable commit. No command
+/// returns before the commit that made its change durable. Inside a batch every change goes through a
+/// ``UnitOfWork``: the tables' one insert each, the audit entries and the outbox events written with it.
+public final class Ledger: Sendable {
+    public let provider: any DatabaseProvider
+    let rules: LedgerRules
+    let logger: Logger
+    private let combiner: BatchCombiner<any LedgerJob, Void>
+
+    /// - Parameter maximumBatch: how many commands may share one database transaction.
+    public init(provider: any DatabaseProvider, rules: LedgerRules, maximumBatch: Int = 256, logger: Logger) {
+        self.provider = provider
+        self.rules = rules
+        self.logger = logger
+        let storedHeaders = StoredHeaders()
+        combiner = BatchCombiner(maximumBatch: maximumBatch, dedicatedDrainer: true) { jobs in
+            await LedgerBatch.run(jobs, provider: provider, rules: rules, storedHeaders: storedHeaders.digests, logger: logger)
+            let committed = jobs.compactMap { job -> [String]? in
+                guard let job = job as? InboxJob, case .success? = job.result.withLock({ $0 }) else { return nil }
+                return job.received.compactBody.map { Array($0.headers.keys) }
+            }
+            storedHeaders.add(committed.joined())
+            return jobs.map { _ in () }
+        }
+    }
+
+    // MARK: Running commands
+
+    /// Runs `body` in the next batch's transaction (in a savepoint of its own when it shares the batch), and returns
+    /// its result once that transaction committed.
+    func write<T: Sendable>(_ body: @escaping @Sendable (UnitOfWork) async throws -> T) async throws -> T {
+        let job = WriteJob { uow in try await body(uow) }
+        await combiner.submit(job)
+        guard let result = job.result.withLock({ $0 }) else { throw Self.noResult }
+        guard let value = try result.get() as? T else { throw Self.noResult }
+        return value
+    }
+
+    static let noResult = StorekeeperError(.internal, code: "ledger_no_result", message: "a ledger command ended without a result")
+
+    /// Runs `body` again once when a concurrent twin (another process) committed the same unique key first: the
+    /// second run finds it.
+    func retryingOnRace<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch where DatabaseFailure.isUniqueViolation(error) {
+            return try await body()
+        }
+    }
+
+    // MARK: Purchases
+
+    /// Delivers one verified transaction exactly once (see ``DeliveryPlanner``), with every other delivery of its
+    /// batch.
+    public func deliver(_ request: DeliveryRequest) async throws -> DeliveryResult {
+        let job = DeliveryJob(request: request)
+        await combiner.submit(job)
+        guard let result = job.result.withLock({ $0 }) else { throw Self.noResult }
+        return try result.get()
+    }
+
+    /// Puts a verified transaction on the pending-recovery list (a product the catalog lacks, a purchase the
+    /// catalog cannot deliver as it stands), so support can see and deliver it; a second park changes nothing. The
+    /// submitter, when known, hears of it through the outbox.
+    public func park(_ transaction: VerifiedTransaction, reason: String, submitter: UserID?) async throws {
+        try await write { uow in
+            try await PendingTransactionsTable.insert([(transaction, reason)], now: uow.now, on: uow.db)
+            if let submitter {
+                uow.emit(
+                    LedgerEvent(
+                        type: .parked, user: submitter, subject: transaction.transactionId, occurredAt: uow.now,
+                        details: ["transactionId": transaction.transactionId, "productId": transaction.productId, "reason": reason]))
+            }
+            try await uow.flush()
+        }
+    }
+
+    /// Delivers a parked transaction to `user` on an operator's word: the delivery, the parked row's `resolved_by`
+    /// and `assigned_user`, and the user's `transaction.assigned` entry naming the operator and the reason commit
+    /// together; a transaction delivered meanwhile is not delivered again.
+    public func assign(
+        _ transaction: VerifiedTransaction, product: CatalogProduct, to user: UserID, admin: String, reason: String
+    ) async throws -> Delivery {
+        try await write { uow in
+            guard try await PendingTransactionsTable.resolve(transaction.transactionId, by: admin, for: user, now: uow.now, on: uow.db) else {
+                throw StorekeeperError(.conflict, code: "not_pending", message: "transaction \(transaction.transactionId) is no longer pending")
+            }
+            let request = DeliveryRequest(transaction: transaction, product: product, orderId: nil, submitter: user, policy: .refuse)
+            let result = try await DeliveryPlanner.deliver([request], in: uow)[0].get()
+            guard case .delivered(let delivery) = result, delivery.newlyDelivered, delivery.user == user else {
+                throw StorekeeperError(
+                    .conflict, code: "already_delivered",
+                    message: "transaction \(transaction.transactionId) is delivered or bound to another user already")
+            }
+            uow.record(
+                AuditEntry(
+                    action: .transactionAssigned, user: user, subject: transaction.transactionId, cause: .admin(admin),
+                    detail: "\(transaction.productId) assigned from the pending-recovery list: \(reason)", createdAt: uow.now))
+            try await uow.flush()
+            return delivery
+        }
+    }
+
+    /// Follows subscriptions a client proved with a legacy receipt: their state from `verifyReceipt`'s answer (merged
+    /// by date like any other news, so a notification's newer word wins) and the latest receipt, which the renewal
+    /// sweep sends to `verifyReceipt` again for apps that have no App Store Server API key.
+    public func recordReceipt(_ receipt: String, snapshots: [SubscriptionSnapshot]) async throws {
+        guard !snapshots.isEmpty else { return }
+        try await write { uow in
+            try await AppleMessages.applySnapshots(snapshots.map { ($0, .receipt(original: $0.originalTransactionId)) }, in: uow)
+            try await SubscriptionReceiptsTable.upsert(
+                snapshots.map { ($0.originalTransactionId, $0.bundleId, $0.environment) }, receipt: receipt, now: uow.now, on: uow.db)
+            try await uow.flush()
+        }
+    }
+
+    // MARK: Apple's messages
+
+    /// Stores a verified notification in the inbox and, when `message` is given, applies it in the same
+    /// transaction; whether it was new (a duplicate is stored once and applied once). A notification whose
+    /// application fails is stored pending for the processor; only a failed commit throws (Apple must retry).
+    public func store(_ received: NotificationInbox.Received, applying message: AppleMessage?) async throws -> Bool {
+        let job = InboxJob(received: received, message: message)
+        await combiner.submit(job)
+        guard let result = job.result.withLock({ $0 }) else { throw Self.noResult }
+        return try result.get()
+    }
+
+    /// Applies messages (the processor's claimed notifications when `markProcessed`, or statuses Storekeeper asked
+    /// Apple for), in `signedDate` order: together when they all apply, otherwise each in a savepoint of its own.
+    /// Returns the messages that failed, with why; the others committed (and were marked processed).
+    public func apply(_ messages: [AppleMessage], markProcessed: Bool) async throws -> [String: String] {
+        guard !messages.isEmpty else { return [:] }
+        let ordered = messages.sorted { ($0.signedDate, $0.id) < ($1.signedDate, $1.id) }
+        let rules = self.rules
+        let logger = self.logger
+        return try await write { uow in
+            do {
+                try await withSavepoint("sk_together", on: uow.db) {
+                    let own = uow.child()
+                    try await AppleMessages.deliver(ordered, rules: rules, in: own)
+                    _ = try await AppleMessages.applyEffects(ordered, isolated: false, deliveriesDone: true, rules: rules, in: own)
+                    if markProcessed { try await NotificationsTable.markProcessed(ordered.map(\.id), now: uow.now, on: uow.db) }
+                    try await own.flush()
+                }
+                return [:]
+            } catch {
+                logger.notice("messages failed together; applying them one by one", metadata: ["error": "\(error)"])
+            }
+            let failed = try await AppleMessages.applyEffects(ordered, isolated: true, deliveriesDone: false, rules: rules, in: uow)
+            if markProcessed {
+                try await NotificationsTable.markProcessed(ordered.map(\.id).filter { failed[$0] == nil }, now: uow.now, on: uow.db)
+            }
+            try await uow.flush()
+            return failed.mapValues { "\($0)" }
+        }
+    }
+
+    /// Counts a refused webhook body under its source, reason and format, with the latest body's SHA-256 and a short
+    /// redacted prefix. Anyone can post to a webhook, so at most ``maximumRefusalSources`` sources get rows of their
+    /// own; the rest are counted together under ``overflowRefusalSource``.
+    public func countRefusal(source: String, reason: String, format: String, body: String) async throws {
+        let digest = SHA256.hash(data: Data(body.utf8)).map { String(format: "%02x", $0) }.joined()
+        let prefix = NotificationRedaction.prefix(of: body)
+        let source = String(source.prefix(64))
+        let reason = String(reason.prefix(64))
+        try await write { uow in
+            var kept = source
+            if try await !NotificationRefusalsTable.exists(source: source, reason: reason, format: format, on: uow.db),
+                try await NotificationRefusalsTable.rowCount(on: uow.db) >= Self.maximumRefusalSources
+            {
+                kept = Self.overflowRefusalSource
+            }
+            try await NotificationRefusalsTable.count(
+                source: kept, reason: reason, format: format, digest: digest, prefix: prefix, firstSeen: uow.now, lastSeen: uow.now, on: uow.db)
+        }
+    }
+
+    public static let maximumRefusalSources = 1_000
+    public static let overflowRefusalSource = "other"
+
+    // MARK: Queues
+
+    /// Claims up to `limit` due notifications, oldest `signedDate` first, leased for `lease` (see ``LeasedQueue``).
+    /// `now` is the clock the queue's due times are read on.
+    public func claimNotifications(limit: Int, lease: Duration, now: Date = Date()) async throws -> [NotificationInbox.Stored] {
+        let kind = provider.kind
+        return try await write { uow in
+            let rows = try await LeasedQueue.notifications.claim(limit: limit, lease: lease, now: now, kind: kind, on: uow.db)
+            return try await NotificationInbox.stored(from: rows, on: uow.db).sorted {
+                ($0.received.signedDate ?? $0.receivedAt, $0.received.id) < ($1.received.signedDate ?? $1.receivedAt, $1.received.id)
+            }
+        }
+    }
+
+    /// Records a failed attempt at a notification: retried after `retryAfter`, or a dead letter once its attempts
+    /// reach `maxAttempts`.
+    public func failNotification(_ id: String, error: String, maxAttempts: Int, retryAfter: Duration, now: Date = Date()) async throws {
+        try await write { uow in
+            try await LeasedQueue.notifications.fail(id, error: error, maxAttempts: maxAttempts, retryAfter: retryAfter, now: now, on: uow.db)
+        }
+    }
+
+    /// Puts a dead letter (or a pending notification) back in line now; whether there was one.
+    public func retryNotification(_ id: String) async throws -> Bool {
+        try await write { uow in try await LeasedQueue.notifications.retry(id, now: uow.now, on: uow.db) }
+    }
+
+    /// Claims due refund questions (leased, skipping rows another process holds on PostgreSQL).
+    public func claimConsumptionRequests(limit: Int, lease: Duration, now: Date = Date()) async throws -> [ConsumptionRequestStore.Request] {
+        let kind = provider.kind
+        return try await write { uow in
+            try await LeasedQueue.consumptionRequests.claim(limit: limit, lease: lease, now: now, kind: kind, on: uow.db)
+                .map(ConsumptionRequestStore.Request.init(row:))
+        }
+    }
+
+    /// Records a failed answer; retried after `retryAfter` unless `final` (no consent, past the deadline, or an
+    /// error Apple says will not change).
+    public func failConsumptionRequest(_ id: String, error: String, final: Bool, retryAfter: Duration, now: Date = Date()) async throws {
+        try await write { uow in
+            try await LeasedQueue.consumptionRequests.fail(
+                id, error: error, maxAttempts: final ? 0 : Int.max, retryAfter: retryAfter, now: now, on: uow.db)
+        }
+    }
+
+    /// Records the answer Apple accepted (a question is answered at most once), audited and announced on the user.
+    public func answerConsumptionRequest(_ id: String, answer: String) async throws {
+        try await write { uow in
+            guard let answered = try await ConsumptionRequestsTable.markAnswered(id, answer: answer, now: uow.now, on: uow.db),
+                let user = answered.user
+            else { return }
+            uow.record(
+                AuditEntry(
+                    action: .refundConsumptionAnswered, user: user, subject: answered.transactionId, cause: .consumption(id), detail: answer,
+                    createdAt: uow.now))
+            uow.emit(
+                LedgerEvent(
+                    type: .consumptionAnswered, user: user, subject: answered.transactionId, occurredAt: uow.now,
+                    details: ["transactionId": answered.transactionId, "requestId": id, "answer": answer]))
+            try await uow.flush()
+        }
+    }
+
+    // MARK: Subscriptions
+
+    /// Records that Apple was asked about these subscriptions now.
+    public func markChecked(_ originals: [String]) async throws {
+        guard !originals.isEmpty else { return }
+        try await write { uow in
+            for original in Set(originals).sorted() { try await SubscriptionsTable.markChecked(original, now: uow.now, on: uow.db) }
+        }
+    }
+
+    // MARK: Orders
+
+    /// Records an order created before StoreKit's purchase.
+    public func createOrder(_ order: Order) async throws {
+        try await write { uow in
+            try await UsersTable.ensure([order.user], now: uow.now, on: uow.db)
+            try await OrdersTable.insert(order, on: uow.db)
+            uow.record(
+                AuditEntry(
+                    action: .orderCreated, user: order.user, subject: order.id, cause: .order(order.id), detail: order.productId,
+                    createdAt: order.createdAt))
+            try await uow.flush()
+        }
+    }
+
+    /// Cancels a created order of `user`; whether it changed (a delivered order stays delivered; a cancelled one can
+    /// still be delivered later).
+    public func cancelOrder(_ id: String, user: UserID) async throws -> Bool {
+        try await write { uow in
+            guard try await OrdersTable.cancel(id, user: user, now: uow.now, on: uow.db) else { return false }
+            uow.record(AuditEntry(action: .orderCancelled, user: user, subject: id, cause: .order(id), createdAt: uow.now))
+            try await uow.flush()
+            return true
+        }
+    }
+
+    // MARK: Wallet
+
+    /// Spends coins under a client idempotency key; refuses an overdraft. A repeated key returns the first answer,
+    /// also when the repeat races the first request.
+    public func spend(user: UserID, currency: String = "coins", amount: Int64, idempotencyKey: String, reason: String?) async throws
+        -> WalletPosting
+    {
+        guard amount > 0 && amount <= WalletLimits.maximumAmount else {
+            throw StorekeeperError.badRequest("invalid_amount", "amount must be 1-\(WalletLimits.maximumAmount)")
+        }
+        let key = WalletKey.spend(user: user, key: idempotencyKey)
+        return try await retryingOnRace {
+            try await write { uow in
+                try await UsersTable.ensure([user], now: uow.now, on: uow.db)
+                let posting = try await WalletPostings.post(
+                    user: user, currency: currency, amount: -amount, key: key, reason: reason, allowNegative: false, in: uow)
+                try await uow.flush()
+                return posting
+            }
+        }
+    }
+
+    /// An operator's adjustment (positive or negative, may go below zero), audited with the operator's name.
+    public func adjust(
+        user: UserID, currency: String = "coins", amount: Int64, idempotencyKey: String, admin: String, reason: String?
+    ) async throws -> WalletPosting {
+        guard amount != 0 && amount.magnitude <= WalletLimits.maximumAmount.magnitude else {
+            throw StorekeeperError.badRequest("invalid_amount", "amount must be non-zero and at most ±\(WalletLimits.maximumAmount)")
+        }
+        let key = WalletKey.admin(admin, user: user, key: idempotencyKey)
+        return try await retryingOnRace {
+            try await write { uow in
+                try await UsersTable.ensure([user], now: uow.now, on: uow.db)
+                let posting = try await WalletPostings.post(
+                    user: user, currency: currency, amount: amount, key: key, reason: reason, allowNegative: true, in: uow)
+                try await uow.flush()
+                return posting
+            }
+        }
+    }
+
+    // MARK: Users
+
+    /// What a merge moved.
+    public struct MergeSummary: Sendable, Hashable {
+        public var transactions: Int
+        public var entitlements: Int
+        public var orders: Int
+        public var coins: Int64
+    }
+
+    /// Moves everything a guest owns to `account` (``UserDataMover``: every user-keyed table, audited on both sides)
+    /// and its balances, and announces it on the account. Running it again moves nothing.
+    public func mergeGuest(_ guest: UserID, into account: UserID) async throws -> MergeSummary {
+        guard guest.isGuest, !account.isGuest else {
+            throw StorekeeperError(.forbidden, code: "account_required", message: "a guest merges into a signed-in account")
+        }
+        return try await write { uow in
+            try await UsersTable.ensure([account], now: uow.now, on: uow.db)
+            let counts = try await UserDataTables.counts(of: guest, on: uow.db)
+            let cause = AuditCause.merge(guest: guest)
+            let grants = try await UserDataMover.move(from: guest, to: account, scope: .everything, cause: cause, in: uow)
+            var coins: Int64 = 0
+            for (currency, balance) in try await WalletsTable.balances(of: guest, on: uow.db) {
+                guard balance.magnitude <= WalletLimits.maximumBalance.magnitude else {
+                    throw WalletLimits.limitReached("the guest's \(currency) balance \(balance) cannot be moved")
+                }
+                _ = try await WalletPostings.post(
+                    user: guest, currency: currency, amount: -balance,
+                    key: .merge(guest: guest, into: account, at: uow.now.millis, side: "out"), reason: "merged into account",
+                    allowNegative: true, in: uow)
+                _ = try await WalletPostings.post(
+                    user: account, currency: currency, amount: balance,
+                    key: .merge(guest: guest, into: account, at: uow.now.millis, side: "in"), reason: "merged from guest",
+                    allowNegative: true, in: uow)
+                if currency == "coins" { coins = balance }
+            }
+            try await UsersTable.markMerged(guest, into: account, on: uow.db)
+            if counts.transactions + grants.count + counts.orders > 0 || coins != 0 {
+                uow.record(
+                    AuditEntry(
+                        action: .userMerged, user: account, subject: guest.rawValue, amount: coins, cause: cause,
+                        detail: "\(counts.transactions) transactions, \(counts.orders) orders", createdAt: uow.now))
+                uow.emit(
+                    LedgerEvent(
+                        type: .userMerged, user: account, subject: guest.rawValue, occurredAt: uow.now,
+                        details: [
+                            "guest": guest.rawValue, "transactions": String(counts.transactions), "entitlements": String(grants.count),
+                            "orders": String(counts.orders), "coins": String(coins),
+                        ]))
+            }
+            try await uow.flush()
+            return MergeSummary(transactions: counts.transactions, entitlements: grants.count, orders: counts.orders, coins: coins)
+        }
+    }
+
+    /// Issues a new guest and its credential (App Review's "buy without signing in": the app asks for one at first
+    /// launch). Only the secret's SHA-256 is stored.
+    public func issueGuest() async throws -> GuestStore.Issued {
+        let id = GuestStore.randomBase64URL(bytes: 16)
+        let secret = GuestStore.randomBase64URL(bytes: 32)
+        guard let user = UserID.guest(id: id) else { throw StorekeeperError(.internal, code: "guest_id", message: "bad guest id") }
+        let stored = try await write { uow in
+            try await UsersTable.ensure([user], now: uow.now, on: uow.db)
+            return try await GuestCredentialsTable.insert(guestId: id, digest: GuestStore.digest(secret), origin: "issued", now: uow.now, on: uow.db)
+        }
+        guard stored else { throw StorekeeperError(.internal, code: "guest_id", message: "a guest id was issued twice; ask again") }
+        return GuestStore.Issued(user: user, token: id + "." + secret)
+    }
+
+    /// Issues a credential to a guest from before credentials (keyed by its client-chosen device id) when Apple
+    /// vouched for a transaction bound to it: the device still holds its StoreKit history, an impostor who only
+    /// knows the device id does not. Once only.
+    public func claimLegacyGuest(_ guest: UserID, originalTransactionIds: Set<String>) async throws -> GuestStore.Claim {
+        guard let guestId = guest.guestId, !originalTransactionIds.isEmpty else { return .notProved }
+        let secret = GuestStore.randomBase64URL(bytes: 32)
+        return try await write { uow in
+            let owners = try await TransactionOwnersTable.owners(of: originalTransactionIds, on: uow.db)
+            guard owners.values.contains(guest) else { return .notProved }
+            guard try await GuestCredentialsTable.insert(guestId: guestId, digest: GuestStore.digest(secret), origin: "claimed", now: uow.now, on: uow.db)
+            else { return .alreadyClaimed }
+            uow.record(
+                AuditEntry(
+                    action: .guestClaimed, user: guest, subject: guest.rawValue, cause: .guestClaim,
+                    detail: "a credential was issued on proof of an Apple-signed transaction of this guest", createdAt: uow.now))
+            try await uow.flush()
+            return .issued(GuestStore.Issued(user: guest, token: guestId + "." + secret))
+        }
+    }
+
+    // MARK: Offers and the catalog
+
+    /// Records the nonce of a signed subscription offer; `false` if it was ever used before.
+    public func recordOfferNonce(_ nonce: UUID, user: UserID, productId: String, offerId: String, campaignId: String) async throws -> Bool {
+        try await write { uow in
+            guard try await OfferNoncesTable.insert(
+                nonce, user: user, productId: productId, offerId: offerId, campaignId: campaignId, now: uow.now, on: uow.db)
+            else { return false }
+            uow.record(
+                AuditEntry(
+                    action: .offerSigned, user: user, subject: productId, cause: .campaign(campaignId),
+                    detail: "offer \(offerId) nonce \(nonce.uuidString.lowercased())", createdAt: uow.now))
+            try await uow.flush()
+            return true
+        }
+    }
+
+    /// Adds the catalog's products and campaigns the database does not have (a catalog file seeds; an operator's
+    /// later change survives a restart); returns how many were added.
+    @discardableResult
+    public func seedCatalog(_ catalog: Catalog) async throws -> Int {
+        let entries = try CatalogStore.entries(catalog)
+        return try await write { uow in try await CatalogEntriesTable.write(entries, replace: false, now: uow.now, on: uow.db) }
+    }
+
+    /// Replaces one product's definition.
+    public func save(_ product: CatalogProduct) async throws {
+        let entries = try CatalogStore.entries(Catalog(products: [product]))
+        try await write { uow in try await CatalogEntriesTable.write(entries, replace: true, now: uow.now, on: uow.db) }
+    }
+
+    /// Replaces one campaign's definition.
+    public func save(_ campaign: OfferCampaign) async throws {
+        let entries = try CatalogStore.entries(Catalog(campaigns: [campaign]))
+        try await write { uow in try await CatalogEntriesTable.write(entries, replace: true, now: uow.now, on: uow.db) }
+    }
+
+    // MARK: Jobs and health
+
+    /// Takes the lease `name` for `duration` if no other process holds it; the job's cursor (nil the first time),
+    /// or `acquired` false when another process holds it.
+    public func acquireLease(_ name: String, owner: String, for duration: Duration, now: Date = Date()) async throws
+        -> (acquired: Bool, cursor: String?)
+    {
+        try await write { uow in
+            try await JobStateTable.acquire(
+                name, owner: owner, until: now.addingTimeInterval(Double(duration.components.seconds)), now: now, on: uow.db)
+        }
+    }
+
+    /// Saves the cursor (when given) and gives the lease up. Returns once written even from a cancelled task: during
+    /// shutdown the job's own task is cancelled, and the release must still happen before the process exits.
+    public func releaseLease(_ name: String, owner: String, cursor: String?) async throws {
+        try await Task {
+            try await self.write { uow in try await JobStateTable.release(name, owner: owner, cursor: cursor, now: uow.now, on: uow.db) }
+        }.value
+    }
+
+    /// Writes and commits this process's health row, on a transaction of its own (not batched): a database that
+    /// answers reads but cannot write — read-only, out of disk, locked — cannot take a purchase. On PostgreSQL a lock
+    /// is waited for two seconds at most.
+    public func probe(instance: String) async throws {
+        let kind = provider.kind
+        try await provider.withTransaction { db in
+            try await HealthProbesTable.touch(instance: instance, now: Date(), kind: kind, on: db)
+        }
+    }
+
+    // MARK: Reading the outbox
+
+    /// Events after `position` (all users, or one), oldest first.
+    public func events(after position: Int64, user: UserID? = nil, limit: Int) async throws -> [EventsTable.Stored] {
+        try await provider.withSession { db in try await EventsTable.after(position, user: user, limit: limit, on: db) }
+    }
+}
+
+/// Header digests this process has seen committed: the same few certificate chains sign everything, so after the
+/// first batch no batch writes them again.
+private final class StoredHeaders: Sendable {
+    private let known = Mutex(Set<String>())
+
+    var digests: Set<String> { known.withLock { $0 } }
+
+    func add(_ digests: some Sequence<String>) {
+        known.withLock { $0.formUnion(digests) }
+    }
+}

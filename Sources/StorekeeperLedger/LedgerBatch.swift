@@ -1,0 +1,182 @@
+import Foundation
+import Logging
+import StorekeeperCore
+import StorekeeperStorage
+import Synchronization
+
+/// Runs one batch of the ledger's jobs in one database transaction, so a burst of purchases, notifications and
+/// other writes costs a few set-based statements and one durable commit.
+///
+/// First try: every job together. Notifications go in as processed and are applied in the same transaction; the
+/// transactions they carry are planned with the batch's client deliveries in one ``DeliveryPlanner`` run; each other
+/// write runs in a savepoint so its failure is its own. If anything else fails, the transaction rolls back and the
+/// batch runs again isolated: notifications stored pending and applied message by message (a message that still
+/// fails stays pending for the processor), each delivery and write in its own savepoint. If that transaction fails
+/// too (the database is down), every job gets the error. No job's result is handed out before its commit.
+enum LedgerBatch {
+    /// Results gathered inside the transaction, handed to the jobs once it committed.
+    private struct Outcome: Sendable {
+        var deliveries: [Int: Result<DeliveryResult, any Error>] = [:]
+        var inbox: [Int: Bool] = [:]
+        var writes: [Int: Result<any Sendable, any Error>] = [:]
+    }
+
+    private struct Sorted {
+        var deliveries: [(index: Int, job: DeliveryJob)] = []
+        var inbox: [(index: Int, job: InboxJob)] = []
+        var writes: [(index: Int, job: WriteJob)] = []
+    }
+
+    static func run(
+        _ jobs: [any LedgerJob], provider: any DatabaseProvider, rules: LedgerRules, storedHeaders: Set<String>, logger: Logger
+    ) async {
+        var sorted = Sorted()
+        for (index, job) in jobs.enumerated() {
+            switch job {
+            case let job as DeliveryJob: sorted.deliveries.append((index, job))
+            case let job as InboxJob: sorted.inbox.append((index, job))
+            case let job as WriteJob: sorted.writes.append((index, job))
+            default: break
+            }
+        }
+        let batch = sorted
+        let kind = provider.kind
+        do {
+            let outcome = try await provider.withTransaction { db in
+                try await together(batch, uow: UnitOfWork(db: db, kind: kind, now: Date(), logger: logger), rules: rules, storedHeaders: storedHeaders)
+            }
+            hand(outcome, to: batch)
+            return
+        } catch {
+            logger.notice("a ledger batch failed as a whole; running it again step by step", metadata: ["error": "\(error)"])
+        }
+        do {
+            let outcome = try await provider.withTransaction { db in
+                try await isolated(batch, uow: UnitOfWork(db: db, kind: kind, now: Date(), logger: logger), rules: rules, logger: logger)
+            }
+            hand(outcome, to: batch)
+        } catch {
+            for (_, job) in batch.deliveries { job.result.withLock { $0 = .failure(error) } }
+            for (_, job) in batch.inbox { job.result.withLock { $0 = .failure(error) } }
+            for (_, job) in batch.writes { job.result.withLock { $0 = .failure(error) } }
+        }
+    }
+
+    private static func hand(_ outcome: Outcome, to batch: Sorted) {
+        for (index, job) in batch.deliveries {
+            let result = outcome.deliveries[index] ?? .failure(StorekeeperError(.internal, code: "ledger_no_result", message: "no result"))
+            job.result.withLock { $0 = result }
+        }
+        for (index, job) in batch.inbox {
+            let result: Result<Bool, any Error> = outcome.inbox[index].map { .success($0) }
+                ?? .failure(StorekeeperError(.internal, code: "ledger_no_result", message: "no result"))
+            job.result.withLock { $0 = result }
+        }
+        for (index, job) in batch.writes {
+            let result = outcome.writes[index] ?? .failure(StorekeeperError(.internal, code: "ledger_no_result", message: "no result"))
+            job.result.withLock { $0 = result }
+        }
+    }
+
+    // MARK: Together
+
+    private static func together(_ batch: Sorted, uow: UnitOfWork, rules: LedgerRules, storedHeaders: Set<String>) async throws -> Outcome {
+        var outcome = Outcome()
+        // Notifications: stored as processed (they are applied in this transaction or it fails as a whole).
+        var messages: [AppleMessage] = []
+        if !batch.inbox.isEmpty {
+            let received = batch.inbox.map(\.job.received)
+            let processed = Set(batch.inbox.compactMap { $0.job.message == nil ? nil : $0.job.received.id })
+            let inserted = try await NotificationsTable.insert(
+                received, processed: processed, storedHeaders: storedHeaders, now: uow.now, on: uow.db)
+            let isNew = NotificationsTable.firstOccurrences(received.map(\.id), inserted: inserted)
+            for ((index, job), new) in zip(batch.inbox, isNew) {
+                outcome.inbox[index] = new
+                if new, let message = job.message { messages.append(message) }
+            }
+            messages.sort { ($0.signedDate, $0.id) < ($1.signedDate, $1.id) }
+        }
+        // Deliveries: the clients' and the messages' in one plan.
+        let (messageRequests, unknown) = AppleMessages.deliveries(of: messages, rules: rules)
+        try await PendingTransactionsTable.insert(unknown.map { ($0, "unknown product \($0.productId)") }, now: uow.now, on: uow.db)
+        let requests = batch.deliveries.map(\.job.request) + messageRequests
+        if !requests.isEmpty {
+            let results = try await DeliveryPlanner.deliver(requests, in: uow)
+            for ((index, _), result) in zip(batch.deliveries, results) { outcome.deliveries[index] = result }
+            for result in results.dropFirst(batch.deliveries.count) { _ = try result.get() }
+        }
+        _ = try await AppleMessages.applyEffects(messages, isolated: false, deliveriesDone: true, rules: rules, in: uow)
+        // Other writes.
+        if batch.writes.count == 1, batch.deliveries.isEmpty, batch.inbox.isEmpty {
+            let (index, job) = batch.writes[0]
+            outcome.writes[index] = .success(try await job.body(uow))
+        } else {
+            for (index, job) in batch.writes {
+                outcome.writes[index] = await savepointed(job, on: uow)
+            }
+        }
+        try await uow.flush()
+        return outcome
+    }
+
+    /// A write in a savepoint of its own: its failure rolls back only its own changes.
+    private static func savepointed(_ job: WriteJob, on uow: UnitOfWork) async -> Result<any Sendable, any Error> {
+        do {
+            return .success(
+                try await withSavepoint("sk_write", on: uow.db) {
+                    let own = uow.child()
+                    let value = try await job.body(own)
+                    try await own.flush()
+                    return value
+                })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // MARK: Isolated
+
+    private static func isolated(_ batch: Sorted, uow: UnitOfWork, rules: LedgerRules, logger: Logger) async throws -> Outcome {
+        var outcome = Outcome()
+        if !batch.inbox.isEmpty {
+            // Stored pending, all of them: storing is what Apple's 200 stands for. Applying is the processor's to
+            // retry where it fails here.
+            let received = batch.inbox.map(\.job.received)
+            let inserted = try await NotificationsTable.insert(received, now: uow.now, on: uow.db)
+            let isNew = NotificationsTable.firstOccurrences(received.map(\.id), inserted: inserted)
+            var messages: [AppleMessage] = []
+            for ((index, job), new) in zip(batch.inbox, isNew) {
+                outcome.inbox[index] = new
+                if new, let message = job.message { messages.append(message) }
+            }
+            messages.sort { ($0.signedDate, $0.id) < ($1.signedDate, $1.id) }
+            do {
+                try await withSavepoint("sk_apply", on: uow.db) {
+                    let failed = try await AppleMessages.applyEffects(
+                        messages, isolated: true, deliveriesDone: false, rules: rules, in: uow)
+                    try await NotificationsTable.markProcessed(
+                        messages.map(\.id).filter { failed[$0] == nil }, now: uow.now, on: uow.db)
+                }
+            } catch {
+                logger.warning("notifications stored but not applied yet", metadata: ["error": "\(error)"])
+            }
+        }
+        for (index, job) in batch.deliveries {
+            do {
+                outcome.deliveries[index] = try await withSavepoint("sk_delivery", on: uow.db) {
+                    let own = uow.child()
+                    let result = try await DeliveryPlanner.deliver([job.request], in: own)[0]
+                    try await own.flush()
+                    return result
+                }
+            } catch {
+                outcome.deliveries[index] = .failure(error)
+            }
+        }
+        for (index, job) in batch.writes {
+            outcome.writes[index] = await savepointed(job, on: uow)
+        }
+        try await uow.flush()
+        return outcome
+    }
+}

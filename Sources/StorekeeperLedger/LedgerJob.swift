@@ -1,0 +1,35 @@
+import StorekeeperCore
+import StorekeeperStorage
+import Synchronization
+
+/// One command waiting for the ledger's next batch, and where its result goes once the batch commits.
+protocol LedgerJob: AnyObject, Sendable {}
+
+/// A delivery: planned with every other delivery of its batch.
+final class DeliveryJob: LedgerJob {
+    let request: DeliveryRequest
+    let result = Mutex<Result<DeliveryResult, any Error>?>(nil)
+
+    init(request: DeliveryRequest) { self.request = request }
+}
+
+/// A verified notification to store (and apply, when `message` is given) in the inbox; the result is whether it
+/// was new.
+final class InboxJob: LedgerJob {
+    let received: NotificationInbox.Received
+    let message: AppleMessage?
+    let result = Mutex<Result<Bool, any Error>?>(nil)
+
+    init(received: NotificationInbox.Received, message: AppleMessage?) {
+        self.received = received
+        self.message = message
+    }
+}
+
+/// Any other write: run in its own savepoint inside the batch's transaction.
+final class WriteJob: LedgerJob {
+    let body: @Sendable (UnitOfWork) async throws -> any Sendable
+    let result = Mutex<Result<any Sendable, any Error>?>(nil)
+
+    init(body: @escaping @Sendable (UnitOfWork) async throws -> any Sendable) { self.body = body }
+}

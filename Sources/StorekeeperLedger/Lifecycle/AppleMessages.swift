@@ -1,0 +1,229 @@
+import Foundation
+import Logging
+import StorekeeperCore
+import StorekeeperStorage
+
+/// What the ledger needs to know to apply Apple's messages: the catalog now, and the configured policies.
+public struct LedgerRules: Sendable {
+    public var catalog: @Sendable () -> Catalog
+    public var transferPolicy: TransferPolicy
+    public var coinClawback: CoinClawbackPolicy
+
+    public init(catalog: @escaping @Sendable () -> Catalog, transferPolicy: TransferPolicy, coinClawback: CoinClawbackPolicy) {
+        self.catalog = catalog
+        self.transferPolicy = transferPolicy
+        self.coinClawback = coinClawback
+    }
+}
+
+/// Applies Apple's messages after the purchase in the caller's unit of work: the transactions they carry are
+/// delivered by the ``DeliveryPlanner`` with everyone else's, then each message's own effects — refunds and
+/// reversals, extensions, refund questions — and the subscription states, merged by Apple's `signedDate`.
+enum AppleMessages {
+    /// The deliveries the messages carry (transactions of products the catalog knows), and the transactions of
+    /// products it does not (parked).
+    static func deliveries(of messages: [AppleMessage], rules: LedgerRules) -> (requests: [DeliveryRequest], unknown: [VerifiedTransaction]) {
+        let products = rules.catalog()
+        var requests: [DeliveryRequest] = []
+        var unknown: [VerifiedTransaction] = []
+        for message in messages where message.effect.deliver {
+            for transaction in message.transactions {
+                if let product = products.product(transaction.productId) {
+                    requests.append(
+                        DeliveryRequest(transaction: transaction, product: product, orderId: nil, submitter: nil, policy: rules.transferPolicy))
+                } else {
+                    unknown.append(transaction)
+                }
+            }
+        }
+        return (requests, unknown)
+    }
+
+    /// Delivers the messages' transactions; a delivery that fails is an error (the message is not applied).
+    static func deliver(_ messages: [AppleMessage], rules: LedgerRules, in uow: UnitOfWork) async throws {
+        let (requests, unknown) = deliveries(of: messages, rules: rules)
+        try await PendingTransactionsTable.insert(unknown.map { ($0, "unknown product \($0.productId)") }, now: uow.now, on: uow.db)
+        for result in try await DeliveryPlanner.deliver(requests, in: uow) { _ = try result.get() }
+    }
+
+    /// Applies each message's effects (deliveries done already), in `signedDate` order: the ones with only a state
+    /// update share set-based statements, the rest go one by one. Without `isolated` the first failure throws (the
+    /// caller rolls back and tries again isolated); with it, each message runs in a savepoint and failures are
+    /// returned by message id.
+    static func applyEffects(
+        _ messages: [AppleMessage], isolated: Bool, deliveriesDone: Bool, rules: LedgerRules, in uow: UnitOfWork
+    ) async throws -> [String: any Error] {
+        var failures: [String: any Error] = [:]
+        var deliveriesDone = deliveriesDone
+        if isolated, !deliveriesDone {
+            // What Apple was paid for is delivered even when a message's own effects fail: every message's
+            // transactions together first, then each message's effects on its own.
+            do {
+                try await withSavepoint("sk_deliveries", on: uow.db) {
+                    let own = uow.child()
+                    try await deliver(messages, rules: rules, in: own)
+                    try await own.flush()
+                }
+                deliveriesDone = true
+            } catch {
+                uow.logger.warning("delivering a batch of messages together failed; delivering them one by one", metadata: ["error": "\(error)"])
+            }
+        }
+        var plain: [AppleMessage] = []
+        for message in messages {
+            if deliveriesDone, message.isPlain {
+                plain.append(message)
+                continue
+            }
+            guard isolated else {
+                if !deliveriesDone, message.effect.deliver { try await deliver([message], rules: rules, in: uow) }
+                try await applyOwnEffects(message, rules: rules, in: uow)
+                continue
+            }
+            do {
+                try await withSavepoint("sk_message", on: uow.db) {
+                    let own = uow.child()
+                    if !deliveriesDone, message.effect.deliver { try await deliver([message], rules: rules, in: own) }
+                    try await applyOwnEffects(message, rules: rules, in: own)
+                    try await own.flush()
+                }
+            } catch {
+                failures[message.id] = error
+            }
+        }
+        let snapshots = plain.compactMap { message in message.snapshot.map { ($0, AuditCause.notification(message.id)) } }
+        guard isolated else {
+            _ = try await applySnapshots(snapshots, in: uow)
+            return failures
+        }
+        do {
+            try await withSavepoint("sk_states", on: uow.db) {
+                let own = uow.child()
+                _ = try await applySnapshots(snapshots, in: own)
+                try await own.flush()
+            }
+        } catch {
+            for message in plain {
+                do {
+                    try await withSavepoint("sk_message", on: uow.db) {
+                        let own = uow.child()
+                        try await applyOwnEffects(message, rules: rules, in: own)
+                        try await own.flush()
+                    }
+                } catch {
+                    failures[message.id] = error
+                }
+            }
+        }
+        return failures
+    }
+
+    /// One message's effects beyond delivery, and its state.
+    static func applyOwnEffects(_ message: AppleMessage, rules: LedgerRules, in uow: UnitOfWork) async throws {
+        let effect = message.effect
+        let cause = AuditCause.notification(message.id)
+        if message.format == "v1" {
+            // The confirmed receipt is the whole truth: every cancelled entry is taken back from its cancellation
+            // date (refunds, and the upgrade/crossgrade CANCEL variants alike).
+            for transaction in message.cancelled {
+                guard let date = transaction.revocationDate else { continue }
+                _ = try await Revocations.revoke(
+                    transactionId: transaction.transactionId, at: date, kind: message.type == "REVOKE" ? .revoke : .refund,
+                    revocationType: transaction.commerce.revocationType, revocationPercentage: transaction.commerce.revocationPercentage,
+                    policy: rules.coinClawback, decidedAt: message.signedDate, cause: cause, in: uow)
+            }
+        } else if let focus = message.focus {
+            if let revocation = effect.revoke ?? (focus.revocationDate != nil && message.type == "STATUS" ? .refund : nil) {
+                let outcome = try await Revocations.revoke(
+                    transactionId: focus.transactionId, at: focus.revocationDate ?? message.signedDate, kind: revocation,
+                    revocationType: focus.commerce.revocationType, revocationPercentage: focus.commerce.revocationPercentage,
+                    policy: rules.coinClawback, decidedAt: message.signedDate, cause: cause, in: uow)
+                if case .notDelivered = outcome {
+                    uow.logger.notice(
+                        "refund of a transaction Storekeeper never delivered",
+                        metadata: ["storekeeper.transaction.id": "\(focus.transactionId)", "type": "\(message.type)"])
+                }
+            }
+            if effect.reinstate {
+                try await Revocations.reinstate(transactionId: focus.transactionId, decidedAt: message.signedDate, cause: cause, in: uow)
+            }
+            if effect.extendToExpiry, let expires = focus.expiresDate, focus.revocationDate == nil {
+                try await extend(focus.transactionId, to: expires, reason: "Apple extended the renewal date", cause: cause, in: uow)
+            }
+            if effect.extendToGracePeriodEnd, let grace = message.snapshot?.gracePeriodExpiresAt {
+                try await extend(
+                    focus.transactionId, to: grace, reason: "billing grace period: service continues while Apple retries the charge",
+                    cause: cause, in: uow)
+            }
+            if effect.answerConsumptionRequest {
+                let user = try await AppleTransactionsTable.delivered(focus.transactionId, on: uow.db)?.user
+                let inserted = try await ConsumptionRequestsTable.insert(
+                    id: message.id, bundleId: message.bundleId, environment: message.environment, transactionId: focus.transactionId,
+                    originalTransactionId: focus.originalTransactionId, user: user, reason: message.consumptionReason,
+                    requestedAt: message.signedDate, now: uow.now, on: uow.db)
+                if inserted, let user {
+                    uow.record(
+                        AuditEntry(
+                            action: .refundRequested, user: user, subject: focus.transactionId, cause: cause,
+                            detail: "the customer asked Apple for a refund (\(message.consumptionReason ?? "no reason given")); answer due in 12 hours",
+                            createdAt: uow.now))
+                }
+            }
+            if effect.closeConsumptionRequest {
+                try await ConsumptionRequestsTable.close(transactionId: focus.transactionId, decision: message.type, now: uow.now, on: uow.db)
+            }
+        }
+        if let snapshot = message.snapshot {
+            _ = try await applySnapshots([(snapshot, cause)], in: uow)
+        }
+    }
+
+    private static func extend(_ transactionId: String, to end: Date, reason: String, cause: AuditCause, in uow: UnitOfWork) async throws {
+        for grant in try await EntitlementGrantsTable.extend(transactionId: transactionId, to: end, on: uow.db) {
+            uow.record(
+                AuditEntry(
+                    action: .entitlementExtended, user: grant.user, subject: grant.entitlement, periodStart: grant.start, periodEnd: end,
+                    cause: cause, detail: reason, createdAt: uow.now))
+        }
+    }
+
+    /// Merges snapshots (any number per subscription, folded in `signedDate` order) with one read, one multi-row
+    /// upsert, and an audit entry and event per change of state. Returns, per snapshot, whether it was applied.
+    @discardableResult
+    static func applySnapshots(_ snapshots: [(snapshot: SubscriptionSnapshot, cause: AuditCause)], in uow: UnitOfWork) async throws -> [Bool] {
+        guard !snapshots.isEmpty else { return [] }
+        let originals = Array(Set(snapshots.map(\.snapshot.originalTransactionId))).sorted()
+        var stored = try await SubscriptionsTable.find(originals, lock: true, kind: uow.kind, on: uow.db)
+        let owners = try await TransactionOwnersTable.owners(of: Set(originals), on: uow.db)
+        var applied = [Bool](repeating: false, count: snapshots.count)
+        var changed = Set<String>()
+        let order = snapshots.indices.sorted { snapshots[$0].snapshot.signedDate < snapshots[$1].snapshot.signedDate }
+        for index in order {
+            let (snapshot, cause) = snapshots[index]
+            let original = snapshot.originalTransactionId
+            let previous = stored[original]
+            guard snapshot.isNewer(than: previous) else { continue }
+            let merged = SubscriptionSnapshot.merge(snapshot, into: previous)
+            stored[original] = merged
+            applied[index] = true
+            changed.insert(original)
+            let state = merged.state ?? .active
+            guard let user = owners[original], previous?.state != state else { continue }
+            var detail = "\(merged.productId) \(merged.event)"
+            if let reason = merged.expirationReason, state == .expired || state == .refunded { detail += " (\(reason))" }
+            uow.record(
+                AuditEntry(
+                    action: .subscription(state), user: user, subject: original,
+                    periodEnd: merged.gracePeriodExpiresAt ?? merged.expiresAt, cause: cause, detail: detail, createdAt: uow.now))
+            var details = [
+                "originalTransactionId": original, "productId": merged.productId, "state": state.rawValue, "event": merged.event,
+                "previousState": previous?.state?.rawValue ?? "",
+            ]
+            if let reason = merged.expirationReason { details["expirationReason"] = reason }
+            if let expires = merged.expiresAt { details["expiresAt"] = String(expires.timeIntervalSince1970) }
+            uow.emit(LedgerEvent(type: .subscriptionChanged, user: user, subject: original, occurredAt: uow.now, details: details))
+        }
+        try await SubscriptionsTable.upsert(changed.sorted().map { (stored[$0]!, owners[$0]) }, now: uow.now, on: uow.db)
+        return applied
+    }
+}

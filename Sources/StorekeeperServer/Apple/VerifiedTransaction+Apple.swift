@@ -1,0 +1,51 @@
+import AppStoreWire
+import Foundation
+import StorekeeperCore
+
+/// Apple's transaction formats mapped to the domain's ``VerifiedTransaction``, in one place: a verified JWS payload
+/// (StoreKit 2, notifications, the Server API) and a receipt entry `verifyReceipt` vouched for (legacy receipts, V1).
+extension VerifiedTransaction {
+    /// A transaction from a verified JWS payload; nil without an id, product or purchase date.
+    init?(payload: JWSTransactionDecodedPayload, signedData: String?, source: Source = .signedTransaction) {
+        guard let id = payload.transactionId, let productId = payload.productId, let purchaseDate = payload.purchaseDate,
+            let bundleId = payload.bundleId
+        else { return nil }
+        self.init(
+            transactionId: id, originalTransactionId: payload.originalTransactionId ?? id, bundleId: bundleId,
+            productId: productId, environment: payload.environment?.rawValue ?? "Production", purchaseDate: purchaseDate,
+            expiresDate: payload.expiresDate, quantity: Int(payload.quantity ?? 1), appAccountToken: payload.appAccountTokenUUID,
+            offerType: payload.offerType.map { Int($0.rawValue) }, subscriptionGroup: payload.subscriptionGroupIdentifier,
+            revocationDate: payload.revocationDate, source: source, signedData: signedData,
+            commerce: TransactionCommerce(
+                price: payload.price, currency: payload.currency, storefront: payload.storefront, storefrontId: payload.storefrontId,
+                offerId: payload.offerIdentifier, offerDiscountType: payload.offerDiscountType?.rawValue,
+                offerPeriod: payload.offerPeriod, appTransactionId: payload.appTransactionId,
+                transactionReason: payload.transactionReason?.rawValue, webOrderLineItemId: payload.webOrderLineItemId,
+                ownershipType: payload.inAppOwnershipType?.rawValue, revocationType: payload.revocationType?.rawValue,
+                revocationPercentage: payload.revocationPercentage.map(Int.init)))
+    }
+
+    /// A transaction from a receipt entry Apple's `verifyReceipt` (or a V1 notification) vouched for.
+    init?(legacy entry: LegacyTransaction, bundleId: String, environment: String) {
+        guard let id = entry.transactionId, let productId = entry.productId, let purchaseDate = entry.purchaseDateValue else {
+            return nil
+        }
+        var offerType: Int?
+        if entry.isTrialPeriodValue == true || entry.isInIntroOfferPeriodValue == true {
+            offerType = 1
+        } else if entry.promotionalOfferId != nil {
+            offerType = 2
+        } else if entry.offerCodeRefName != nil {
+            offerType = 3
+        }
+        self.init(
+            transactionId: id, originalTransactionId: entry.originalTransactionId ?? id, bundleId: bundleId,
+            productId: productId, environment: environment, purchaseDate: purchaseDate, expiresDate: entry.expiresDateValue,
+            quantity: entry.quantityValue ?? 1, appAccountToken: entry.appAccountTokenValue, offerType: offerType,
+            subscriptionGroup: entry.subscriptionGroupIdentifier, revocationDate: entry.cancellationDateValue, source: .receipt,
+            // What a receipt carries of money and offers: no price, currency or storefront.
+            commerce: TransactionCommerce(
+                offerId: entry.promotionalOfferId ?? entry.offerCodeRefName, webOrderLineItemId: entry.webOrderLineItemId,
+                ownershipType: entry.inAppOwnershipType))
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import SQLKit
+import StorekeeperCore
+
+/// `apple_transactions`: every transaction delivered, keyed by Apple's `transactionId`. Its primary key is what makes
+/// delivery exactly once (invariant 1).
+public enum AppleTransactionsTable {
+    /// One delivered transaction.
+    public struct Row: Sendable {
+        public var transaction: VerifiedTransaction
+        public var owner: UserID
+        public var productKind: ProductKind
+        public var subscriptionGroup: String?
+        public var orderId: String?
+
+        public init(transaction: VerifiedTransaction, owner: UserID, productKind: ProductKind, subscriptionGroup: String?, orderId: String?) {
+            self.transaction = transaction
+            self.owner = owner
+            self.productKind = productKind
+            self.subscriptionGroup = subscriptionGroup
+            self.orderId = orderId
+        }
+    }
+
+    static let columns = [
+        "transaction_id", "original_transaction_id", "user_id", "bundle_id", "product_id", "product_kind", "environment",
+        "quantity", "purchase_date", "expires_date", "subscription_group", "offer_type", "app_account_token", "order_id",
+        "source", "delivered_at", "signed_data", "price", "currency", "storefront", "storefront_id", "offer_id",
+        "offer_discount_type", "offer_period", "app_transaction_id", "transaction_reason", "web_order_line_item_id",
+        "ownership_type", "revocation_type", "revocation_percentage",
+    ]
+
+    /// Inserts the rows whose transaction id is new (`ON CONFLICT DO NOTHING`); returns those ids. The signed data
+    /// is stored with its certificate chain shared (``StoredSignedData``).
+    public static func insert(_ rows: [Row], now: Date, on db: any SQLDatabase) async throws -> Set<String> {
+        guard !rows.isEmpty else { return [] }
+        let ordered = rows.sorted { $0.transaction.transactionId < $1.transaction.transactionId }
+        let signedData = try await StoredSignedData.prepare(ordered.map(\.transaction.signedData), on: db)
+        var insert = BulkInsert(
+            into: "apple_transactions", columns: columns, suffix: "ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id")
+        for (row, signed) in zip(ordered, signedData) {
+            let t = row.transaction
+            let c = t.commerce
+            insert.values([
+                t.transactionId, t.originalTransactionId, row.owner.rawValue, t.bundleId, t.productId, row.productKind.rawValue,
+                t.environment, t.quantity, t.purchaseDate.millis, t.expiresDate?.millis, t.subscriptionGroup ?? row.subscriptionGroup,
+                t.offerType, t.appAccountToken?.uuidString.lowercased(), row.orderId, t.source.rawValue, now.millis, signed,
+                c.price, c.currency, c.storefront, c.storefrontId, c.offerId, c.offerDiscountType, c.offerPeriod, c.appTransactionId,
+                c.transactionReason, c.webOrderLineItemId, c.ownershipType, c.revocationType, c.revocationPercentage,
+            ])
+        }
+        return Set(try await insert.all(on: db).map { try $0.decode(column: "transaction_id", as: String.self) })
+    }
+
+    /// A delivered transaction, as refunds and answers need it.
+    public struct Delivered: Sendable {
+        public var user: UserID
+        public var productId: String
+        public var productKind: ProductKind
+        public var original: String
+    }
+
+    /// The delivered transaction with this id, if any.
+    public static func delivered(_ transactionId: String, on db: any SQLDatabase) async throws -> Delivered? {
+        guard
+            let row = try await db.raw(
+                """
+                SELECT user_id, product_id, product_kind, original_transaction_id FROM apple_transactions
+                WHERE transaction_id = \(bind: transactionId)
+                """
+            ).first()
+        else { return nil }
+        return Delivered(
+            user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
+            productId: try row.decode(column: "product_id", as: String.self),
+            productKind: ProductKind(rawValue: try row.decode(column: "product_kind", as: String.self)) ?? .consumable,
+            original: try row.decode(column: "original_transaction_id", as: String.self))
+    }
+
+    /// Who holds each transaction, and the order it completed.
+    public static func holders(of ids: [String], on db: any SQLDatabase) async throws -> [String: (user: UserID, orderId: String?)] {
+        guard !ids.isEmpty else { return [:] }
+        var holders: [String: (user: UserID, orderId: String?)] = [:]
+        for row in try await db.select().columns("transaction_id", "user_id", "order_id").from("apple_transactions")
+            .where("transaction_id", .in, ids).all()
+        {
+            holders[try row.decode(column: "transaction_id", as: String.self)] = (
+                UserID(rawValue: try row.decode(column: "user_id", as: String.self)), try row.decode(column: "order_id", as: String?.self)
+            )
+        }
+        return holders
+    }
+
+    /// The (group, original) of every introductory-offer transaction of `users` in `groups`.
+    public static func introductoryOffers(users: Set<UserID>, groups: Set<String>, on db: any SQLDatabase) async throws
+        -> [UserID: [(group: String, original: String)]]
+    {
+        guard !users.isEmpty, !groups.isEmpty else { return [:] }
+        var found: [UserID: [(group: String, original: String)]] = [:]
+        for row in try await db.raw(
+            """
+            SELECT user_id, subscription_group, original_transaction_id FROM apple_transactions
+            WHERE offer_type = 1 AND user_id IN (\(binds: users.map(\.rawValue).sorted()))
+              AND subscription_group IN (\(binds: groups.sorted()))
+            """
+        ).all() {
+            found[UserID(rawValue: try row.decode(column: "user_id", as: String.self)), default: []].append(
+                (try row.decode(column: "subscription_group", as: String.self), try row.decode(column: "original_transaction_id", as: String.self)))
+        }
+        return found
+    }
+
+    /// Records how Apple revoked a transaction (type and refunded share), when it says.
+    public static func recordRevocation(
+        _ transactionId: String, type: String?, percentage: Int?, on db: any SQLDatabase
+    ) async throws {
+        guard type != nil || percentage != nil else { return }
+        try await db.raw(
+            """
+            UPDATE apple_transactions SET revocation_type = COALESCE(\(bind: type), revocation_type),
+                revocation_percentage = COALESCE(\(bind: percentage), revocation_percentage)
+            WHERE transaction_id = \(bind: transactionId)
+            """
+        ).run()
+    }
+
+    /// The money and offer columns of a row (selected with ``commerceColumns``).
+    public static func commerce(row: any SQLRow) throws -> TransactionCommerce {
+        TransactionCommerce(
+            price: try row.decode(column: "price", as: Int64?.self), currency: try row.decode(column: "currency", as: String?.self),
+            storefront: try row.decode(column: "storefront", as: String?.self),
+            storefrontId: try row.decode(column: "storefront_id", as: String?.self),
+            offerId: try row.decode(column: "offer_id", as: String?.self),
+            offerDiscountType: try row.decode(column: "offer_discount_type", as: String?.self),
+            offerPeriod: try row.decode(column: "offer_period", as: String?.self),
+            appTransactionId: try row.decode(column: "app_transaction_id", as: String?.self),
+            transactionReason: try row.decode(column: "transaction_reason", as: String?.self),
+            webOrderLineItemId: try row.decode(column: "web_order_line_item_id", as: String?.self),
+            ownershipType: try row.decode(column: "ownership_type", as: String?.self),
+            revocationType: try row.decode(column: "revocation_type", as: String?.self),
+            revocationPercentage: try row.decode(column: "revocation_percentage", as: Int64?.self).map(Int.init))
+    }
+
+    /// The columns ``commerce(row:)`` reads.
+    public static let commerceColumns =
+        "price, currency, storefront, storefront_id, offer_id, offer_discount_type, offer_period, app_transaction_id, "
+        + "transaction_reason, web_order_line_item_id, ownership_type, revocation_type, revocation_percentage"
+}

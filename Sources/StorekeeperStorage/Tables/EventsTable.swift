@@ -1,0 +1,77 @@
+import Foundation
+import SQLKit
+import StorekeeperCore
+
+/// `events`: the outbox. Every change a consumer of the app's backend cares about is an event row written in the
+/// same database transaction as the change, so a crash leaves both or neither.
+///
+/// Each event carries the user's own sequence number — gap-free and in commit order, because the user's row in
+/// `user_event_sequences` is locked from the moment it is advanced until the transaction ends — and a global
+/// `position` in commit order: on PostgreSQL positions are taken under a transaction-scoped advisory lock, so no
+/// transaction can commit a smaller position after a larger one became visible (SQLite has one writer anyway).
+public enum EventsTable {
+    /// The advisory lock key under which PostgreSQL positions are taken.
+    static let positionLock: Int64 = 4_242_424_243
+
+    /// A stored event.
+    public struct Stored: Sendable, Hashable {
+        public var position: Int64
+        public var userSequence: Int64
+        public var event: LedgerEvent
+    }
+
+    /// Appends `events`: advances each user's sequence once for all of that user's events, then inserts them in
+    /// order. Returns nothing: readers page by position.
+    public static func append(_ events: [LedgerEvent], kind: DatabaseKind, on db: any SQLDatabase) async throws {
+        guard !events.isEmpty else { return }
+        var counts: [UserID: Int64] = [:]
+        for event in events { counts[event.user, default: 0] += 1 }
+        var advance = BulkInsert(
+            into: "user_event_sequences", columns: ["user_id", "last_seq"],
+            suffix: """
+                ON CONFLICT (user_id) DO UPDATE SET last_seq = user_event_sequences.last_seq + excluded.last_seq
+                RETURNING user_id, last_seq
+                """)
+        for user in counts.keys.sorted() { advance.values([user.rawValue, counts[user]!]) }
+        var next: [UserID: Int64] = [:]
+        for row in try await advance.all(on: db) {
+            let user = UserID(rawValue: try row.decode(column: "user_id", as: String.self))
+            next[user] = try row.decode(column: "last_seq", as: Int64.self) - (counts[user] ?? 0) + 1
+        }
+        if kind == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(bind: positionLock))").run() }
+        var insert = BulkInsert(into: "events", columns: ["user_id", "user_seq", "type", "subject", "occurred_at", "payload"])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        for event in events {
+            guard let sequence = next[event.user] else {
+                throw StorekeeperError(.internal, code: "event_sequence", message: "no sequence for \(event.user)")
+            }
+            next[event.user] = sequence + 1
+            insert.values([
+                event.user.rawValue, sequence, event.type.rawValue, event.subject, event.occurredAt.millis,
+                String(decoding: try encoder.encode(event.details), as: UTF8.self),
+            ])
+        }
+        try await insert.run(on: db)
+    }
+
+    /// Events after `position`, oldest first.
+    public static func after(_ position: Int64, user: UserID? = nil, limit: Int, on db: any SQLDatabase) async throws -> [Stored] {
+        let filter: SQLQueryString = user.map { " AND user_id = \(bind: $0.rawValue)" } ?? ""
+        let decoder = JSONDecoder()
+        return try await db.raw(
+            "SELECT position, user_id, user_seq, type, subject, occurred_at, payload FROM events WHERE position > \(bind: position)"
+                + filter + " ORDER BY position LIMIT \(bind: limit)"
+        ).all().map { row in
+            Stored(
+                position: try row.decode(column: "position", as: Int64.self),
+                userSequence: try row.decode(column: "user_seq", as: Int64.self),
+                event: LedgerEvent(
+                    type: LedgerEvent.EventType(rawValue: try row.decode(column: "type", as: String.self)) ?? .unknown,
+                    user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
+                    subject: try row.decode(column: "subject", as: String.self),
+                    occurredAt: Date(millis: try row.decode(column: "occurred_at", as: Int64.self)),
+                    details: try decoder.decode([String: String].self, from: Data(try row.decode(column: "payload", as: String.self).utf8))))
+        }
+    }
+}
