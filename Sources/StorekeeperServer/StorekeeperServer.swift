@@ -53,100 +53,84 @@ public enum StorekeeperServer {
                 configuration.database, tls: configuration.postgresTLS, maximumConnections: configuration.postgresMaximumConnections,
                 logger: logger)
         }
-        let metrics = ServerMetrics()
-        let apps = try AppRegistry(configurations: configuration.apps, httpClient: httpClient, logger: logger)
-        let guests = GuestStore(provider: provider)
-        let auth = try Authenticator(configuration: configuration.auth, guests: guests)
-        let catalog = CatalogService(store: CatalogStore(provider: provider), interval: configuration.catalogRefreshInterval, logger: logger)
+        let components = try ServerComponents(configuration: configuration, provider: provider, httpClient: httpClient, logger: logger)
+        let router = try buildRouter(components)
         let fileCatalog = try configuration.catalogFile.map { try Catalog.load(from: URL(fileURLWithPath: $0)) }
-        let lifecycle = configuration.lifecycle
-        let ledger = Ledger(
-            provider: provider,
-            rules: LedgerRules(
-                catalog: { catalog.catalog }, transferPolicy: configuration.transferPolicy, coinClawback: lifecycle.coinClawback),
-            logger: logger)
-        let purchases = PurchaseService(
-            apps: apps, catalog: catalog, ledger: ledger, policy: configuration.transferPolicy, metrics: metrics, logger: logger)
-        let orders = OrderStore(provider: provider)
-        let accounts = AccountStore(provider: provider)
-        let subscriptions = SubscriptionStore(provider: provider)
-        let inbox = NotificationInbox(provider: provider)
-
-        let router = Router(context: StorekeeperRequestContext.self)
-        router.add(middleware: ErrorMiddleware(metrics: metrics))
-        OperationsController(ledger: ledger, metrics: metrics, openAPI: try openAPIDocument()).add(to: router)
-        ClientController(
-            auth: auth, ledger: ledger, guests: guests, allowLegacyGuestClaims: configuration.auth.allowLegacyGuestClaims,
-            metrics: metrics, purchases: purchases, orders: orders, accounts: accounts, subscriptions: subscriptions, catalog: catalog,
-            apps: apps, maxBodyBytes: configuration.maxBodyBytes, orderLifetime: configuration.orderLifetime
-        ).add(to: router)
-        let ready = ReadinessGate()
-        var jobs = LifecycleJobs()
-        if lifecycle.processNotifications {
-            jobs.processor = NotificationProcessor(
-                ledger: ledger, confirmation: V1Confirmation(apps: apps, catalog: catalog, metrics: metrics), configuration: lifecycle,
-                metrics: metrics, ready: ready, logger: logger)
-        }
-        let processor = jobs.processor
-        let intake = NotificationIntake(
-            ledger: ledger, applies: lifecycle.processNotifications, onStored: { processor?.notificationStored() })
-        let lease = JobLease(ledger: ledger)
-        let hasServerAPI = apps.apps.contains { !$0.serverAPI.isEmpty }
-        // Without a Server API key the sweep still asks verifyReceipt about subscriptions proved by a receipt.
-        jobs.sweep = RenewalSweep(
-            apps: apps, ledger: ledger, subscriptions: subscriptions, lease: lease,
-            interval: lifecycle.sweepInterval ?? .seconds(900), metrics: metrics, ready: ready, logger: logger)
-        if hasServerAPI {
-            jobs.catchUp = NotificationCatchUp(
-                apps: apps, intake: intake, lease: lease, interval: lifecycle.catchUpInterval ?? .seconds(3_600),
-                lookback: lifecycle.catchUpLookback, metrics: metrics, ready: ready, logger: logger)
-            jobs.responder = ConsumptionResponder(
-                apps: apps, ledger: ledger, requests: ConsumptionRequestStore(provider: provider), catalog: catalog, configuration: lifecycle,
-                interval: lifecycle.consumptionInterval ?? .seconds(30), metrics: metrics, ready: ready, logger: logger)
-        }
-        var services: [any Service] = [provider, catalog]
-        if let processor { services.append(processor) }
-        if let catchUp = jobs.catchUp, lifecycle.catchUpInterval != nil { services.append(catchUp) }
-        if let sweep = jobs.sweep, lifecycle.sweepInterval != nil { services.append(sweep) }
-        if let responder = jobs.responder, lifecycle.consumptionInterval != nil { services.append(responder) }
-
-        AppleNotificationsController(
-            apps: apps, ledger: ledger, inbox: inbox, refusals: NotificationRefusalStore(provider: provider), intake: intake, auth: auth,
-            metrics: metrics, maxBodyBytes: configuration.maxBodyBytes
-        ).add(to: router)
-        AdminController(
-            auth: auth, purchases: purchases, metrics: metrics, accounts: accounts, subscriptions: subscriptions, orders: orders,
-            audit: AuditStore(provider: provider), ledger: ledger, pendingTransactions: PendingTransactionStore(provider: provider),
-            catalog: catalog, maxBodyBytes: configuration.maxBodyBytes
-        ).add(to: router)
-        LifecycleController(
-            auth: auth, ledger: ledger, inbox: inbox, subscriptions: subscriptions, consumption: ConsumptionRequestStore(provider: provider),
-            jobs: jobs
-        ).add(to: router)
-
         var app = Application(
             router: router,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "storekeeper"),
-            services: services,
+            services: [provider] + components.services,
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
         app.beforeServerStarts {
             let applied = try await Migrator(migrations: StorekeeperSchema.migrations, logger: logger).migrate(provider)
             if !applied.isEmpty { logger.info("migrations applied", metadata: ["count": "\(applied.count)"]) }
             if let fileCatalog {
-                let added = try await ledger.seedCatalog(fileCatalog)
+                let added = try await components.ledger.seedCatalog(fileCatalog)
                 if added > 0 { logger.info("catalog seeded from file", metadata: ["entries": "\(added)"]) }
             }
-            try await catalog.reload()
-            ready.open()
+            try await components.catalog.reload()
+            components.ready.open()
             logger.info(
                 "storekeeper ready",
                 metadata: [
                     "apps": "\(configuration.apps.map(\.bundleId))", "database": "\(provider.kind)",
-                    "products": "\(catalog.catalog.products.count)",
+                    "products": "\(components.catalog.catalog.products.count)",
                 ])
         }
         return app
     }
+
+    /// Every route, in its group: the middleware every request passes (request log, metrics, errors, body limit),
+    /// `/v1` client routes behind client authentication (the purchase routes also deciding their failure outcome),
+    /// `/v1/admin` behind admin keys, and Apple's webhooks and the operations endpoints open.
+    public static func buildRouter(_ components: ServerComponents) throws -> Router<StorekeeperRequestContext> {
+        let router = Router(context: StorekeeperRequestContext.self)
+        router.add(middleware: RequestLogMiddleware(level: .info))
+        router.add(middleware: MetricsMiddleware(metrics: components.metrics))
+        router.add(middleware: ErrorMiddleware(metrics: components.metrics))
+        router.add(middleware: BodyLimitMiddleware(maxBodyBytes: components.configuration.maxBodyBytes))
+        let v1 = router.group("v1")
+        let client = v1.group().add(middleware: ClientAuthMiddleware(auth: components.auth))
+        let routes = APIRoutes(
+            router: router, v1: v1, client: client, purchases: client.group().add(middleware: PurchaseOutcomeMiddleware()),
+            admin: v1.group("admin").add(middleware: AdminAuthMiddleware(auth: components.auth)))
+        OperationsController(ledger: components.ledger, metrics: components.metrics, openAPI: try openAPIDocument()).add(to: routes)
+        ClientController(
+            auth: components.auth, ledger: components.ledger, guests: components.guests,
+            allowLegacyGuestClaims: components.configuration.auth.allowLegacyGuestClaims, metrics: components.metrics,
+            purchases: components.purchases, orders: components.orders, accounts: components.accounts,
+            subscriptions: components.subscriptions, catalog: components.catalog, apps: components.apps,
+            orderLifetime: components.configuration.orderLifetime
+        ).add(to: routes)
+        AppleNotificationsController(
+            apps: components.apps, ledger: components.ledger, inbox: components.inbox, refusals: components.refusals,
+            intake: components.intake, metrics: components.metrics
+        ).add(to: routes)
+        AdminController(
+            purchases: components.purchases, metrics: components.metrics, accounts: components.accounts,
+            subscriptions: components.subscriptions, orders: components.orders, audit: components.audit, ledger: components.ledger,
+            pendingTransactions: components.pending, catalog: components.catalog
+        ).add(to: routes)
+        LifecycleController(
+            ledger: components.ledger, inbox: components.inbox, subscriptions: components.subscriptions,
+            consumption: components.consumption, jobs: components.jobs
+        ).add(to: routes)
+        return router
+    }
+}
+
+/// The route groups controllers add their routes to.
+struct APIRoutes {
+    /// Unauthenticated, outside `/v1`: Apple's webhooks and the operations endpoints.
+    let router: Router<StorekeeperRequestContext>
+    /// `/v1`, unauthenticated: issuing and claiming guest credentials.
+    let v1: RouterGroup<StorekeeperRequestContext>
+    /// `/v1`, behind client authentication.
+    let client: RouterGroup<StorekeeperRequestContext>
+    /// `/v1` purchase submissions: client authentication, and every failure says whether to finish the transaction.
+    let purchases: RouterGroup<StorekeeperRequestContext>
+    /// `/v1/admin`, behind admin keys.
+    let admin: RouterGroup<StorekeeperRequestContext>
 }

@@ -74,8 +74,12 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
                 state.queue.removeFirst(taken.count)
                 return taken
             }
-            // The drainer's own entry is queued until a batch it runs takes it, so a batch is never empty here.
-            let outputs = await process(batch.map(\.input))
+            // The drainer's own entry is queued until a batch it runs takes it, so a batch is never empty here. The
+            // batch runs in a task of its own: the drainer's caller may be cancelled, and its neighbours' work must
+            // not be cancelled with it.
+            let inputs = batch.map(\.input)
+            let outputs = await Task { await self.process(inputs) }.value
+            precondition(outputs.count == batch.count, "a batch must answer every input")
             var mine: Output?
             for (entry, output) in zip(batch, outputs) {
                 if entry.id == id { mine = output } else { entry.continuation.resume(returning: .done(output)) }
@@ -123,6 +127,7 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
             }
             if batch.isEmpty { return }
             let outputs = await process(batch.map(\.input))
+            precondition(outputs.count == batch.count, "a batch must answer every input")
             for (entry, output) in zip(batch, outputs) { entry.continuation.resume(returning: .done(output)) }
         }
     }

@@ -229,7 +229,7 @@ import Testing
         for (user, token) in customers {
             let truth = await store.groundTruth(appAccountToken: token, at: now)
             let me = try await Self.get(
-                server.url + "/v1/users/\(user)?at=\(Int64(now.timeIntervalSince1970 * 1000))", headers: admin)
+                server.url + "/v1/admin/users/\(user)?at=\(Int64(now.timeIntervalSince1970 * 1000))", headers: admin)
             let active = Set(
                 (me["entitlements"] as? [[String: Any]] ?? []).filter { $0["active"] as? Bool == true }
                     .compactMap { $0["entitlement"] as? String })

@@ -54,7 +54,7 @@ struct BadInputTests {
                 ("unknown API key", 401, "invalid_api_key", try await server.submit(fresh.signedTransaction, headers: [("X-API-Key", "nope-nope-nope-nope")])),
                 ("order for unknown product", 404, "unknown_product",
                  try await server.call(.POST, "/v1/orders", json: ["productId": "com.example.nothing"], headers: user)),
-                ("admin route without key", 401, "admin_key_required", try await server.call(.GET, "/v1/users/nina/audit", headers: user)),
+                ("admin route without key", 401, "admin_key_required", try await server.call(.GET, "/v1/admin/users/nina/audit", headers: user)),
                 ("unknown route", 404, "not_found", try await server.call(.GET, "/v1/nothing-here", headers: user)),
             ]
             for (name, status, code, reply) in cases {

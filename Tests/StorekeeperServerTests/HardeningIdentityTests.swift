@@ -108,7 +108,7 @@ struct HardeningIdentityTests {
         try await ServerHarness.run(database) { server in
             for user in ["victim01:k1", "victim01"] {
                 let credit = try await server.call(
-                    .POST, "/v1/users/\(Self.encoded(user))/wallet/adjust", json: ["amount": 100, "idempotencyKey": "seed"],
+                    .POST, "/v1/admin/users/\(Self.encoded(user))/wallet/adjust", json: ["amount": 100, "idempotencyKey": "seed"],
                     headers: ServerHarness.adminHeaders)
                 #expect(credit.status == 200, "\(credit.text)")
             }
@@ -124,16 +124,16 @@ struct HardeningIdentityTests {
 
             // Admin adjustments: user "u1:x" key "k" and user "u1" key "x:k" are different adjustments.
             let a = try await server.call(
-                .POST, "/v1/users/\(Self.encoded("u1:x"))/wallet/adjust", json: ["amount": 5, "idempotencyKey": "k"],
+                .POST, "/v1/admin/users/\(Self.encoded("u1:x"))/wallet/adjust", json: ["amount": 5, "idempotencyKey": "k"],
                 headers: ServerHarness.adminHeaders)
             let b = try await server.call(
-                .POST, "/v1/users/u1/wallet/adjust", json: ["amount": 7, "idempotencyKey": "x:k"], headers: ServerHarness.adminHeaders)
+                .POST, "/v1/admin/users/u1/wallet/adjust", json: ["amount": 7, "idempotencyKey": "x:k"], headers: ServerHarness.adminHeaders)
             #expect(a["repeated"] as? Bool == false)
             #expect(b["repeated"] as? Bool == false, "\(b.text)")
             #expect(try await server.coins("u1") == 7)
             // A real repeat is still a repeat.
             let repeatB = try await server.call(
-                .POST, "/v1/users/u1/wallet/adjust", json: ["amount": 7, "idempotencyKey": "x:k"], headers: ServerHarness.adminHeaders)
+                .POST, "/v1/admin/users/u1/wallet/adjust", json: ["amount": 7, "idempotencyKey": "x:k"], headers: ServerHarness.adminHeaders)
             #expect(repeatB["repeated"] as? Bool == true)
             #expect(try await server.coins("u1") == 7)
         }

@@ -139,7 +139,7 @@ struct HardeningInputTests {
 
             for amount in [Int64.max, Int64.min, 1_000_000_000_001] {
                 let adjust = try await server.call(
-                    .POST, "/v1/users/otto/wallet/adjust", json: ["amount": amount, "idempotencyKey": "k\(amount)"],
+                    .POST, "/v1/admin/users/otto/wallet/adjust", json: ["amount": amount, "idempotencyKey": "k\(amount)"],
                     headers: ServerHarness.adminHeaders)
                 #expect(adjust.status == 400, "\(amount): \(adjust.text)")
                 #expect(adjust.code == "invalid_amount")
@@ -150,7 +150,7 @@ struct HardeningInputTests {
 
             // Balances already at the edge: a credit past the limit is refused, a merge of an extreme balance too.
             let credit = try await server.call(
-                .POST, "/v1/users/otto/wallet/adjust", json: ["amount": 10, "idempotencyKey": "seed"], headers: ServerHarness.adminHeaders)
+                .POST, "/v1/admin/users/otto/wallet/adjust", json: ["amount": 10, "idempotencyKey": "seed"], headers: ServerHarness.adminHeaders)
             #expect(credit.status == 200)
             let guest = try await server.newGuest()
             try await server.withSideConnection { db in
@@ -163,7 +163,7 @@ struct HardeningInputTests {
                 }
             }
             let over = try await server.call(
-                .POST, "/v1/users/otto/wallet/adjust", json: ["amount": 100, "idempotencyKey": "over"], headers: ServerHarness.adminHeaders)
+                .POST, "/v1/admin/users/otto/wallet/adjust", json: ["amount": 100, "idempotencyKey": "over"], headers: ServerHarness.adminHeaders)
             #expect(over.status == 409, "\(over.text)")
             #expect(over.code == "balance_limit")
             let merge = try await server.call(.POST, "/v1/me/merge", json: ["guestToken": guest.token], headers: ServerHarness.userHeaders("otto"))
@@ -185,20 +185,20 @@ struct HardeningInputTests {
                 ("spend reason", try await server.call(.POST, "/v1/wallet/spend", json: ["amount": 1, "idempotencyKey": "ok", "reason": "x\u{0}"], headers: user)),
                 ("order product", try await server.call(.POST, "/v1/orders", json: ["productId": "p\u{0}"], headers: user)),
                 ("purchase orderId", try await server.submit(bought.signedTransaction, headers: user, orderId: "ord_\u{0}")),
-                ("adjust key", try await server.call(.POST, "/v1/users/nul/wallet/adjust", json: ["amount": 1, "idempotencyKey": "k\u{0}"], headers: admin)),
-                ("adjust reason", try await server.call(.POST, "/v1/users/nul/wallet/adjust", json: ["amount": 1, "idempotencyKey": "k", "reason": "\u{0}"], headers: admin)),
+                ("adjust key", try await server.call(.POST, "/v1/admin/users/nul/wallet/adjust", json: ["amount": 1, "idempotencyKey": "k\u{0}"], headers: admin)),
+                ("adjust reason", try await server.call(.POST, "/v1/admin/users/nul/wallet/adjust", json: ["amount": 1, "idempotencyKey": "k", "reason": "\u{0}"], headers: admin)),
                 ("order path", try await server.call(.GET, "/v1/orders/a%00b", headers: user)),
                 ("cancel path", try await server.call(.POST, "/v1/orders/a%00b/cancel", headers: user)),
-                ("user path", try await server.call(.GET, "/v1/users/a%00b", headers: admin)),
-                ("audit path", try await server.call(.GET, "/v1/users/a%00b/audit", headers: admin)),
+                ("user path", try await server.call(.GET, "/v1/admin/users/a%00b", headers: admin)),
+                ("audit path", try await server.call(.GET, "/v1/admin/users/a%00b/audit", headers: admin)),
                 ("notification path", try await server.call(.GET, "/v1/admin/notifications/a%00b", headers: admin)),
                 ("retry path", try await server.call(.POST, "/v1/admin/notifications/a%00b/retry", headers: admin)),
                 ("subscription path", try await server.call(.GET, "/v1/admin/subscriptions/a%00b", headers: admin)),
                 ("status query", try await server.call(.GET, "/v1/admin/notifications?status=a%00", headers: admin)),
                 ("consumption status", try await server.call(.GET, "/v1/admin/consumption-requests?status=%00", headers: admin)),
                 ("negative limit", try await server.call(.GET, "/v1/admin/notifications?limit=-1", headers: admin)),
-                ("audit limit", try await server.call(.GET, "/v1/users/nul/audit?limit=-5", headers: admin)),
-                ("audit after", try await server.call(.GET, "/v1/users/nul/audit?after=x", headers: admin)),
+                ("audit limit", try await server.call(.GET, "/v1/admin/users/nul/audit?limit=-5", headers: admin)),
+                ("audit after", try await server.call(.GET, "/v1/admin/users/nul/audit?after=x", headers: admin)),
                 ("catalog path", try await server.call(.PUT, "/v1/admin/catalog/products/a%00b", json: ["id": "a\u{0}b", "kind": "consumable", "coins": 1], headers: admin)),
             ]
             for (name, reply) in cases {
@@ -208,7 +208,7 @@ struct HardeningInputTests {
             #expect(try await server.coins("nul") == 0)
 
             // 200 spends of one key at once: one debit, 199 repeats of its answer.
-            _ = try await server.call(.POST, "/v1/users/racer/wallet/adjust", json: ["amount": 1000, "idempotencyKey": "seed"], headers: admin)
+            _ = try await server.call(.POST, "/v1/admin/users/racer/wallet/adjust", json: ["amount": 1000, "idempotencyKey": "seed"], headers: admin)
             struct Answer: Sendable { var status: Int; var repeated: Bool?; var balance: Int?; var text: String }
             let answers = try await withThrowingTaskGroup(of: Answer.self) { group in
                 for _ in 0..<200 {

@@ -31,7 +31,7 @@ public struct LedgerEvent: Sendable, Hashable {
     /// What the event is about: a transaction id, an original transaction id, a currency, the merged guest.
     public var subject: String
     public var occurredAt: Date
-    /// The change, as flat text fields (amounts and dates as strings).
+    /// The change, as flat text fields: amounts as decimal integers, moments as epoch milliseconds.
     public var details: [String: String]
 
     public init(type: EventType, user: UserID, subject: String, occurredAt: Date, details: [String: String] = [:]) {

@@ -388,8 +388,8 @@ enum DeliveryPlanner {
             details["balance"] = String(balance)
         case .entitlement(let name, let start, let end)?:
             details["entitlement"] = name
-            details["startsAt"] = String(start.timeIntervalSince1970)
-            if let end { details["endsAt"] = String(end.timeIntervalSince1970) }
+            details["startsAt"] = String(start.millis)
+            if let end { details["endsAt"] = String(end.millis) }
         case nil:
             break
         }

@@ -220,7 +220,7 @@ enum AppleMessages {
                 "previousState": previous?.state?.rawValue ?? "",
             ]
             if let reason = merged.expirationReason { details["expirationReason"] = reason }
-            if let expires = merged.expiresAt { details["expiresAt"] = String(expires.timeIntervalSince1970) }
+            if let expires = merged.expiresAt { details["expiresAt"] = String(expires.millis) }
             uow.emit(LedgerEvent(type: .subscriptionChanged, user: user, subject: original, occurredAt: uow.now, details: details))
         }
         try await SubscriptionsTable.upsert(changed.sorted().map { (stored[$0]!, owners[$0]) }, now: uow.now, on: uow.db)

@@ -68,7 +68,7 @@ enum Revocations {
                 detail: "\(delivered.productId) \(what)" + (forgiven > 0 ? "; \(forgiven) coins forgiven" : ""), createdAt: uow.now))
         var details = [
             "transactionId": transactionId, "productId": delivered.productId, "kind": revocation.rawValue,
-            "revokedAt": String(date.timeIntervalSince1970),
+            "revokedAt": String(date.millis),
         ]
         if taken > 0 { details["coinsTaken"] = String(taken) }
         if forgiven > 0 { details["coinsForgiven"] = String(forgiven) }

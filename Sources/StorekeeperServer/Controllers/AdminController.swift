@@ -7,8 +7,7 @@ import StorekeeperStorage
 
 /// The admin API (its own keys): any user's account and audit trail, the catalog, the pending-recovery list (and
 /// assigning a parked purchase to a user) and wallet adjustments. Every change names the admin key in its audit entry.
-struct AdminController<Context: RequestContext> {
-    let auth: Authenticator
+struct AdminController {
     let purchases: PurchaseService
     let metrics: ServerMetrics
     let accounts: AccountStore
@@ -18,22 +17,21 @@ struct AdminController<Context: RequestContext> {
     let ledger: Ledger
     let pendingTransactions: PendingTransactionStore
     let catalog: CatalogService
-    let maxBodyBytes: Int
 
-    func add(to router: Router<Context>) {
-        let v1 = router.group("v1")
-        v1.get("users/:id", use: user)
-        v1.get("users/:id/audit", use: auditTrail)
-        v1.post("users/:id/wallet/adjust", use: adjust)
-        v1.get("admin/catalog", use: getCatalog)
-        v1.put("admin/catalog/products/:id", use: putProduct)
-        v1.put("admin/catalog/campaigns/:id", use: putCampaign)
-        v1.get("admin/pending", use: pending)
-        v1.post("admin/pending/:transaction/assign", use: assign)
-        v1.get("admin/events", use: events)
+    func add(to routes: APIRoutes) {
+        let admin = routes.admin
+        admin.get("users/:id", use: user)
+        admin.get("users/:id/audit", use: auditTrail)
+        admin.post("users/:id/wallet/adjust", use: adjust)
+        admin.get("catalog", use: getCatalog)
+        admin.put("catalog/products/:id", use: putProduct)
+        admin.put("catalog/campaigns/:id", use: putCampaign)
+        admin.get("pending", use: pending)
+        admin.post("pending/:transaction/assign", use: assign)
+        admin.get("events", use: events)
     }
 
-    private func userId(_ context: Context) throws -> UserID {
+    private func userId(_ context: StorekeeperRequestContext) throws -> UserID {
         let raw = try context.parameters.require("id")
         let decoded = raw.removingPercentEncoding ?? raw
         guard decoded.utf8.count <= UserID.maximumBytes, let user = UserID.any(decoded) else {
@@ -42,19 +40,17 @@ struct AdminController<Context: RequestContext> {
         return user
     }
 
-    @Sendable func user(_ request: Request, context: Context) async throws -> Response {
-        _ = try auth.admin(request)
-        return try await ClientController<Context>.userBody(
-            try userId(context), request: request, accounts: accounts, orders: orders, subscriptions: subscriptions)
+    @Sendable func user(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        return try await ClientController.userBody(
+            try userId(context), request: request, context: context, accounts: accounts, orders: orders, subscriptions: subscriptions)
     }
 
-    @Sendable func auditTrail(_ request: Request, context: Context) async throws -> Response {
-        _ = try auth.admin(request)
+    @Sendable func auditTrail(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         let user = try userId(context)
         let after = try InputText.integer(request.uri.queryParameters.get("after"), name: "after", in: 0...Int64.max) ?? 0
         let limit = try InputText.integer(request.uri.queryParameters.get("limit"), name: "limit", in: 1...1000) ?? 200
         let entries = try await audit.entries(for: user, after: after, limit: limit)
-        return try APIJSON.response(
+        return try context.json(
             API.AuditBody(
                 userId: user.rawValue,
                 entries: entries.map {
@@ -65,10 +61,10 @@ struct AdminController<Context: RequestContext> {
                 }, next: entries.count == limit ? entries.last?.id : nil))
     }
 
-    @Sendable func adjust(_ request: Request, context: Context) async throws -> Response {
-        let admin = try auth.admin(request)
+    @Sendable func adjust(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let admin = try context.admin()
         let user = try userId(context)
-        let body = try await APIJSON.decode(API.Adjust.self, from: request, limit: maxBodyBytes)
+        let body = try await request.decode(as: API.Adjust.self, context: context)
         guard body.amount != 0, body.amount.magnitude <= WalletLimits.maximumAmount.magnitude else {
             throw StorekeeperError.badRequest("invalid_amount", "amount must be non-zero and at most ±\(WalletLimits.maximumAmount)")
         }
@@ -77,48 +73,44 @@ struct AdminController<Context: RequestContext> {
         switch try await ledger.adjust(
             user: user, amount: body.amount, idempotencyKey: body.idempotencyKey, admin: admin, reason: body.reason)
         {
-        case .applied(let balance): return try APIJSON.response(API.WalletAnswer(currency: "coins", balance: balance, repeated: false))
-        case .duplicate(let balance): return try APIJSON.response(API.WalletAnswer(currency: "coins", balance: balance, repeated: true))
+        case .applied(let balance): return try context.json(API.WalletAnswer(currency: "coins", balance: balance, repeated: false))
+        case .duplicate(let balance): return try context.json(API.WalletAnswer(currency: "coins", balance: balance, repeated: true))
         case .insufficientFunds(let balance):
             throw StorekeeperError(.conflict, code: "insufficient_funds", message: "balance is \(balance)")
         }
     }
 
-    @Sendable func getCatalog(_ request: Request, context: Context) async throws -> Response {
-        _ = try auth.admin(request)
-        return try APIJSON.response(catalog.catalog)
+    @Sendable func getCatalog(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        return try context.json(catalog.catalog)
     }
 
-    @Sendable func putProduct(_ request: Request, context: Context) async throws -> Response {
-        _ = try auth.admin(request)
+    @Sendable func putProduct(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         let id = try InputText.check(try context.parameters.require("id"), field: "productId")
-        let product = try await APIJSON.decode(CatalogProduct.self, from: request, limit: maxBodyBytes)
+        let product = try await request.decode(as: CatalogProduct.self, context: context)
         guard product.id == id else { throw StorekeeperError.badRequest("id_mismatch", "the body's id must be \(id)") }
         do {
             try await catalog.save(product, with: ledger)
         } catch let error as CatalogError {
             throw StorekeeperError(.unprocessable, code: "invalid_catalog", message: error.description)
         }
-        return try APIJSON.response(product)
+        return try context.json(product)
     }
 
-    @Sendable func putCampaign(_ request: Request, context: Context) async throws -> Response {
-        _ = try auth.admin(request)
+    @Sendable func putCampaign(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         let id = try InputText.check(try context.parameters.require("id"), field: "campaignId")
-        let campaign = try await APIJSON.decode(OfferCampaign.self, from: request, limit: maxBodyBytes)
+        let campaign = try await request.decode(as: OfferCampaign.self, context: context)
         guard campaign.id == id else { throw StorekeeperError.badRequest("id_mismatch", "the body's id must be \(id)") }
         do {
             try await catalog.save(campaign, with: ledger)
         } catch let error as CatalogError {
             throw StorekeeperError(.unprocessable, code: "invalid_catalog", message: error.description)
         }
-        return try APIJSON.response(campaign)
+        return try context.json(campaign)
     }
 
-    @Sendable func pending(_ request: Request, context: Context) async throws -> Response {
-        _ = try auth.admin(request)
+    @Sendable func pending(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         let items = try await pendingTransactions.list()
-        return try APIJSON.response(
+        return try context.json(
             API.PendingBody(
                 pending: items.map {
                     .init(
@@ -130,10 +122,10 @@ struct AdminController<Context: RequestContext> {
 
     /// `POST /v1/admin/pending/{transactionId}/assign {userId, reason}`: support delivers a parked purchase (no user
     /// could be attributed, or the catalog lacked the product) to a user; audited on the user with the admin's name.
-    @Sendable func assign(_ request: Request, context: Context) async throws -> Response {
-        let admin = try auth.admin(request)
+    @Sendable func assign(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let admin = try context.admin()
         let id = try InputText.check(try context.parameters.require("transaction"), field: "transactionId", maxBytes: 64)
-        let body = try await APIJSON.decode(API.Assign.self, from: request, limit: maxBodyBytes)
+        let body = try await request.decode(as: API.Assign.self, context: context)
         guard let userText = body.userId else { throw StorekeeperError.badRequest("invalid_user", "name the user with userId") }
         guard let user = UserID.any(try InputText.check(userText, field: "userId", maxBytes: UserID.maximumBytes)) else {
             throw StorekeeperError.badRequest("invalid_user", "userId is not a usable user id")
@@ -145,13 +137,12 @@ struct AdminController<Context: RequestContext> {
         let delivery = try await purchases.assign(transaction, to: user, admin: admin, reason: reason)
         context.logger.notice(
             "pending purchase assigned", metadata: ["storekeeper.transaction.id": "\(id)", "user": "\(user)", "admin": "\(admin)"])
-        return try APIJSON.response(API.PurchaseAnswer(outcome: "delivered", delivery: API.DeliveryBody(delivery)))
+        return try context.json(API.PurchaseAnswer(outcome: "delivered", delivery: API.DeliveryBody(delivery)))
     }
 
     /// `GET /v1/admin/events?after=&limit=&userId=`: the outbox, oldest first, for operators (the next release
     /// delivers it to the app's backend).
-    @Sendable func events(_ request: Request, context: Context) async throws -> Response {
-        _ = try auth.admin(request)
+    @Sendable func events(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         let after = try InputText.integer(request.uri.queryParameters.get("after"), name: "after", in: 0...Int64.max) ?? 0
         let limit = try InputText.integer(request.uri.queryParameters.get("limit"), name: "limit", in: 1...1000) ?? 200
         var user: UserID?
@@ -162,7 +153,7 @@ struct AdminController<Context: RequestContext> {
             user = id
         }
         let page = try await ledger.events(after: after, user: user, limit: Int(limit))
-        return try APIJSON.response(
+        return try context.json(
             API.EventsBody(
                 events: page.map {
                     .init(

@@ -14,20 +14,19 @@ import StorekeeperStorage
 /// A notification is answered 200 only after its body is durably stored in the inbox (a duplicate is answered
 /// 200 and stored once; a V1 body without its shared secret). A payload that fails verification is counted per
 /// source and reason, never stored whole, and answered 4xx; a storage failure is a 5xx so Apple retries.
-struct AppleNotificationsController<Context: RequestContext> {
+struct AppleNotificationsController {
     let apps: AppRegistry
     let ledger: Ledger
     let inbox: NotificationInbox
     let refusals: NotificationRefusalStore
     let intake: NotificationIntake
-    let auth: Authenticator
     let metrics: ServerMetrics
-    let maxBodyBytes: Int
 
     struct SignedBody: Decodable { var signedPayload: String }
     struct Answer: Encodable { var status: String; var id: String }
 
-    func add(to router: Router<Context>) {
+    func add(to routes: APIRoutes) {
+        let router = routes.router
         router.post("apple/notifications/v2") { request, context in try await receiveV2(request, context: context, appName: nil) }
         router.post("apple/notifications/v2/:app") { request, context in
             try await receiveV2(request, context: context, appName: try context.parameters.require("app"))
@@ -36,29 +35,26 @@ struct AppleNotificationsController<Context: RequestContext> {
         router.post("apple/notifications/v1/:app") { request, context in
             try await receiveV1(request, context: context, appName: try context.parameters.require("app"))
         }
-        let v1 = router.group("v1")
-        v1.get("admin/notifications") { request, _ in
-            _ = try auth.admin(request)
+        let admin = routes.admin
+        admin.get("notifications") { request, context in
             let status = try InputText.oneOf(
                 request.uri.queryParameters.get("status"), name: "status", allowed: ["pending", "processed", "dead"])
             let limit = try InputText.integer(request.uri.queryParameters.get("limit"), name: "limit", in: 1...1000) ?? 100
             let items = try await inbox.list(status: status, limit: limit)
-            return try APIJSON.response(
+            return try context.json(
                 NotificationList(
                     notifications: items.map(NotificationList.Item.init)))
         }
-        v1.get("admin/notifications/refusals") { request, _ in
-            _ = try auth.admin(request)
+        admin.get("notifications/refusals") { request, context in
             let limit = try InputText.integer(request.uri.queryParameters.get("limit"), name: "limit", in: 1...1000) ?? 100
-            return try APIJSON.response(RefusalList(refusals: try await refusals.list(limit: limit).map(RefusalList.Item.init)))
+            return try context.json(RefusalList(refusals: try await refusals.list(limit: limit).map(RefusalList.Item.init)))
         }
-        v1.get("admin/notifications/:id") { request, context in
-            _ = try auth.admin(request)
+        admin.get("notifications/:id") { request, context in
             let id = try InputText.check(try context.parameters.require("id"), field: "notificationId", maxBytes: 200)
             guard let stored = try await inbox.find(id) else {
                 throw StorekeeperError.notFound("unknown_notification", "no notification \(id) in the inbox")
             }
-            return try APIJSON.response(NotificationDetail(notification: .init(stored), body: stored.received.body))
+            return try context.json(NotificationDetail(notification: .init(stored), body: stored.received.body))
         }
     }
 
@@ -134,12 +130,8 @@ struct AppleNotificationsController<Context: RequestContext> {
         var notifications: [Item]
     }
 
-    private func body(_ request: Request) async throws -> String {
-        do {
-            return String(buffer: try await request.body.collect(upTo: maxBodyBytes))
-        } catch {
-            throw StorekeeperError(.payloadTooLarge, code: "body_too_large", message: "notification bodies are limited to \(maxBodyBytes) bytes")
-        }
+    private func body(_ request: Request, context: StorekeeperRequestContext) async throws -> String {
+        String(buffer: try await request.body.collectBody(limit: context.maxUploadSize))
     }
 
     private func app(named name: String?, bundleId: () -> String?) throws -> AppRegistry.App {
@@ -158,9 +150,9 @@ struct AppleNotificationsController<Context: RequestContext> {
 
     /// Counts a refused payload for its source (a digest and a short redacted prefix, never the body) and returns
     /// the error to throw.
-    private func reject(_ body: String, format: String, context: Context, error: StorekeeperError) async -> StorekeeperError {
+    private func reject(_ body: String, format: String, context: StorekeeperRequestContext, error: StorekeeperError) async -> StorekeeperError {
         metrics.verificationFailed(reason: "notification_\(error.code)")
-        let address = (context as? any RemoteAddressRequestContext)?.remoteAddress
+        let address = context.remoteAddress
         let source = address?.ipAddress ?? "unknown"
         context.logger.notice(
             "notification refused", metadata: ["code": "\(error.code)", "source": "\(source)", "format": "\(format)"])
@@ -172,8 +164,8 @@ struct AppleNotificationsController<Context: RequestContext> {
         return error
     }
 
-    func receiveV2(_ request: Request, context: Context, appName: String?) async throws -> Response {
-        let text = try await body(request)
+    func receiveV2(_ request: Request, context: StorekeeperRequestContext, appName: String?) async throws -> Response {
+        let text = try await body(request, context: context)
         guard let signed = try? AppStoreJSON.decodePayload(SignedBody.self, from: Array(text.utf8)) else {
             throw await reject(text, format: "v2", context: context, error: .badRequest("malformed_json", "expected {\"signedPayload\": \"…\"}"))
         }
@@ -196,11 +188,11 @@ struct AppleNotificationsController<Context: RequestContext> {
             metadata: [
                 "storekeeper.notification.uuid": "\(stored.id)", "type": "\(stored.type)", "duplicate": "\(!stored.isNew)",
             ])
-        return try APIJSON.response(Answer(status: stored.isNew ? "stored" : "duplicate", id: stored.id))
+        return try context.json(Answer(status: stored.isNew ? "stored" : "duplicate", id: stored.id))
     }
 
-    func receiveV1(_ request: Request, context: Context, appName: String?) async throws -> Response {
-        let text = try await body(request)
+    func receiveV1(_ request: Request, context: StorekeeperRequestContext, appName: String?) async throws -> Response {
+        let text = try await body(request, context: context)
         guard let notification = try? AppStoreJSON.makeDecoder().decode(ResponseBodyV1.self, from: Data(text.utf8)) else {
             throw await reject(text, format: "v1", context: context, error: .badRequest("malformed_json", "not a V1 notification body"))
         }
@@ -237,6 +229,6 @@ struct AppleNotificationsController<Context: RequestContext> {
                 signedDate: nil, environment: try InputText.check(notification.environment, field: "environment", maxBytes: 32),
                 body: redacted), applying: nil)
         if stored { intake.onStored() }
-        return try APIJSON.response(Answer(status: stored ? "stored" : "duplicate", id: id))
+        return try context.json(Answer(status: stored ? "stored" : "duplicate", id: id))
     }
 }

@@ -8,7 +8,7 @@ import StorekeeperStorage
 
 /// The client API under `/v1`: guests, orders, purchases, restore, the caller's own account, wallet spending,
 /// introductory-offer eligibility and subscription offer signatures. A caller only ever sees their own user.
-struct ClientController<Context: RequestContext> {
+struct ClientController {
     let auth: Authenticator
     let ledger: Ledger
     let guests: GuestStore
@@ -20,44 +20,46 @@ struct ClientController<Context: RequestContext> {
     let subscriptions: SubscriptionStore
     let catalog: CatalogService
     let apps: AppRegistry
-    let maxBodyBytes: Int
     let orderLifetime: Duration
 
-    func add(to router: Router<Context>) {
-        let v1 = router.group("v1")
+    func add(to routes: APIRoutes) {
+        // Unauthenticated by design: they hand out and prove credentials.
+        let v1 = routes.v1
         v1.post("guests", use: createGuest)
         v1.post("guests/claim", use: claimGuest)
-        v1.post("orders", use: createOrder)
-        v1.get("orders/:id", use: getOrder)
-        v1.post("orders/:id/cancel", use: cancelOrder)
-        v1.post("purchases", use: submitPurchase)
-        v1.post("restore", use: restore)
-        v1.get("me", use: me)
-        v1.post("me/merge", use: merge)
-        v1.post("wallet/spend", use: spend)
-        v1.get("eligibility", use: eligibility)
-        v1.post("offers/signature", use: offerSignature)
+        let client = routes.client
+        client.post("orders", use: createOrder)
+        client.get("orders/:id", use: getOrder)
+        client.post("orders/:id/cancel", use: cancelOrder)
+        client.get("me", use: me)
+        client.post("me/merge", use: merge)
+        client.post("wallet/spend", use: spend)
+        client.get("eligibility", use: eligibility)
+        client.post("offers/signature", use: offerSignature)
+        let purchases = routes.purchases
+        purchases.post("purchases", use: submitPurchase)
+        purchases.post("restore", use: restore)
     }
 
     /// `POST /v1/guests`: a new guest and its credential, which the app keeps in the Keychain and sends as
     /// `X-Storekeeper-Guest` (App Review buys without signing in). Nothing to authenticate yet: that is its purpose.
-    @Sendable func createGuest(_ request: Request, context: Context) async throws -> Response {
+    @Sendable func createGuest(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         guard auth.allowGuests else {
             throw StorekeeperError(.forbidden, code: "guests_disabled", message: "sign in first: guest purchases are off")
         }
         let issued = try await ledger.issueGuest()
-        return try APIJSON.response(
+        return try context.json(
             API.GuestCredential(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token),
             status: .created)
     }
 
     /// `POST /v1/guests/claim {deviceId, signedTransactions}`: a guest from before credentials (keyed by a device
     /// id the client chose) gets a credential once, on proof that Apple signed a transaction bound to it.
-    @Sendable func claimGuest(_ request: Request, context: Context) async throws -> Response {
+    @Sendable func claimGuest(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         guard auth.allowGuests, allowLegacyGuestClaims else {
             throw StorekeeperError(.forbidden, code: "claims_disabled", message: "legacy guest claims are off on this server")
         }
-        let body = try await APIJSON.decode(API.GuestClaim.self, from: request, limit: maxBodyBytes)
+        let body = try await request.decode(as: API.GuestClaim.self, context: context)
         guard let guest = UserID.guest(id: try InputText.check(body.deviceId, field: "deviceId", maxBytes: 128)) else {
             throw StorekeeperError.badRequest("invalid_device_id", "deviceId must be 8-128 printable characters")
         }
@@ -73,7 +75,7 @@ struct ClientController<Context: RequestContext> {
         switch try await ledger.claimLegacyGuest(guest, originalTransactionIds: originals) {
         case .issued(let issued):
             context.logger.notice("legacy guest claimed", metadata: ["user": "\(guest)"])
-            return try APIJSON.response(
+            return try context.json(
                 API.GuestCredential(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token),
                 status: .created)
         case .alreadyClaimed:
@@ -84,9 +86,9 @@ struct ClientController<Context: RequestContext> {
         }
     }
 
-    @Sendable func createOrder(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try await auth.clientUser(request)
-        let body = try await APIJSON.decode(API.CreateOrder.self, from: request, limit: maxBodyBytes)
+    @Sendable func createOrder(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let (user, _) = try context.clientUser()
+        let body = try await request.decode(as: API.CreateOrder.self, context: context)
         try InputText.check(body.productId, field: "productId")
         try InputText.check(body.bundleId, field: "bundleId")
         guard let app = apps.app(named: body.bundleId) else {
@@ -112,32 +114,32 @@ struct ClientController<Context: RequestContext> {
             bundleId: app.configuration.bundleId, productId: product.id, appAccountToken: UUID(), status: .created,
             createdAt: now, expiresAt: now.addingTimeInterval(Double(orderLifetime.components.seconds)), transactionId: nil)
         try await ledger.createOrder(order)
-        return try APIJSON.response(API.OrderBody(order, now: now), status: .created)
+        return try context.json(API.OrderBody(order, now: now), status: .created)
     }
 
-    @Sendable func getOrder(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try await auth.clientUser(request)
+    @Sendable func getOrder(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let (user, _) = try context.clientUser()
         let id = try InputText.check(try context.parameters.require("id"), field: "orderId")
         // Another user's order is indistinguishable from a missing one.
         guard let order = try await orders.find(id), order.user == user else {
             throw StorekeeperError.notFound("unknown_order", "no order \(id) for this user")
         }
-        return try APIJSON.response(API.OrderBody(order, now: Date()))
+        return try context.json(API.OrderBody(order, now: Date()))
     }
 
-    @Sendable func cancelOrder(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try await auth.clientUser(request)
+    @Sendable func cancelOrder(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let (user, _) = try context.clientUser()
         let id = try InputText.check(try context.parameters.require("id"), field: "orderId")
         _ = try await ledger.cancelOrder(id, user: user)
         guard let order = try await orders.find(id, of: user) else {
             throw StorekeeperError.notFound("unknown_order", "no order \(id) for this user")
         }
-        return try APIJSON.response(API.OrderBody(order, now: Date()))
+        return try context.json(API.OrderBody(order, now: Date()))
     }
 
-    @Sendable func submitPurchase(_ request: Request, context: Context) async throws -> Response {
-        let identity = try await auth.client(request)
-        let body = try await APIJSON.decode(API.SubmitPurchase.self, from: request, limit: maxBodyBytes)
+    @Sendable func submitPurchase(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let identity = try context.client()
+        let body = try await request.decode(as: API.SubmitPurchase.self, context: context)
         // A malformed field never becomes valid by retrying: final (the transaction stays in StoreKit's history).
         do {
             try InputText.check(body.orderId, field: "orderId")
@@ -153,9 +155,9 @@ struct ClientController<Context: RequestContext> {
             switch try await purchases.submitSignedTransaction(jws, orderId: body.orderId, identity: identity) {
             case .delivered(let delivery):
                 metrics.riskFlags(delivery.riskFlags)
-                return try APIJSON.response(API.PurchaseAnswer(outcome: "delivered", delivery: API.DeliveryBody(delivery)))
+                return try context.json(API.PurchaseAnswer(outcome: "delivered", delivery: API.DeliveryBody(delivery)))
             case .parked(let id):
-                return try APIJSON.response(
+                return try context.json(
                     API.PurchaseAnswer(
                         outcome: "retry", code: "unattributed",
                         message: "transaction \(id) is verified but names no user: sign in and submit again; support can also assign it"),
@@ -169,20 +171,20 @@ struct ClientController<Context: RequestContext> {
         }
         let results = try await purchases.submitReceipt(
             receipt, transactionId: body.transactionId, orderId: body.orderId, bundleId: body.bundleId, identity: identity)
-        return try answer(results, focus: body.transactionId)
+        return try answer(results, focus: body.transactionId, context: context)
     }
 
-    @Sendable func restore(_ request: Request, context: Context) async throws -> Response {
-        let identity = try await auth.client(request)
-        let body = try await APIJSON.decode(API.Restore.self, from: request, limit: maxBodyBytes)
+    @Sendable func restore(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let identity = try context.client()
+        let body = try await request.decode(as: API.Restore.self, context: context)
         guard body.signedTransactions.count <= 500 else {
             throw StorekeeperError.badRequest("too_many_transactions", "restore at most 500 transactions per request")
         }
-        return try answer(try await purchases.restore(body.signedTransactions, identity: identity), focus: nil)
+        return try answer(try await purchases.restore(body.signedTransactions, identity: identity), focus: nil, context: context)
     }
 
     /// One answer for many items: the focused transaction's outcome, or `retry` if any item should be retried.
-    private func answer(_ results: [PurchaseService.ItemResult], focus: String?) throws -> Response {
+    private func answer(_ results: [PurchaseService.ItemResult], focus: String?, context: StorekeeperRequestContext) throws -> Response {
         var deliveries: [API.DeliveryBody] = []
         var problems: [API.ItemProblem] = []
         var outcome = "delivered"
@@ -205,21 +207,22 @@ struct ClientController<Context: RequestContext> {
             // Nothing was delivered and nothing is worth retrying.
             outcome = "rejected"
         }
-        return try APIJSON.response(
+        return try context.json(
             API.PurchaseAnswer(
                 outcome: outcome, code: focusProblem?.code, message: focusProblem?.message, deliveries: deliveries,
                 problems: problems.isEmpty ? nil : problems))
     }
 
-    @Sendable func me(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try await auth.clientUser(request)
-        return try await Self.userBody(user, request: request, accounts: accounts, orders: orders, subscriptions: subscriptions)
+    @Sendable func me(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let (user, _) = try context.clientUser()
+        return try await Self.userBody(user, request: request, context: context, accounts: accounts, orders: orders, subscriptions: subscriptions)
     }
 
     /// The user's state; `?at=<epoch ms>` evaluates entitlements at another moment (support: "what did they have
     /// when they wrote to us"; tests: a simulated clock).
     static func userBody(
-        _ user: UserID, request: Request, accounts: AccountStore, orders: OrderStore, subscriptions: SubscriptionStore
+        _ user: UserID, request: Request, context: StorekeeperRequestContext, accounts: AccountStore, orders: OrderStore,
+        subscriptions: SubscriptionStore
     ) async throws -> Response {
         var now = Date()
         if let millis = try InputText.integer(request.uri.queryParameters.get("at"), name: "at", in: EpochMillis.range) {
@@ -228,15 +231,15 @@ struct ClientController<Context: RequestContext> {
         let snapshot = try await accounts.snapshot(of: user)
         let userOrders = try await orders.orders(of: user)
         let records = try await subscriptions.subscriptions(of: user)
-        return try APIJSON.response(API.UserBody(snapshot: snapshot, orders: userOrders, subscriptions: records, now: now))
+        return try context.json(API.UserBody(snapshot: snapshot, orders: userOrders, subscriptions: records, now: now))
     }
 
-    @Sendable func merge(_ request: Request, context: Context) async throws -> Response {
-        let (user, identity) = try await auth.clientUser(request)
+    @Sendable func merge(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let (user, identity) = try context.clientUser()
         guard identity.method == "token" || identity.method.hasPrefix("apiKey:"), !user.isGuest else {
             throw StorekeeperError(.forbidden, code: "account_required", message: "merging needs a signed-in user")
         }
-        let body = try await APIJSON.decode(API.Merge.self, from: request, limit: maxBodyBytes)
+        let body = try await request.decode(as: API.Merge.self, context: context)
         // Proof of possession: the guest's own credential, never its id.
         guard let token = body.guestToken else {
             throw StorekeeperError.badRequest(
@@ -246,15 +249,15 @@ struct ClientController<Context: RequestContext> {
             throw StorekeeperError(.forbidden, code: "invalid_guest_token", message: "guestToken is not a credential this server issued")
         }
         let summary = try await ledger.mergeGuest(guest, into: user)
-        return try APIJSON.response(
+        return try context.json(
             API.MergeAnswer(
                 userId: user.rawValue, mergedGuest: guest.rawValue, transactions: summary.transactions,
                 entitlements: summary.entitlements, orders: summary.orders, coins: summary.coins))
     }
 
-    @Sendable func spend(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try await auth.clientUser(request)
-        let body = try await APIJSON.decode(API.Spend.self, from: request, limit: maxBodyBytes)
+    @Sendable func spend(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let (user, _) = try context.clientUser()
+        let body = try await request.decode(as: API.Spend.self, context: context)
         guard (1...WalletLimits.maximumAmount).contains(body.amount) else {
             throw StorekeeperError.badRequest("invalid_amount", "amount must be 1-\(WalletLimits.maximumAmount)")
         }
@@ -265,9 +268,9 @@ struct ClientController<Context: RequestContext> {
             user: user, currency: currency, amount: body.amount, idempotencyKey: body.idempotencyKey, reason: body.reason)
         {
         case .applied(let balance):
-            return try APIJSON.response(API.WalletAnswer(currency: currency, balance: balance, repeated: false))
+            return try context.json(API.WalletAnswer(currency: currency, balance: balance, repeated: false))
         case .duplicate(let balance):
-            return try APIJSON.response(API.WalletAnswer(currency: currency, balance: balance, repeated: true))
+            return try context.json(API.WalletAnswer(currency: currency, balance: balance, repeated: true))
         case .insufficientFunds(let balance):
             throw StorekeeperError(
                 .conflict, code: "insufficient_funds", message: "balance \(balance) is less than \(body.amount)",
@@ -275,8 +278,8 @@ struct ClientController<Context: RequestContext> {
         }
     }
 
-    @Sendable func eligibility(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try await auth.clientUser(request)
+    @Sendable func eligibility(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let (user, _) = try context.clientUser()
         let current = catalog.catalog
         var groups: [API.Eligibility.Group] = []
         for group in current.subscriptionGroups {
@@ -288,12 +291,12 @@ struct ClientController<Context: RequestContext> {
             }
             groups.append(.init(subscriptionGroup: group, introductoryOfferEligible: !used, products: products))
         }
-        return try APIJSON.response(API.Eligibility(userId: user.rawValue, groups: groups))
+        return try context.json(API.Eligibility(userId: user.rawValue, groups: groups))
     }
 
-    @Sendable func offerSignature(_ request: Request, context: Context) async throws -> Response {
-        let (user, _) = try await auth.clientUser(request)
-        let body = try await APIJSON.decode(API.OfferSignatureRequest.self, from: request, limit: maxBodyBytes)
+    @Sendable func offerSignature(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+        let (user, _) = try context.clientUser()
+        let body = try await request.decode(as: API.OfferSignatureRequest.self, context: context)
         try InputText.check(body.productId, field: "productId")
         try InputText.check(body.offerId, field: "offerId")
         try InputText.check(body.appAccountToken, field: "appAccountToken", maxBytes: 64)
@@ -333,7 +336,7 @@ struct ClientController<Context: RequestContext> {
             }
             let signature = try signer.sign(
                 productId: product.id, offerId: body.offerId, appAccountToken: body.appAccountToken ?? "", nonce: nonce)
-            return try APIJSON.response(
+            return try context.json(
                 API.OfferSignatureAnswer(
                     version: "v1", productId: product.id, offerId: body.offerId, campaignId: campaign.id, variant: variant,
                     keyIdentifier: signature.keyIdentifier, nonce: signature.nonce.uuidString.lowercased(),
@@ -345,7 +348,7 @@ struct ClientController<Context: RequestContext> {
             }
             let jws = try signer.promotionalOfferV2(
                 productId: product.id, offerIdentifier: body.offerId, transactionId: body.transactionId, nonce: nonce)
-            return try APIJSON.response(
+            return try context.json(
                 API.OfferSignatureAnswer(
                     version: "v2", productId: product.id, offerId: body.offerId, campaignId: campaign.id, variant: variant,
                     keyIdentifier: signer.keyIdentifier, nonce: nonce.uuidString.lowercased(), timestamp: nil, signature: jws))

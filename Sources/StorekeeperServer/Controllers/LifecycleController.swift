@@ -7,8 +7,7 @@ import StorekeeperStorage
 
 /// Operators' view of the lifecycle: a subscription's state, dead letters put back in line, Apple's refund
 /// questions and their answers, and the periodic jobs run on demand.
-struct LifecycleController<Context: RequestContext> {
-    let auth: Authenticator
+struct LifecycleController {
     let ledger: Ledger
     let inbox: NotificationInbox
     let subscriptions: SubscriptionStore
@@ -39,35 +38,31 @@ struct LifecycleController<Context: RequestContext> {
     }
     struct NotificationCounts: Encodable { var counts: [String: Int] }
 
-    func add(to router: Router<Context>) {
-        let v1 = router.group("v1")
-        v1.get("admin/subscriptions/:original") { request, context in
-            _ = try auth.admin(request)
+    func add(to routes: APIRoutes) {
+        let admin = routes.admin
+        admin.get("subscriptions/:original") { request, context in
             let original = try InputText.check(try context.parameters.require("original"), field: "originalTransactionId", maxBytes: 64)
             guard let record = try await subscriptions.find(original) else {
                 throw StorekeeperError.notFound("unknown_subscription", "no subscription with original transaction \(original)")
             }
-            return try APIJSON.response(API.SubscriptionBody(record))
+            return try context.json(API.SubscriptionBody(record))
         }
-        v1.get("admin/notifications/summary") { request, _ in
-            _ = try auth.admin(request)
-            return try APIJSON.response(NotificationCounts(counts: try await inbox.counts()))
+        admin.get("notifications/summary") { request, context in
+            return try context.json(NotificationCounts(counts: try await inbox.counts()))
         }
-        v1.post("admin/notifications/:id/retry") { request, context in
-            _ = try auth.admin(request)
+        admin.post("notifications/:id/retry") { request, context in
             let id = try InputText.check(try context.parameters.require("id"), field: "notificationId")
             guard try await ledger.retryNotification(id) else {
                 throw StorekeeperError(.conflict, code: "not_retryable", message: "notification \(id) is not pending or dead")
             }
             jobs.processor?.notificationStored()
-            return try APIJSON.response(Retried(id: id, status: "pending"))
+            return try context.json(Retried(id: id, status: "pending"))
         }
-        v1.get("admin/consumption-requests") { request, _ in
-            _ = try auth.admin(request)
+        admin.get("consumption-requests") { request, context in
             let status = try InputText.oneOf(
                 request.uri.queryParameters.get("status"), name: "status", allowed: ["pending", "answered", "failed", "closed"])
             let items = try await consumption.list(status: status)
-            return try APIJSON.response(
+            return try context.json(
                 ConsumptionList(
                     requests: items.map {
                         .init(
@@ -77,8 +72,7 @@ struct LifecycleController<Context: RequestContext> {
                             answeredAt: $0.answeredAt)
                     }))
         }
-        v1.post("admin/jobs/:job/run") { request, context in
-            _ = try auth.admin(request)
+        admin.post("jobs/:job/run") { request, context in
             let job = try context.parameters.require("job")
             let body = try await Self.jobRun(request)
             if let millis = body.now, !EpochMillis.range.contains(millis) {
@@ -116,7 +110,7 @@ struct LifecycleController<Context: RequestContext> {
                 throw StorekeeperError.notFound(
                     "unknown_job", "jobs are process-notifications, catch-up, renewal-sweep and consumption-responder")
             }
-            return try APIJSON.response(JobResult(job: job, items: items))
+            return try context.json(JobResult(job: job, items: items))
         }
     }
 

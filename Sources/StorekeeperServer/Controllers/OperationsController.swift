@@ -6,21 +6,22 @@ import StorekeeperLedger
 import StorekeeperStorage
 
 /// `/health` (readiness: the database takes a write), `/health/live`, `/metrics` (Prometheus) and `/openapi.yaml`.
-struct OperationsController<Context: RequestContext> {
+struct OperationsController {
     let ledger: Ledger
     let metrics: ServerMetrics
     let openAPI: String
     /// This process's row in `health_probes`.
     let instance = UUID().uuidString
 
-    func add(to router: Router<Context>) {
-        router.get("health/live") { _, _ in try APIJSON.response(API.Health(status: "ok", database: "unchecked")) }
-        router.get("health") { _, _ in
+    func add(to routes: APIRoutes) {
+        let router = routes.router
+        router.get("health/live") { _, context in try context.json(API.Health(status: "ok", database: "unchecked")) }
+        router.get("health") { _, context in
             do {
                 try await ledger.probe(instance: instance)
-                return try APIJSON.response(API.Health(status: "ok", database: "ok"))
+                return try context.json(API.Health(status: "ok", database: "ok"))
             } catch {
-                return try APIJSON.response(
+                return try context.json(
                     API.Health(status: "unavailable", database: "failing", message: "the database does not take a write"),
                     status: .serviceUnavailable)
             }

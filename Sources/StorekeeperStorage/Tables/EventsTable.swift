@@ -40,8 +40,6 @@ public enum EventsTable {
         }
         if kind == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(bind: positionLock))").run() }
         var insert = BulkInsert(into: "events", columns: ["user_id", "user_seq", "type", "subject", "occurred_at", "payload"])
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
         for event in events {
             guard let sequence = next[event.user] else {
                 throw StorekeeperError(.internal, code: "event_sequence", message: "no sequence for \(event.user)")
@@ -49,10 +47,47 @@ public enum EventsTable {
             next[event.user] = sequence + 1
             insert.values([
                 event.user.rawValue, sequence, event.type.rawValue, event.subject, event.occurredAt.millis,
-                String(decoding: try encoder.encode(event.details), as: UTF8.self),
+                payload(event.details),
             ])
         }
         try await insert.run(on: db)
+    }
+
+    /// `details` as a JSON object with sorted keys. Written by hand: it runs for every event of every batch on the
+    /// one writer, where Foundation's encoder cost a measurable share of a purchase's CPU.
+    static func payload(_ details: [String: String]) -> String {
+        var out = "{"
+        for (index, key) in details.keys.sorted().enumerated() {
+            if index > 0 { out += "," }
+            appendJSONString(key, to: &out)
+            out += ":"
+            appendJSONString(details[key]!, to: &out)
+        }
+        return out + "}"
+    }
+
+    /// `text` as a JSON string literal (RFC 8259): quote, backslash and control characters escaped.
+    static func appendJSONString(_ text: String, to out: inout String) {
+        out += "\""
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            out += text
+            out += "\""
+            return
+        }
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let control where control.value < 0x20:
+                let hex = String(control.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
     }
 
     /// Events after `position`, oldest first.

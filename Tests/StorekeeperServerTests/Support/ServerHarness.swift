@@ -186,6 +186,7 @@ struct ServerHarness: Sendable {
         let status: Int
         let body: [String: Any]
         let text: String
+        var headers = HTTPHeaders()
 
         subscript(key: String) -> Any? { body[key] }
         var code: String? { body["code"] as? String }
@@ -211,7 +212,7 @@ struct ServerHarness: Sendable {
         let bytes = try await response.body.collect(upTo: 16 << 20)
         let text = String(buffer: bytes)
         let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-        return Reply(status: Int(response.status.code), body: object, text: text)
+        return Reply(status: Int(response.status.code), body: object, text: text, headers: response.headers)
     }
 
     /// `GET /v1/me` for a user token.
@@ -229,7 +230,7 @@ struct ServerHarness: Sendable {
     }
 
     func audit(_ user: String) async throws -> [[String: Any]] {
-        let reply = try await call(.GET, "/v1/users/\(user)/audit", headers: Self.adminHeaders)
+        let reply = try await call(.GET, "/v1/admin/users/\(user)/audit", headers: Self.adminHeaders)
         return reply["entries"] as? [[String: Any]] ?? []
     }
 

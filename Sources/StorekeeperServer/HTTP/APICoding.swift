@@ -4,37 +4,18 @@ import Hummingbird
 import NIOCore
 import StorekeeperCore
 
-/// JSON in and out of the API: ISO 8601 dates, sorted keys, and request bodies read with a size limit.
-enum APIJSON {
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
-    static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try encoder.encode(value)
-        return Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
-    /// Decodes a request body, turning every problem into a 4xx that names it.
-    static func decode<T: Decodable>(_ type: T.Type, from request: Request, limit: Int) async throws -> T {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: limit)
-        } catch {
-            throw StorekeeperError(.payloadTooLarge, code: "body_too_large", message: "request bodies are limited to \(limit) bytes")
-        }
+/// Reads the API's JSON request bodies up to the context's body limit, turning every problem into a 4xx that names
+/// it: too large, empty, not JSON, a missing field or a wrong type.
+public struct APIRequestDecoder: RequestDecoder {
+    public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+        let buffer = try await request.body.collectBody(limit: context.maxUploadSize)
         guard buffer.readableBytes > 0 else {
             throw StorekeeperError.badRequest("malformed_json", "the request body is empty; send a JSON object")
         }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
-            throw StorekeeperError.badRequest("malformed_json", describe(error))
+            throw StorekeeperError.badRequest("malformed_json", Self.describe(error))
         } catch {
             throw StorekeeperError.badRequest("malformed_json", "the body is not valid JSON")
         }
@@ -51,6 +32,37 @@ enum APIJSON {
         case .valueNotFound(_, let context): return "null value\(path(context))"
         case .dataCorrupted(let context): return "not valid JSON\(path(context))"
         @unknown default: return "not valid JSON"
+        }
+    }
+}
+
+/// Writes the API's JSON: ISO 8601 dates, sorted keys, unescaped slashes.
+public struct APIResponseEncoder: ResponseEncoder {
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
+        try response(value, status: .ok)
+    }
+
+    func response(_ value: some Encodable, status: HTTPResponse.Status) throws -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try Self.encoder.encode(value))))
+    }
+}
+
+extension RequestBody {
+    /// The whole body, or a 413 `body_too_large` naming the limit.
+    func collectBody(limit: Int) async throws -> ByteBuffer {
+        do {
+            return try await collect(upTo: limit)
+        } catch {
+            throw StorekeeperError(.payloadTooLarge, code: "body_too_large", message: "request bodies are limited to \(limit) bytes")
         }
     }
 }

@@ -4,27 +4,23 @@ import Logging
 import StorekeeperCore
 import StorekeeperStorage
 
-/// Answers every failure as JSON `{code, message}` and counts it: domain errors with their own status, Hummingbird's
-/// errors (unknown route, body too large) with theirs, and anything else (a database outage) as a 500 that tells a
-/// purchase client to retry. Also records per-route request metrics.
-struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+/// Answers every failure as JSON `{code, message}` and counts it: domain errors with their own status,
+/// Hummingbird's errors (unknown route, body too large) with theirs, a value the database refused as a 400, and
+/// anything else (a database outage) as a 500. Purchase routes decide their own outcome first
+/// (``PurchaseOutcomeMiddleware``).
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = StorekeeperRequestContext
     let metrics: ServerMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let started = DispatchTime.now().uptimeNanoseconds
-        let response: Response
         do {
-            response = try await next(request, context)
+            return try await next(request, context)
         } catch {
-            response = errorResponse(error, request: request, context: context)
+            return response(for: error, context: context)
         }
-        metrics.request(
-            route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: response.status.code,
-            nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
-        return response
     }
 
-    private func errorResponse(_ error: any Error, request: Request, context: Context) -> Response {
+    private func response(for error: any Error, context: Context) -> Response {
         let body: ErrorBody
         let status: HTTPResponse.Status
         switch error {
@@ -49,19 +45,15 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case let error where DatabaseFailure.isInvalidInput(error):
             // The database refused a value of the request (PostgreSQL's data exceptions): the request is at fault.
             status = .badRequest
-            body = ErrorBody(
-                code: "invalid_input", message: "a value in the request cannot be stored",
-                outcome: request.uri.path.hasPrefix("/v1/purchases") || request.uri.path.hasPrefix("/v1/restore") ? "rejected" : nil)
+            body = ErrorBody(code: "invalid_input", message: "a value in the request cannot be stored")
             context.logger.info("request refused by the database", metadata: ["error": "\(String(reflecting: error))"])
         default:
             status = .internalServerError
             // Storage failures land here: a 5xx so the client (or Apple) tries again; nothing was committed.
-            body = ErrorBody(
-                code: "internal", message: "the server could not complete the request; try again",
-                outcome: request.uri.path.hasPrefix("/v1/purchases") || request.uri.path.hasPrefix("/v1/restore") ? "retry" : nil)
+            body = ErrorBody(code: "internal", message: "the server could not complete the request; try again")
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
         }
         metrics.refused(code: body.code)
-        return (try? APIJSON.response(body, status: status)) ?? Response(status: status)
+        return (try? context.json(body, status: status)) ?? Response(status: status)
     }
 }

@@ -1,0 +1,97 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import ServiceLifecycle
+import StorekeeperCore
+import StorekeeperLedger
+import StorekeeperStorage
+
+/// Everything a Storekeeper server is made of, assembled once from its configuration: the ledger and the read
+/// stores on the database, the services that verify and deliver, the lifecycle jobs, and the long-running services
+/// the application runs beside its HTTP server.
+public struct ServerComponents: Sendable {
+    public let configuration: ServerConfiguration
+    public let metrics: ServerMetrics
+    let apps: AppRegistry
+    let guests: GuestStore
+    let auth: Authenticator
+    let catalog: CatalogService
+    public let ledger: Ledger
+    let purchases: PurchaseService
+    let orders: OrderStore
+    let accounts: AccountStore
+    let subscriptions: SubscriptionStore
+    let inbox: NotificationInbox
+    let refusals: NotificationRefusalStore
+    let audit: AuditStore
+    let pending: PendingTransactionStore
+    let consumption: ConsumptionRequestStore
+    let intake: NotificationIntake
+    let jobs: LifecycleJobs
+    let ready: ReadinessGate
+    /// The services to run (the database provider is the caller's: it may be shared).
+    let services: [any Service]
+
+    public init(configuration: ServerConfiguration, provider: any DatabaseProvider, httpClient: HTTPClient, logger: Logger) throws {
+        self.configuration = configuration
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+        let apps = try AppRegistry(configurations: configuration.apps, httpClient: httpClient, logger: logger)
+        self.apps = apps
+        guests = GuestStore(provider: provider)
+        auth = try Authenticator(configuration: configuration.auth, guests: guests)
+        let catalog = CatalogService(store: CatalogStore(provider: provider), interval: configuration.catalogRefreshInterval, logger: logger)
+        self.catalog = catalog
+        let lifecycle = configuration.lifecycle
+        let ledger = Ledger(
+            provider: provider,
+            rules: LedgerRules(
+                catalog: { catalog.catalog }, transferPolicy: configuration.transferPolicy, coinClawback: lifecycle.coinClawback),
+            logger: logger)
+        self.ledger = ledger
+        purchases = PurchaseService(
+            apps: apps, catalog: catalog, ledger: ledger, policy: configuration.transferPolicy, metrics: metrics, logger: logger)
+        orders = OrderStore(provider: provider)
+        accounts = AccountStore(provider: provider)
+        let subscriptions = SubscriptionStore(provider: provider)
+        self.subscriptions = subscriptions
+        inbox = NotificationInbox(provider: provider)
+        refusals = NotificationRefusalStore(provider: provider)
+        audit = AuditStore(provider: provider)
+        pending = PendingTransactionStore(provider: provider)
+        let consumption = ConsumptionRequestStore(provider: provider)
+        self.consumption = consumption
+
+        let ready = ReadinessGate()
+        self.ready = ready
+        var jobs = LifecycleJobs()
+        if lifecycle.processNotifications {
+            jobs.processor = NotificationProcessor(
+                ledger: ledger, confirmation: V1Confirmation(apps: apps, catalog: catalog, metrics: metrics), configuration: lifecycle,
+                metrics: metrics, ready: ready, logger: logger)
+        }
+        let processor = jobs.processor
+        let intake = NotificationIntake(ledger: ledger, applies: lifecycle.processNotifications, onStored: { processor?.notificationStored() })
+        self.intake = intake
+        let lease = JobLease(ledger: ledger)
+        // Without a Server API key the sweep still asks verifyReceipt about subscriptions proved by a receipt.
+        jobs.sweep = RenewalSweep(
+            apps: apps, ledger: ledger, subscriptions: subscriptions, lease: lease, interval: lifecycle.sweepInterval ?? .seconds(900),
+            metrics: metrics, ready: ready, logger: logger)
+        if apps.apps.contains(where: { !$0.serverAPI.isEmpty }) {
+            jobs.catchUp = NotificationCatchUp(
+                apps: apps, intake: intake, lease: lease, interval: lifecycle.catchUpInterval ?? .seconds(3_600),
+                lookback: lifecycle.catchUpLookback, metrics: metrics, ready: ready, logger: logger)
+            jobs.responder = ConsumptionResponder(
+                apps: apps, ledger: ledger, requests: consumption, catalog: catalog, configuration: lifecycle,
+                interval: lifecycle.consumptionInterval ?? .seconds(30), metrics: metrics, ready: ready, logger: logger)
+        }
+        self.jobs = jobs
+        var services: [any Service] = [catalog]
+        if let processor { services.append(processor) }
+        if let catchUp = jobs.catchUp, lifecycle.catchUpInterval != nil { services.append(catchUp) }
+        if let sweep = jobs.sweep, lifecycle.sweepInterval != nil { services.append(sweep) }
+        if let responder = jobs.responder, lifecycle.consumptionInterval != nil { services.append(responder) }
+        self.services = services
+    }
+}
