@@ -12,6 +12,8 @@ let package = Package(
     products: [
         .library(name: "AppStoreWire", targets: ["AppStoreWire"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
+        // The simulator's API takes a test chain, so whoever drives it can name and generate one.
+        .library(name: "AppStoreTestSigning", targets: ["AppStoreTestSigning"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
     ],
     dependencies: [
@@ -51,10 +53,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // A test certificate authority (Apple-shaped chains and their JWS signer): key generation stays out of the
+        // production library.
+        .target(
+            name: "AppStoreTestSigning",
+            dependencies: [
+                "AppStoreWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "AppStoreSimulator",
             dependencies: [
                 "AppStoreWire",
+                "AppStoreTestSigning",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -72,13 +87,14 @@ let package = Package(
         .target(
             name: "StorekeeperCore",
             dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto")
             ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "StorekeeperStorage",
             dependencies: [
+                "AppStoreWire",
                 "StorekeeperCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SQLKit", package: "sql-kit"),
@@ -135,6 +151,7 @@ let package = Package(
             dependencies: [
                 "AppStoreWire",
                 "AppStoreSimulator",
+                "AppStoreTestSigning",
                 "StorekeeperCore",
                 "StorekeeperServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -155,6 +172,7 @@ let package = Package(
             dependencies: [
                 "AppStoreWire",
                 "AppStoreSimulator",
+                "AppStoreTestSigning",
                 "CMallocTuning",
                 "StorekeeperBenchmarks",
                 "StorekeeperCore",
@@ -185,6 +203,7 @@ let package = Package(
             name: "AppStoreWireTests",
             dependencies: [
                 "AppStoreWire",
+                "AppStoreTestSigning",
                 "StorekeeperTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -202,6 +221,7 @@ let package = Package(
             name: "AppStoreSimulatorTests",
             dependencies: [
                 "AppStoreSimulator",
+                "AppStoreTestSigning",
                 "StorekeeperTestSupport",
                 "AppStoreWire",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -253,9 +273,13 @@ let package = Package(
                 "StorageTestSupport",
                 "StorekeeperTestSupport",
                 .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -266,6 +290,7 @@ let package = Package(
                 "StorekeeperCore",
                 "StorekeeperStorage",
                 "AppStoreSimulator",
+                "AppStoreTestSigning",
                 "AppStoreWire",
                 "StorekeeperTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -288,6 +313,7 @@ let package = Package(
                 "StorekeeperTestSupport",
                 "AppStoreWire",
                 "AppStoreSimulator",
+                "AppStoreTestSigning",
                 "StorekeeperServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -12,7 +12,10 @@ public struct PurchaseOptions: Sendable, Hashable {
     public var introductoryOfferEligible: Bool?
 
     public init(
-        appAccountToken: UUID? = nil, offer: OfferRedemption? = nil, quantity: Int = 1, introductoryOfferEligible: Bool? = nil
+        appAccountToken: UUID? = nil,
+        offer: OfferRedemption? = nil,
+        quantity: Int = 1,
+        introductoryOfferEligible: Bool? = nil
     ) {
         self.appAccountToken = appAccountToken
         self.offer = offer

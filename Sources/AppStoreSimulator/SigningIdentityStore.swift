@@ -1,3 +1,4 @@
+import AppStoreTestSigning
 import AppStoreWire
 import Crypto
 import Foundation
@@ -11,7 +12,9 @@ public enum SigningIdentityStore {
     /// Loads the chain from `directory`, or generates one (see ``SimulatorSigningChain``, whose intermediate and
     /// leaf name `ocspURL` as their OCSP responder) and writes it there.
     public static func loadOrCreate(
-        directory: URL, name: String = "Storekeeper Simulator", ocspURL: String = SimulatorSigningChain.defaultOCSPURL
+        directory: URL,
+        name: String = "Storekeeper Simulator",
+        ocspURL: String = SimulatorSigningChain.defaultOCSPURL
     ) throws -> AppStoreSigningChain {
         let manager = FileManager.default
         let files = ["root.pem", "intermediate.pem", "leaf.pem", "root-key.pem", "intermediate-key.pem", "leaf-key.pem"]
@@ -25,7 +28,8 @@ public enum SigningIdentityStore {
                 leaf: try Certificate(pemEncoded: try text("leaf.pem")),
                 rootKey: try P384.Signing.PrivateKey(pemRepresentation: try text("root-key.pem")),
                 intermediateKey: try P384.Signing.PrivateKey(pemRepresentation: try text("intermediate-key.pem")),
-                leafKey: try P256.Signing.PrivateKey(pemRepresentation: try text("leaf-key.pem")))
+                leafKey: try P256.Signing.PrivateKey(pemRepresentation: try text("leaf-key.pem"))
+            )
         }
         let chain = try SimulatorSigningChain.generate(name: name, ocspURL: ocspURL)
         try manager.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -1,3 +1,4 @@
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 
@@ -6,7 +7,11 @@ extension SimulatedAppStore {
     // MARK: Ask to Buy
 
     /// A child's purchase that waits for the family organizer (StoreKit's `.pending` result); returns its request id.
-    public func requestAskToBuy(productId: String, account accountId: String, options: PurchaseOptions = .init()) throws
+    public func requestAskToBuy(
+        productId: String,
+        account accountId: String,
+        options: PurchaseOptions = .init()
+    ) throws
         -> String
     {
         guard catalog.product(productId) != nil else { throw SimulatorError.unknownProduct(productId) }
@@ -49,8 +54,12 @@ extension SimulatedAppStore {
             subscription.priceIncreaseAccepted = !requiresConsent
             subscriptions[id] = subscription
             try notify(
-                .priceIncrease, requiresConsent ? .pending : .accepted, transaction: latest,
-                renewal: renewalInfo(subscription), status: subscription.state.status)
+                .priceIncrease,
+                requiresConsent ? .pending : .accepted,
+                transaction: latest,
+                renewal: renewalInfo(subscription),
+                status: subscription.state.status
+            )
         }
     }
 
@@ -83,8 +92,11 @@ extension SimulatedAppStore {
         guard (1...90).contains(days) else { throw SimulatorError.notAllowed("extendByDays must be 1–90") }
         guard isExtendable(subscription, latest: latest) else {
             return ExtensionResult(
-                originalTransactionId: originalTransactionId, webOrderLineItemId: latest.webOrderLineItemId, success: false,
-                effectiveDate: nil)
+                originalTransactionId: originalTransactionId,
+                webOrderLineItemId: latest.webOrderLineItemId,
+                success: false,
+                effectiveDate: nil
+            )
         }
         let expires = subscription.expiresDate + scaled(Double(days) * 86_400)
         subscription.expiresDate = expires
@@ -96,8 +108,11 @@ extension SimulatedAppStore {
         try notify(.renewalExtended, nil, transaction: latest, renewal: renewalInfo(subscription), status: .active)
         try mirrorToFamily(subscription)
         return ExtensionResult(
-            originalTransactionId: originalTransactionId, webOrderLineItemId: latest.webOrderLineItemId, success: true,
-            effectiveDate: expires)
+            originalTransactionId: originalTransactionId,
+            webOrderLineItemId: latest.webOrderLineItemId,
+            success: true,
+            effectiveDate: expires
+        )
     }
 
     func isExtendable(_ subscription: SubscriptionRecord, latest: JWSTransactionDecodedPayload) -> Bool {
@@ -113,7 +128,10 @@ extension SimulatedAppStore {
     /// `RENEWAL_EXTENSION` / `FAILURE`, and the end a `RENEWAL_EXTENSION` / `SUMMARY`. Reusing a request id
     /// changes nothing.
     public func extendRenewalDateForAll(
-        productId: String, days: Int, requestIdentifier: String, storefrontCountryCodes: [String]? = nil
+        productId: String,
+        days: Int,
+        requestIdentifier: String,
+        storefrontCountryCodes: [String]? = nil
     ) throws -> MassExtensionStatus {
         if let done = massExtensions[requestIdentifier] { return done }
         guard catalog.product(productId)?.kind == .autoRenewable else { throw SimulatorError.unknownProduct(productId) }
@@ -142,8 +160,13 @@ extension SimulatedAppStore {
             }
         }
         let status = MassExtensionStatus(
-            requestIdentifier: requestIdentifier, productId: productId, complete: true, completeDate: now,
-            succeededCount: succeeded, failedCount: failed)
+            requestIdentifier: requestIdentifier,
+            productId: productId,
+            complete: true,
+            completeDate: now,
+            succeededCount: succeeded,
+            failedCount: failed
+        )
         massExtensions[requestIdentifier] = status
         try notifySummary(status, storefrontCountryCodes: storefrontCountryCodes)
         return status
@@ -151,13 +174,22 @@ extension SimulatedAppStore {
 
     func notifySummary(_ status: MassExtensionStatus, storefrontCountryCodes: [String]?) throws {
         let payload = ResponseBodyV2DecodedPayload(
-            notificationType: .renewalExtension, subtype: .summary,
-            notificationUUID: generator.uuid().uuidString.lowercased(), version: "2.0", signedDate: now,
+            notificationType: .renewalExtension,
+            subtype: .summary,
+            notificationUUID: generator.uuid().uuidString.lowercased(),
+            version: "2.0",
+            signedDate: now,
             summary: NotificationSummary(
-                requestIdentifier: status.requestIdentifier, environment: environment,
-                appAppleId: environment == .production ? catalog.appAppleId : nil, bundleId: catalog.bundleId,
-                productId: status.productId, storefrontCountryCodes: storefrontCountryCodes ?? catalog.storefronts.map(\.code),
-                failedCount: status.failedCount, succeededCount: status.succeededCount))
+                requestIdentifier: status.requestIdentifier,
+                environment: environment,
+                appAppleId: environment == .production ? catalog.appAppleId : nil,
+                bundleId: catalog.bundleId,
+                productId: status.productId,
+                storefrontCountryCodes: storefrontCountryCodes ?? catalog.storefronts.map(\.code),
+                failedCount: status.failedCount,
+                succeededCount: status.succeededCount
+            )
+        )
         append(SimulatedNotification(payload: payload, signedPayload: try signer.sign(payload)), transaction: nil)
     }
 }

@@ -84,8 +84,10 @@ extension SimulatedAppStore {
             // onlyFailures includes notifications still being retried.
             if request.onlyFailures == true, record?.delivered ?? false { return nil }
             return NotificationHistoryResponseItem(
-                signedPayload: notification.signedPayload, sendAttempts: record?.attempts ?? [],
-                firstSendAttemptResult: record?.attempts.first?.sendAttemptResult)
+                signedPayload: notification.signedPayload,
+                sendAttempts: record?.attempts ?? [],
+                firstSendAttemptResult: record?.attempts.first?.sendAttemptResult
+            )
         }
     }
 }

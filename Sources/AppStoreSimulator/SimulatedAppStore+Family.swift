@@ -32,9 +32,17 @@ extension SimulatedAppStore {
         for member in familyMembers(of: purchaser) {
             let id = newTransactionId()
             var copy = makeTransaction(
-                id: id, originalId: id, product: product, account: member, purchaseDate: purchased.purchaseDate ?? now,
-                originalPurchaseDate: purchased.originalPurchaseDate ?? now, expiresDate: purchased.expiresDate,
-                reason: .purchase, token: nil, price: purchased.price ?? product.price)
+                id: id,
+                originalId: id,
+                product: product,
+                account: member,
+                purchaseDate: purchased.purchaseDate ?? now,
+                originalPurchaseDate: purchased.originalPurchaseDate ?? now,
+                expiresDate: purchased.expiresDate,
+                reason: .purchase,
+                token: nil,
+                price: purchased.price ?? product.price
+            )
             copy.inAppOwnershipType = .familyShared
             copy.offerType = purchased.offerType
             copy.offerDiscountType = purchased.offerDiscountType
@@ -43,12 +51,27 @@ extension SimulatedAppStore {
             sharedCopies[id] = purchased.originalTransactionId ?? purchased.transactionId ?? ""
             if product.kind == .autoRenewable, let source = subscriptions[purchased.originalTransactionId ?? ""] {
                 let record = SubscriptionRecord(
-                    originalTransactionId: id, accountId: member.id, groupId: source.groupId, productId: source.productId,
-                    autoRenewProductId: source.autoRenewProductId, autoRenew: source.autoRenew, state: source.state,
-                    expiresDate: source.expiresDate, latestTransactionId: id, appAccountToken: nil, expirationIntent: nil,
-                    billingRetryStart: nil, nextBillingCheck: nil, graceExpires: nil, renewals: 0,
-                    discountedPeriodsLeft: 0, offer: nil, offerType: nil, sharedFrom: source.originalTransactionId,
-                    recentStart: source.recentStart)
+                    originalTransactionId: id,
+                    accountId: member.id,
+                    groupId: source.groupId,
+                    productId: source.productId,
+                    autoRenewProductId: source.autoRenewProductId,
+                    autoRenew: source.autoRenew,
+                    state: source.state,
+                    expiresDate: source.expiresDate,
+                    latestTransactionId: id,
+                    appAccountToken: nil,
+                    expirationIntent: nil,
+                    billingRetryStart: nil,
+                    nextBillingCheck: nil,
+                    graceExpires: nil,
+                    renewals: 0,
+                    discountedPeriodsLeft: 0,
+                    offer: nil,
+                    offerType: nil,
+                    sharedFrom: source.originalTransactionId,
+                    recentStart: source.recentStart
+                )
                 subscriptions[id] = record
                 try notify(.subscribed, .initialBuy, transaction: copy, renewal: renewalInfo(record), status: .active)
             } else {
@@ -76,9 +99,17 @@ extension SimulatedAppStore {
             guard source.expiresDate != copy.expiresDate else { continue }
             let id = newTransactionId()
             var renewal = makeTransaction(
-                id: id, originalId: memberId, product: product, account: member,
-                purchaseDate: purchased.purchaseDate ?? now, originalPurchaseDate: latest.originalPurchaseDate ?? now,
-                expiresDate: source.expiresDate, reason: .renewal, token: nil, price: purchased.price ?? product.price)
+                id: id,
+                originalId: memberId,
+                product: product,
+                account: member,
+                purchaseDate: purchased.purchaseDate ?? now,
+                originalPurchaseDate: latest.originalPurchaseDate ?? now,
+                expiresDate: source.expiresDate,
+                reason: .renewal,
+                token: nil,
+                price: purchased.price ?? product.price
+            )
             renewal.inAppOwnershipType = .familyShared
             copy.productId = source.productId
             copy.expiresDate = source.expiresDate

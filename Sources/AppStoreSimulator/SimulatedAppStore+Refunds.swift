@@ -11,8 +11,13 @@ extension SimulatedAppStore {
         }
         let subscription = transaction.originalTransactionId.flatMap { subscriptions[$0] }
         try notify(
-            .consumptionRequest, nil, transaction: transaction, renewal: subscription.map(renewalInfo),
-            status: subscription?.state.status, consumptionRequestReason: reason)
+            .consumptionRequest,
+            nil,
+            transaction: transaction,
+            renewal: subscription.map(renewalInfo),
+            status: subscription?.state.status,
+            consumptionRequestReason: reason
+        )
         if let subscription, subscription.autoRenew {
             try setAutoRenew(false, originalTransactionId: subscription.originalTransactionId)
         }

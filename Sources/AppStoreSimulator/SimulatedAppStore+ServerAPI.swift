@@ -1,3 +1,4 @@
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 
@@ -12,7 +13,10 @@ extension SimulatedAppStore {
 
     /// The account's transactions matching a history request, oldest first by modification (refunds and
     /// upgrades move a transaction to the end), without paging.
-    public func transactionHistory(anyTransactionId: String, request: TransactionHistoryRequest = .init()) throws
+    public func transactionHistory(
+        anyTransactionId: String,
+        request: TransactionHistoryRequest = .init()
+    ) throws
         -> [JWSTransactionDecodedPayload]
     {
         guard let account = customer(of: anyTransactionId) else { throw SimulatorError.unknownTransaction(anyTransactionId) }
@@ -55,13 +59,19 @@ extension SimulatedAppStore {
             if !statuses.isEmpty, !statuses.contains(status) { continue }
             groups[subscription.groupId, default: []].append(
                 LastTransactionsItem(
-                    status: status, originalTransactionId: id,
+                    status: status,
+                    originalTransactionId: id,
                     signedTransactionInfo: try signedTransaction(subscription.latestTransactionId),
-                    signedRenewalInfo: try signer.sign(renewalInfo(subscription))))
+                    signedRenewalInfo: try signer.sign(renewalInfo(subscription))
+                )
+            )
         }
         return StatusResponse(
-            environment: environment, bundleId: catalog.bundleId, appAppleId: catalog.appAppleId,
-            data: groups.keys.sorted().map { SubscriptionGroupIdentifierItem(subscriptionGroupIdentifier: $0, lastTransactions: groups[$0]) })
+            environment: environment,
+            bundleId: catalog.bundleId,
+            appAppleId: catalog.appAppleId,
+            data: groups.keys.sorted().map { SubscriptionGroupIdentifierItem(subscriptionGroupIdentifier: $0, lastTransactions: groups[$0]) }
+        )
     }
 
     /// Look Up Order ID: the transactions on a customer's invoice.
@@ -116,11 +126,18 @@ extension SimulatedAppStore {
         }
         return try signer.sign(
             AppTransaction(
-                receiptType: environment, appAppleId: catalog.appAppleId, bundleId: catalog.bundleId,
-                applicationVersion: "1", versionExternalIdentifier: 0, receiptCreationDate: now,
-                originalPurchaseDate: account.originalAppPurchaseDate, originalApplicationVersion: "1",
+                receiptType: environment,
+                appAppleId: catalog.appAppleId,
+                bundleId: catalog.bundleId,
+                applicationVersion: "1",
+                versionExternalIdentifier: 0,
+                receiptCreationDate: now,
+                originalPurchaseDate: account.originalAppPurchaseDate,
+                originalApplicationVersion: "1",
                 appTransactionId: account.appTransactionId,
-                originalPlatform: .iOS))
+                originalPlatform: .iOS
+            )
+        )
     }
 
     /// Finish Transaction: a finished consumable leaves the receipt and transaction history v1.
@@ -137,11 +154,16 @@ extension SimulatedAppStore {
         }
         let token = generator.uuid().uuidString.lowercased() + "_" + String(Int64(now.timeIntervalSince1970 * 1000))
         let payload = ResponseBodyV2DecodedPayload(
-            notificationType: .test, notificationUUID: generator.uuid().uuidString.lowercased(), version: "2.0",
+            notificationType: .test,
+            notificationUUID: generator.uuid().uuidString.lowercased(),
+            version: "2.0",
             signedDate: now,
             data: NotificationData(
-                appAppleId: environment == .production ? catalog.appAppleId : nil, bundleId: catalog.bundleId,
-                environment: environment))
+                appAppleId: environment == .production ? catalog.appAppleId : nil,
+                bundleId: catalog.bundleId,
+                environment: environment
+            )
+        )
         let notification = SimulatedNotification(payload: payload, signedPayload: try signer.sign(payload))
         append(notification, transaction: nil)
         testNotifications[token] = notification.notificationUUID
@@ -154,7 +176,10 @@ extension SimulatedAppStore {
         else { throw SimulatorError.notAllowed("no test notification for token \(token)") }
         let attempts = deliveries[uuid]?.attempts ?? []
         return CheckTestNotificationResponse(
-            signedPayload: notification.signedPayload, sendAttempts: attempts, firstSendAttemptResult: attempts.first?.sendAttemptResult)
+            signedPayload: notification.signedPayload,
+            sendAttempts: attempts,
+            firstSendAttemptResult: attempts.first?.sendAttemptResult
+        )
     }
 
     /// The status of a mass extension request.
@@ -164,7 +189,9 @@ extension SimulatedAppStore {
 
     /// Everything a receipt for this account holds now (finished consumables excepted), and its subscriptions'
     /// renewal infos: the inputs of a verifyReceipt answer.
-    public func receiptContents(account accountId: String) throws -> (transactions: [JWSTransactionDecodedPayload], renewals: [JWSRenewalInfoDecodedPayload]) {
+    public func receiptContents(
+        account accountId: String
+    ) throws -> (transactions: [JWSTransactionDecodedPayload], renewals: [JWSRenewalInfoDecodedPayload]) {
         guard accounts[accountId] != nil else { throw SimulatorError.unknownAccount(accountId) }
         let owned = transactionOrder.filter { transactionAccount[$0] == accountId && !finished.contains($0) }.compactMap { transactions[$0] }
         let renewals = subscriptions.keys.sorted().compactMap { subscriptions[$0] }.filter { $0.accountId == accountId }.map(renewalInfo)

@@ -1,3 +1,4 @@
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 
@@ -6,22 +7,55 @@ import Foundation
 extension SimulatedAppStore {
     /// The first subscription in a group: `SUBSCRIBED` / `INITIAL_BUY`, with the introductory offer when eligible.
     func subscribe(
-        product: SimulatorCatalog.Product, account: inout SimulatedAccount, token: String?, offer requested: OfferRedemption?,
+        product: SimulatorCatalog.Product,
+        account: inout SimulatedAccount,
+        token: String?,
+        offer requested: OfferRedemption?,
         introEligible: Bool? = nil
     ) throws -> SimulatedPurchase {
         let id = newTransactionId()
         let first = try firstPeriod(
-            product: product, account: &account, requested: requested, lapsed: false, introEligible: introEligible)
+            product: product,
+            account: &account,
+            requested: requested,
+            lapsed: false,
+            introEligible: introEligible
+        )
         let transaction = makeTransaction(
-            id: id, originalId: id, product: product, account: account, purchaseDate: now, originalPurchaseDate: now,
-            expiresDate: first.expires, reason: .purchase, token: token, price: first.price, offer: first.offer)
+            id: id,
+            originalId: id,
+            product: product,
+            account: account,
+            purchaseDate: now,
+            originalPurchaseDate: now,
+            expiresDate: first.expires,
+            reason: .purchase,
+            token: token,
+            price: first.price,
+            offer: first.offer
+        )
         accounts[account.id] = account
         let subscription = SubscriptionRecord(
-            originalTransactionId: id, accountId: account.id, groupId: product.groupId!, productId: product.id,
-            autoRenewProductId: product.id, autoRenew: true, state: .active, expiresDate: first.expires,
-            latestTransactionId: id, appAccountToken: token, expirationIntent: nil, billingRetryStart: nil,
-            nextBillingCheck: nil, graceExpires: nil, renewals: 0, discountedPeriodsLeft: first.discountedPeriodsLeft,
-            offer: first.offer?.1, offerType: first.offer?.0, recentStart: now)
+            originalTransactionId: id,
+            accountId: account.id,
+            groupId: product.groupId!,
+            productId: product.id,
+            autoRenewProductId: product.id,
+            autoRenew: true,
+            state: .active,
+            expiresDate: first.expires,
+            latestTransactionId: id,
+            appAccountToken: token,
+            expirationIntent: nil,
+            billingRetryStart: nil,
+            nextBillingCheck: nil,
+            graceExpires: nil,
+            renewals: 0,
+            discountedPeriodsLeft: first.discountedPeriodsLeft,
+            offer: first.offer?.1,
+            offerType: first.offer?.0,
+            recentStart: now
+        )
         subscriptions[id] = subscription
         let purchase = try record(transaction, account: account.id)
         try notify(.subscribed, .initialBuy, transaction: transaction, renewal: renewalInfo(subscription), status: .active)
@@ -31,19 +65,37 @@ extension SimulatedAppStore {
 
     /// Buying again in a group whose subscription lapsed: same original transaction, `SUBSCRIBED` / `RESUBSCRIBE`.
     func resubscribe(
-        _ originalId: String, to product: SimulatorCatalog.Product, account: inout SimulatedAccount, token: String?,
-        offer requested: OfferRedemption?, introEligible: Bool? = nil
+        _ originalId: String,
+        to product: SimulatorCatalog.Product,
+        account: inout SimulatedAccount,
+        token: String?,
+        offer requested: OfferRedemption?,
+        introEligible: Bool? = nil
     ) throws -> SimulatedPurchase {
         guard var subscription = subscriptions[originalId], let original = transactions[originalId] else {
             throw SimulatorError.unknownTransaction(originalId)
         }
         let id = newTransactionId()
         let first = try firstPeriod(
-            product: product, account: &account, requested: requested, lapsed: true, introEligible: introEligible)
+            product: product,
+            account: &account,
+            requested: requested,
+            lapsed: true,
+            introEligible: introEligible
+        )
         let transaction = makeTransaction(
-            id: id, originalId: originalId, product: product, account: account, purchaseDate: now,
-            originalPurchaseDate: original.originalPurchaseDate ?? now, expiresDate: first.expires, reason: .purchase,
-            token: token ?? subscription.appAccountToken, price: first.price, offer: first.offer)
+            id: id,
+            originalId: originalId,
+            product: product,
+            account: account,
+            purchaseDate: now,
+            originalPurchaseDate: original.originalPurchaseDate ?? now,
+            expiresDate: first.expires,
+            reason: .purchase,
+            token: token ?? subscription.appAccountToken,
+            price: first.price,
+            offer: first.offer
+        )
         accounts[account.id] = account
         // Coming back within 60 days of the end of service continues the run; later starts a new one.
         if now.timeIntervalSince(subscription.expiresDate) > scaled(Self.continuityGap) || subscription.recentStart == nil {
@@ -74,7 +126,12 @@ extension SimulatedAppStore {
     /// A purchase in a group with a live subscription (reference §10): an upgrade, or a crossgrade to the same
     /// duration, takes effect now; a downgrade, or a crossgrade to another duration, at the next renewal. An offer
     /// redeemed on the way makes it `OFFER_REDEEMED` instead of `DID_CHANGE_RENEWAL_PREF`.
-    func change(_ originalId: String, to product: SimulatorCatalog.Product, token: String?, offer requested: OfferRedemption?)
+    func change(
+        _ originalId: String,
+        to product: SimulatorCatalog.Product,
+        token: String?,
+        offer requested: OfferRedemption?
+    )
         throws -> SimulatedPurchase
     {
         guard var subscription = subscriptions[originalId], let current = catalog.product(subscription.productId),
@@ -98,8 +155,12 @@ extension SimulatedAppStore {
                 }
                 subscriptions[originalId] = subscription
                 try notify(
-                    .didChangeRenewalPref, nil, transaction: latest, renewal: renewalInfo(subscription),
-                    status: subscription.state.status)
+                    .didChangeRenewalPref,
+                    nil,
+                    transaction: latest,
+                    renewal: renewalInfo(subscription),
+                    status: subscription.state.status
+                )
                 return SimulatedPurchase(transaction: latest, signedTransaction: try signer.sign(latest))
             }
             // An offer on the current product applies from the next renewal (and cancels a pending downgrade).
@@ -113,7 +174,8 @@ extension SimulatedAppStore {
             return SimulatedPurchase(transaction: latest, signedTransaction: try signer.sign(latest))
         }
 
-        let newLevel = product.level!, currentLevel = current.level!
+        let newLevel = product.level!
+        let currentLevel = current.level!
         let immediate = newLevel < currentLevel || (newLevel == currentLevel && product.period == current.period)
         if !immediate {
             subscription.autoRenewProductId = product.id
@@ -125,8 +187,12 @@ extension SimulatedAppStore {
             }
             subscriptions[originalId] = subscription
             try notify(
-                redeemed == nil ? .didChangeRenewalPref : .offerRedeemed, .downgrade, transaction: latest,
-                renewal: renewalInfo(subscription), status: subscription.state.status)
+                redeemed == nil ? .didChangeRenewalPref : .offerRedeemed,
+                .downgrade,
+                transaction: latest,
+                renewal: renewalInfo(subscription),
+                status: subscription.state.status
+            )
             // StoreKit hands the app the current transaction: nothing new is charged until the renewal.
             return SimulatedPurchase(transaction: latest, signedTransaction: try signer.sign(latest))
         }
@@ -138,9 +204,18 @@ extension SimulatedAppStore {
         let id = newTransactionId()
         let expires = redeemed.map { advance($0.1.period, from: now) } ?? advance(product.period!, from: now)
         let transaction = makeTransaction(
-            id: id, originalId: originalId, product: product, account: account, purchaseDate: now,
-            originalPurchaseDate: latest.originalPurchaseDate ?? now, expiresDate: expires, reason: .purchase,
-            token: token ?? subscription.appAccountToken, price: redeemed?.1.price ?? product.price, offer: redeemed)
+            id: id,
+            originalId: originalId,
+            product: product,
+            account: account,
+            purchaseDate: now,
+            originalPurchaseDate: latest.originalPurchaseDate ?? now,
+            expiresDate: expires,
+            reason: .purchase,
+            token: token ?? subscription.appAccountToken,
+            price: redeemed?.1.price ?? product.price,
+            offer: redeemed
+        )
         subscription.productId = product.id
         subscription.autoRenewProductId = product.id
         subscription.expiresDate = expires
@@ -152,8 +227,12 @@ extension SimulatedAppStore {
         subscriptions[originalId] = subscription
         let purchase = try record(transaction, account: account.id)
         try notify(
-            redeemed == nil ? .didChangeRenewalPref : .offerRedeemed, .upgrade, transaction: transaction,
-            renewal: renewalInfo(subscription), status: .active)
+            redeemed == nil ? .didChangeRenewalPref : .offerRedeemed,
+            .upgrade,
+            transaction: transaction,
+            renewal: renewalInfo(subscription),
+            status: .active
+        )
         return purchase
     }
 
@@ -167,8 +246,12 @@ extension SimulatedAppStore {
         subscription.expirationIntent = enabled ? nil : .customerCancelled
         subscriptions[originalTransactionId] = subscription
         try notify(
-            .didChangeRenewalStatus, enabled ? .autoRenewEnabled : .autoRenewDisabled, transaction: latest,
-            renewal: renewalInfo(subscription), status: subscription.state.status)
+            .didChangeRenewalStatus,
+            enabled ? .autoRenewEnabled : .autoRenewDisabled,
+            transaction: latest,
+            renewal: renewalInfo(subscription),
+            status: subscription.state.status
+        )
     }
 
     /// Looks a requested offer up in the catalog.
@@ -194,7 +277,10 @@ extension SimulatedAppStore {
 
     /// The first period of a (re)subscription: a requested offer, else the introductory offer once per group.
     func firstPeriod(
-        product: SimulatorCatalog.Product, account: inout SimulatedAccount, requested: OfferRedemption?, lapsed: Bool,
+        product: SimulatorCatalog.Product,
+        account: inout SimulatedAccount,
+        requested: OfferRedemption?,
+        lapsed: Bool,
         introEligible: Bool? = nil
     ) throws -> (expires: Date, offer: (OfferType, SimulatorCatalog.Offer)?, price: Int64, discountedPeriodsLeft: Int) {
         let groupId = product.groupId!
@@ -282,8 +368,12 @@ extension SimulatedAppStore {
                     graceWindows[id, default: []].append((subscription.expiresDate, subscription.graceExpires!))
                     subscriptions[id] = subscription
                     try notify(
-                        .didFailToRenew, .gracePeriod, transaction: latest, renewal: renewalInfo(subscription),
-                        status: .billingGracePeriod)
+                        .didFailToRenew,
+                        .gracePeriod,
+                        transaction: latest,
+                        renewal: renewalInfo(subscription),
+                        status: .billingGracePeriod
+                    )
                 } else {
                     subscription.state = .billingRetry
                     subscriptions[id] = subscription
@@ -341,9 +431,18 @@ extension SimulatedAppStore {
         }
         let expires = advance(product.period!, from: start)
         let transaction = makeTransaction(
-            id: id, originalId: subscription.originalTransactionId, product: product, account: account,
-            purchaseDate: start, originalPurchaseDate: latest.originalPurchaseDate ?? start, expiresDate: expires,
-            reason: .renewal, token: subscription.appAccountToken, price: price, offer: offer)
+            id: id,
+            originalId: subscription.originalTransactionId,
+            product: product,
+            account: account,
+            purchaseDate: start,
+            originalPurchaseDate: latest.originalPurchaseDate ?? start,
+            expiresDate: expires,
+            reason: .renewal,
+            token: subscription.appAccountToken,
+            price: price,
+            offer: offer
+        )
         subscription.productId = product.id
         subscription.state = .active
         subscription.expiresDate = expires
@@ -362,8 +461,12 @@ extension SimulatedAppStore {
         subscriptions[subscription.originalTransactionId] = subscription
         _ = try record(transaction, account: account.id)
         try notify(
-            .didRenew, recovery ? .billingRecovery : nil, transaction: transaction, renewal: renewalInfo(subscription),
-            status: .active)
+            .didRenew,
+            recovery ? .billingRecovery : nil,
+            transaction: transaction,
+            renewal: renewalInfo(subscription),
+            status: .active
+        )
         try mirrorToFamily(subscription)
     }
 }

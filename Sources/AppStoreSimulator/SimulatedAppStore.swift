@@ -1,3 +1,4 @@
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 import X509
@@ -63,8 +64,11 @@ public actor SimulatedAppStore {
     var billingRetryLimit: TimeInterval { scaled(60 * 86_400) }
 
     public init(
-        catalog: SimulatorCatalog, signingChain: AppStoreSigningChain, seed: UInt64 = 1,
-        start: Date = Date(timeIntervalSince1970: 1_767_225_600), environment: AppStoreEnvironment = .sandbox
+        catalog: SimulatorCatalog,
+        signingChain: AppStoreSigningChain,
+        seed: UInt64 = 1,
+        start: Date = Date(timeIntervalSince1970: 1_767_225_600),
+        environment: AppStoreEnvironment = .sandbox
     ) throws {
         try catalog.validate()
         self.catalog = catalog
@@ -102,10 +106,13 @@ public actor SimulatedAppStore {
         }
         let account = SimulatedAccount(
             id: "sandbox-\(accounts.count + 1)@storekeeper.test",
-            appTransactionId: String(704_000_000_000_000_000 + Int64(accounts.count + 1)), originalAppPurchaseDate: now,
+            appTransactionId: String(704_000_000_000_000_000 + Int64(accounts.count + 1)),
+            originalAppPurchaseDate: now,
             storefront: code,
             billingFails: false,
-            introductoryOfferGroupsUsed: [], familyId: nil)
+            introductoryOfferGroupsUsed: [],
+            familyId: nil
+        )
         accounts[account.id] = account
         accountOrder.append(account.id)
         return account
@@ -120,14 +127,22 @@ public actor SimulatedAppStore {
     // MARK: Purchases
 
     /// Buys `productId` for `account`, as StoreKit's `purchase(options:)` would.
-    public func purchase(productId: String, account accountId: String, appAccountToken: UUID? = nil) throws
+    public func purchase(
+        productId: String,
+        account accountId: String,
+        appAccountToken: UUID? = nil
+    ) throws
         -> SimulatedPurchase
     {
         try purchase(productId: productId, account: accountId, options: PurchaseOptions(appAccountToken: appAccountToken))
     }
 
     /// Buys `productId` for `account` with StoreKit purchase options (token, offer, quantity).
-    public func purchase(productId: String, account accountId: String, options: PurchaseOptions) throws
+    public func purchase(
+        productId: String,
+        account accountId: String,
+        options: PurchaseOptions
+    ) throws
         -> SimulatedPurchase
     {
         guard let product = catalog.product(productId) else { throw SimulatorError.unknownProduct(productId) }
@@ -152,9 +167,17 @@ public actor SimulatedAppStore {
             }
             let id = newTransactionId()
             var transaction = makeTransaction(
-                id: id, originalId: id, product: product, account: account, purchaseDate: now,
-                originalPurchaseDate: now, expiresDate: nil, reason: .purchase, token: token,
-                price: product.price * Int64(options.quantity))
+                id: id,
+                originalId: id,
+                product: product,
+                account: account,
+                purchaseDate: now,
+                originalPurchaseDate: now,
+                expiresDate: nil,
+                reason: .purchase,
+                token: token,
+                price: product.price * Int64(options.quantity)
+            )
             transaction.quantity = Int32(options.quantity)
             let purchase = try record(transaction, account: accountId)
             try notify(.oneTimeCharge, nil, transaction: transaction, renewal: nil, status: nil)
@@ -170,8 +193,13 @@ public actor SimulatedAppStore {
             }) {
                 if existing.state == .expired || existing.state == .revoked {
                     return try resubscribe(
-                        existing.originalTransactionId, to: product, account: &account, token: token, offer: options.offer,
-                        introEligible: options.introductoryOfferEligible)
+                        existing.originalTransactionId,
+                        to: product,
+                        account: &account,
+                        token: token,
+                        offer: options.offer,
+                        introEligible: options.introductoryOfferEligible
+                    )
                 }
                 return try change(existing.originalTransactionId, to: product, token: token, offer: options.offer)
             }
@@ -182,8 +210,12 @@ public actor SimulatedAppStore {
                 throw SimulatorError.notAllowed("promotional offers are for current or lapsed subscribers")
             }
             return try subscribe(
-                product: product, account: &account, token: token, offer: options.offer,
-                introEligible: options.introductoryOfferEligible)
+                product: product,
+                account: &account,
+                token: token,
+                offer: options.offer,
+                introEligible: options.introductoryOfferEligible
+            )
         }
     }
 
@@ -244,22 +276,46 @@ public actor SimulatedAppStore {
     }
 
     func makeTransaction(
-        id: String, originalId: String, product: SimulatorCatalog.Product, account: SimulatedAccount,
-        purchaseDate: Date, originalPurchaseDate: Date, expiresDate: Date?, reason: TransactionReason, token: String?,
-        price: Int64, offer: (OfferType, SimulatorCatalog.Offer)? = nil
+        id: String,
+        originalId: String,
+        product: SimulatorCatalog.Product,
+        account: SimulatedAccount,
+        purchaseDate: Date,
+        originalPurchaseDate: Date,
+        expiresDate: Date?,
+        reason: TransactionReason,
+        token: String?,
+        price: Int64,
+        offer: (OfferType, SimulatorCatalog.Offer)? = nil
     ) -> JWSTransactionDecodedPayload {
         let storefront = storefront(of: account)
         return JWSTransactionDecodedPayload(
-            transactionId: id, originalTransactionId: originalId,
+            transactionId: id,
+            originalTransactionId: originalId,
             webOrderLineItemId: product.kind == .autoRenewable ? String(Int64(id)! - 1_000_000_000_000_000) : nil,
-            bundleId: catalog.bundleId, productId: product.id, subscriptionGroupIdentifier: product.groupId,
-            purchaseDate: purchaseDate, originalPurchaseDate: originalPurchaseDate, expiresDate: expiresDate,
-            quantity: 1, type: product.kind.productType, appAccountToken: token, inAppOwnershipType: .purchased,
-            signedDate: now, offerType: offer?.0, offerIdentifier: offer.flatMap { $0.0 == .introductory ? nil : $0.1.id },
-            offerDiscountType: offer?.1.discountType, offerPeriod: offer.map { offerPeriod($0.1) },
-            environment: environment, storefront: storefront.code, storefrontId: storefront.id,
-            transactionReason: reason, price: price, currency: storefront.currency,
-            appTransactionId: account.appTransactionId)
+            bundleId: catalog.bundleId,
+            productId: product.id,
+            subscriptionGroupIdentifier: product.groupId,
+            purchaseDate: purchaseDate,
+            originalPurchaseDate: originalPurchaseDate,
+            expiresDate: expiresDate,
+            quantity: 1,
+            type: product.kind.productType,
+            appAccountToken: token,
+            inAppOwnershipType: .purchased,
+            signedDate: now,
+            offerType: offer?.0,
+            offerIdentifier: offer.flatMap { $0.0 == .introductory ? nil : $0.1.id },
+            offerDiscountType: offer?.1.discountType,
+            offerPeriod: offer.map { offerPeriod($0.1) },
+            environment: environment,
+            storefront: storefront.code,
+            storefrontId: storefront.id,
+            transactionReason: reason,
+            price: price,
+            currency: storefront.currency,
+            appTransactionId: account.appTransactionId
+        )
     }
 
     func offerPeriod(_ offer: SimulatorCatalog.Offer) -> String {
@@ -285,8 +341,10 @@ public actor SimulatedAppStore {
         let product = catalog.product(record.autoRenewProductId)
         let account = accounts[record.accountId]
         return JWSRenewalInfoDecodedPayload(
-            originalTransactionId: record.originalTransactionId, productId: record.productId,
-            autoRenewProductId: record.autoRenewProductId, autoRenewStatus: record.autoRenew ? .on : .off,
+            originalTransactionId: record.originalTransactionId,
+            productId: record.productId,
+            autoRenewProductId: record.autoRenewProductId,
+            autoRenewStatus: record.autoRenew ? .on : .off,
             expirationIntent: record.expirationIntent,
             isInBillingRetryPeriod: record.state == .billingRetry || record.state == .gracePeriod,
             gracePeriodExpiresDate: record.state == .gracePeriod ? record.graceExpires : nil,
@@ -295,10 +353,16 @@ public actor SimulatedAppStore {
             offerIdentifier: record.discountedPeriodsLeft > 0 && record.offerType != .introductory ? record.offer?.id : nil,
             offerDiscountType: record.discountedPeriodsLeft > 0 ? record.offer?.discountType : nil,
             offerPeriod: record.discountedPeriodsLeft > 0 ? record.offer.map(offerPeriod) : nil,
-            signedDate: now, environment: environment, recentSubscriptionStartDate: record.recentStart,
-            renewalDate: record.expiresDate, renewalPrice: product?.price,
-            currency: account.map { storefront(of: $0).currency }, eligibleWinBackOfferIds: eligibleWinBackOffers(record),
-            appAccountToken: record.appAccountToken, appTransactionId: account?.appTransactionId)
+            signedDate: now,
+            environment: environment,
+            recentSubscriptionStartDate: record.recentStart,
+            renewalDate: record.expiresDate,
+            renewalPrice: product?.price,
+            currency: account.map { storefront(of: $0).currency },
+            eligibleWinBackOfferIds: eligibleWinBackOffers(record),
+            appAccountToken: record.appAccountToken,
+            appTransactionId: account?.appTransactionId
+        )
     }
 
     /// Lapses up to this long (60 days, scaled like every other duration) keep a run of service continuous.
@@ -323,14 +387,18 @@ public actor SimulatedAppStore {
             transactionOrder.compactMap { transactions[$0] }.filter {
                 transactionAccount[$0.transactionId ?? ""] == record.accountId && $0.subscriptionGroupIdentifier == record.groupId
                     && $0.offerType == .winBack
-            }.compactMap(\.offerIdentifier))
+            }.compactMap(\.offerIdentifier)
+        )
         let ids = candidates.filter { !redeemed.contains($0) }
         return ids.isEmpty ? nil : ids
     }
 
     func notify(
-        _ type: NotificationTypeV2, _ subtype: Subtype?, transaction: JWSTransactionDecodedPayload?,
-        renewal: JWSRenewalInfoDecodedPayload?, status: SubscriptionStatus?,
+        _ type: NotificationTypeV2,
+        _ subtype: Subtype?,
+        transaction: JWSTransactionDecodedPayload?,
+        renewal: JWSRenewalInfoDecodedPayload?,
+        status: SubscriptionStatus?,
         consumptionRequestReason: ConsumptionRequestReason? = nil
     ) throws {
         var renewal = renewal
@@ -354,12 +422,22 @@ public actor SimulatedAppStore {
             signedRenewal = try signer.sign(renewal)
         }
         let payload = ResponseBodyV2DecodedPayload(
-            notificationType: type, subtype: subtype, notificationUUID: generator.uuid().uuidString.lowercased(),
-            version: "2.0", signedDate: now,
+            notificationType: type,
+            subtype: subtype,
+            notificationUUID: generator.uuid().uuidString.lowercased(),
+            version: "2.0",
+            signedDate: now,
             data: NotificationData(
-                appAppleId: environment == .production ? catalog.appAppleId : nil, bundleId: catalog.bundleId,
-                bundleVersion: "1", environment: environment, signedTransactionInfo: signedTransaction,
-                signedRenewalInfo: signedRenewal, status: status, consumptionRequestReason: consumptionRequestReason))
+                appAppleId: environment == .production ? catalog.appAppleId : nil,
+                bundleId: catalog.bundleId,
+                bundleVersion: "1",
+                environment: environment,
+                signedTransactionInfo: signedTransaction,
+                signedRenewalInfo: signedRenewal,
+                status: status,
+                consumptionRequestReason: consumptionRequestReason
+            )
+        )
         append(SimulatedNotification(payload: payload, signedPayload: try signer.sign(payload)), transaction: transaction)
     }
 

@@ -3,7 +3,12 @@ import Foundation
 /// A subscription or offer duration in ISO 8601 form (`P3D`, `P1W`, `P1M`, `P2M`, `P3M`, `P6M`, `P1Y`), added in
 /// calendar units in UTC as the App Store does (a month from 31 January is the end of February).
 public struct SubscriptionPeriod: Codable, Sendable, Hashable, CustomStringConvertible {
-    public enum Unit: String, Codable, Sendable { case day = "D", week = "W", month = "M", year = "Y" }
+    public enum Unit: String, Codable, Sendable {
+        case day = "D"
+        case week = "W"
+        case month = "M"
+        case year = "Y"
+    }
 
     public let value: Int
     public let unit: Unit
@@ -25,7 +30,8 @@ public struct SubscriptionPeriod: Codable, Sendable, Hashable, CustomStringConve
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let period = SubscriptionPeriod(iso8601: text) else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath, debugDescription: "\(text) is not an ISO 8601 period like P1M"))
+                .init(codingPath: decoder.codingPath, debugDescription: "\(text) is not an ISO 8601 period like P1M")
+            )
         }
         self = period
     }

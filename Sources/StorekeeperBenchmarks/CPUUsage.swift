@@ -34,7 +34,10 @@ public struct CPUUsage: Sendable {
             steal = fields.count > 7 ? fields[7] : 0
         }
         return CPUUsage(
-            processSeconds: seconds(usage.ru_utime) + seconds(usage.ru_stime), stealTicks: steal, totalTicks: total)
+            processSeconds: seconds(usage.ru_utime) + seconds(usage.ru_stime),
+            stealTicks: steal,
+            totalTicks: total
+        )
     }
 
     /// Stolen share of the machine's time between `earlier` and `self`, in percent (0 where unknown).

@@ -24,7 +24,8 @@ public final class LoopbackHTTPClient: Sendable {
     public static func request(method: String = "POST", path: String, contentType: String = "application/json", body: String) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.writeString(
-            "\(method) \(path) HTTP/1.1\r\nHost: loopback\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+            "\(method) \(path) HTTP/1.1\r\nHost: loopback\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+        )
         buffer.writeString(body)
         return buffer
     }
@@ -45,7 +46,10 @@ public final class LoopbackHTTPClient: Sendable {
     }
 
     public func shutdown() async {
-        for channel in idle.withLock({ channels in defer { channels = [] }; return channels }) {
+        for channel in idle.withLock({ channels in
+            defer { channels = [] }
+            return channels
+        }) {
             try? await channel.close()
         }
     }

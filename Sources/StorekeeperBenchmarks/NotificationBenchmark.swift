@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import AsyncHTTPClient
 import Foundation
@@ -71,7 +72,9 @@ public struct NotificationBenchmark: Sendable {
                  "subscriptionGroups": [{"id": "30000001", "name": "Bench"}],
                  "products": [{"id": "\(product)", "kind": "autoRenewable", "price": 990, "groupId": "30000001",
                                "level": 1, "period": "P1M"}]}
-                """.utf8))
+                """.utf8
+            )
+        )
         let chain = try AppStoreSigningChain.generate(.init(name: "Benchmark"))
         // A fresh seed each run: notification UUIDs never repeat an earlier run's on a reused database.
         let store = try SimulatedAppStore(catalog: simulatorCatalog, signingChain: chain, seed: UInt64.random(in: 1...UInt64.max / 2), start: Date())
@@ -82,21 +85,33 @@ public struct NotificationBenchmark: Sendable {
         defer { try? FileManager.default.removeItem(at: catalogFile) }
 
         let configuration = ServerConfiguration(
-            port: 0, database: options.database, catalogFile: catalogFile.path,
+            port: 0,
+            database: options.database,
+            catalogFile: catalogFile.path,
             apps: [
                 AppConfiguration(
-                    bundleId: simulatorCatalog.bundleId, appAppleId: simulatorCatalog.appAppleId, deployment: .development,
-                    extraRootsPEM: [try chain.rootPEM()])
+                    bundleId: simulatorCatalog.bundleId,
+                    appAppleId: simulatorCatalog.appAppleId,
+                    deployment: .development,
+                    extraRootsPEM: [try chain.rootPEM()]
+                )
             ],
             auth: AuthConfiguration(jwtHS256Secret: secret, adminKeys: ["bench": adminKey]),
-            lifecycle: LifecycleConfiguration(pollInterval: .milliseconds(20), catchUpInterval: nil, sweepInterval: nil, consumptionInterval: nil))
+            lifecycle: LifecycleConfiguration(pollInterval: .milliseconds(20), catchUpInterval: nil, sweepInterval: nil, consumptionInterval: nil)
+        )
         let ports = AsyncStream<Int>.makeStream()
         let app = try await StorekeeperServer.buildApplication(
-            configuration: configuration, logger: logger, onServerRunning: { ports.continuation.yield($0) })
+            configuration: configuration,
+            logger: logger,
+            onServerRunning: { ports.continuation.yield($0) }
+        )
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
-            configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(options.concurrency, 8))))
+            configuration: .init(
+                connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(options.concurrency, 8))
+            )
+        )
         return try await withThrowingTaskGroup(of: Result?.self) { tasks in
             tasks.addTask {
                 try await group.run()
@@ -112,7 +127,9 @@ public struct NotificationBenchmark: Sendable {
                 request.method = .POST
                 request.headers.add(name: "Content-Type", value: "application/json")
                 request.headers.add(
-                    name: "Authorization", value: "Bearer " + UserTokenVerifier.hs256Token(subject: "bench-\(user)", secret: secret, lifetime: 86_400))
+                    name: "Authorization",
+                    value: "Bearer " + UserTokenVerifier.hs256Token(subject: "bench-\(user)", secret: secret, lifetime: 86_400)
+                )
                 request.body = .bytes(ByteBuffer(string: #"{"productId":"\#(product)"}"#))
                 let response = try await client.execute(request, timeout: .seconds(30))
                 let body = try await response.body.collect(upTo: 1 << 16)
@@ -155,7 +172,11 @@ public struct NotificationBenchmark: Sendable {
             let started = DispatchTime.now().uptimeNanoseconds
             let cpuBefore = CPUUsage.now()
             let samples = await PurchaseBenchmark.drive(
-                range: warmup..<requests.count, concurrency: options.concurrency, rate: options.rate, post)
+                range: warmup..<requests.count,
+                concurrency: options.concurrency,
+                rate: options.rate,
+                post
+            )
             var done = try await processed() - baseline
             let deadline = ContinuousClock.now + .seconds(300)
             while done < requests.count, ContinuousClock.now < deadline {
@@ -170,12 +191,18 @@ public struct NotificationBenchmark: Sendable {
             }
             let measured = requests.count - warmup
             let result = Result(
-                notifications: measured, seconds: seconds, perSecond: Double(measured) / seconds,
-                p50Milliseconds: percentile(0.50), p90Milliseconds: percentile(0.90), p99Milliseconds: percentile(0.99),
-                maxMilliseconds: Double(latencies.last ?? 0) / 1e6, processed: done - warmup,
+                notifications: measured,
+                seconds: seconds,
+                perSecond: Double(measured) / seconds,
+                p50Milliseconds: percentile(0.50),
+                p90Milliseconds: percentile(0.90),
+                p99Milliseconds: percentile(0.99),
+                maxMilliseconds: Double(latencies.last ?? 0) / 1e6,
+                processed: done - warmup,
                 failures: samples.filter { !$0.ok }.count + (requests.count - done),
                 cpuMillisecondsPerNotification: (cpuAfter.processSeconds - cpuBefore.processSeconds) * 1_000 / Double(max(measured, 1)),
-                stealPercent: cpuAfter.stealPercent(since: cpuBefore))
+                stealPercent: cpuAfter.stealPercent(since: cpuBefore)
+            )
             await loopback.shutdown()
             try await client.shutdown()
             await group.triggerGracefulShutdown()

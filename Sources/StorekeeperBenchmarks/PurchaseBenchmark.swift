@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import AsyncHTTPClient
 import Foundation
@@ -62,7 +63,9 @@ public struct PurchaseBenchmark: Sendable {
                 {"bundleId": "com.example.bench", "appAppleId": 1234567890,
                  "storefronts": [{"code": "USA", "id": "143441", "currency": "USD"}], "subscriptionGroups": [],
                  "products": [{"id": "com.example.bench.coins", "kind": "consumable", "price": 990}]}
-                """.utf8))
+                """.utf8
+            )
+        )
         let chain = try AppStoreSigningChain.generate(.init(name: "Benchmark"))
         let store = try SimulatedAppStore(catalog: simulatorCatalog, signingChain: chain, seed: 1, start: Date())
         var accounts: [String] = []
@@ -82,20 +85,30 @@ public struct PurchaseBenchmark: Sendable {
         defer { try? FileManager.default.removeItem(at: catalogFile) }
 
         let configuration = ServerConfiguration(
-            port: 0, database: options.database, catalogFile: catalogFile.path,
+            port: 0,
+            database: options.database,
+            catalogFile: catalogFile.path,
             apps: [
                 AppConfiguration(
-                    bundleId: simulatorCatalog.bundleId, appAppleId: simulatorCatalog.appAppleId, deployment: .development,
-                    extraRootsPEM: [try chain.rootPEM()])
+                    bundleId: simulatorCatalog.bundleId,
+                    appAppleId: simulatorCatalog.appAppleId,
+                    deployment: .development,
+                    extraRootsPEM: [try chain.rootPEM()]
+                )
             ],
-            auth: AuthConfiguration(jwtHS256Secret: secret))
+            auth: AuthConfiguration(jwtHS256Secret: secret)
+        )
         let ports = AsyncStream<Int>.makeStream()
         let app = try await StorekeeperServer.buildApplication(
-            configuration: configuration, logger: logger, onServerRunning: { ports.continuation.yield($0) })
+            configuration: configuration,
+            logger: logger,
+            onServerRunning: { ports.continuation.yield($0) }
+        )
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
-            configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: options.concurrency)))
+            configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: options.concurrency))
+        )
         return try await withThrowingTaskGroup(of: Result?.self) { tasks in
             tasks.addTask {
                 try await group.run()
@@ -123,7 +136,11 @@ public struct PurchaseBenchmark: Sendable {
             _ = await Self.drive(range: 0..<options.warmup, concurrency: options.concurrency, rate: nil, submit)
             let started = DispatchTime.now().uptimeNanoseconds
             let samples = await Self.drive(
-                range: options.warmup..<total, concurrency: options.concurrency, rate: options.rate, submit)
+                range: options.warmup..<total,
+                concurrency: options.concurrency,
+                rate: options.rate,
+                submit
+            )
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             let latencies = samples.map(\.nanoseconds).sorted()
             func percentile(_ p: Double) -> Double {
@@ -131,9 +148,16 @@ public struct PurchaseBenchmark: Sendable {
             }
             let failures = samples.filter { !$0.ok }.count
             let result = Result(
-                purchases: options.purchases, seconds: seconds, perSecond: Double(options.purchases) / seconds,
-                p50Milliseconds: percentile(0.50), p90Milliseconds: percentile(0.90), p99Milliseconds: percentile(0.99),
-                maxMilliseconds: Double(latencies.last ?? 0) / 1e6, delivered: samples.count - failures, failures: failures)
+                purchases: options.purchases,
+                seconds: seconds,
+                perSecond: Double(options.purchases) / seconds,
+                p50Milliseconds: percentile(0.50),
+                p90Milliseconds: percentile(0.90),
+                p99Milliseconds: percentile(0.99),
+                maxMilliseconds: Double(latencies.last ?? 0) / 1e6,
+                delivered: samples.count - failures,
+                failures: failures
+            )
             try await client.shutdown()
             await group.triggerGracefulShutdown()
             tasks.cancelAll()
@@ -143,7 +167,9 @@ public struct PurchaseBenchmark: Sendable {
 
     /// Runs `submit` over `range`: closed loop with `concurrency` workers, or open loop at `rate` per second.
     public static func drive(
-        range: Range<Int>, concurrency: Int, rate: Int?,
+        range: Range<Int>,
+        concurrency: Int,
+        rate: Int?,
         _ submit: @escaping @Sendable (Int) async -> (ok: Bool, nanoseconds: UInt64)
     ) async -> [(ok: Bool, nanoseconds: UInt64)] {
         let next = SharedIndex(range.lowerBound)

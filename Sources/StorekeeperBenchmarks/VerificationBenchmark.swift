@@ -1,3 +1,4 @@
+import AppStoreTestSigning
 import AppStoreWire
 import Crypto
 import Foundation
@@ -42,8 +43,12 @@ public struct VerificationBenchmark: Sendable {
         let transaction = JWSTransactionDecodedPayload.benchmarkSample(now: now)
         let jws = try chain.signer().sign(transaction)
         let configuration = SignedDataVerifier.Configuration(
-            bundleId: "com.example.storekeeper", appAppleId: 1_234_567_890, environments: [.sandbox, .production],
-            roots: try TrustedRoots.only([chain.root]), deployment: .development)
+            bundleId: "com.example.storekeeper",
+            appAppleId: 1_234_567_890,
+            environments: [.sandbox, .production],
+            roots: try TrustedRoots.only([chain.root]),
+            deployment: .development
+        )
         return (jws, configuration)
     }
 
@@ -59,7 +64,8 @@ public struct VerificationBenchmark: Sendable {
         figures.append(
             measure("p256-ecdsa-verify (floor)", iterations: iterations, threads: 1) {
                 precondition(publicKey.isValidSignature(signature, for: digest))
-            })
+            }
+        )
 
         // Where the rest goes: the pieces of a warm verification, each on its own.
         let parts = jws.split(separator: ".").map(String.init)
@@ -72,43 +78,51 @@ public struct VerificationBenchmark: Sendable {
         figures.append(
             measure("  part: base64url-decode payload", iterations: iterations, threads: 1) {
                 precondition(Base64URL.decode(parts[1]) != nil)
-            })
+            }
+        )
         figures.append(
             try measure("  part: JSON-decode payload (Storekeeper)", iterations: iterations, threads: 1) {
                 _ = try AppStoreJSON.decodePayload(JWSTransactionDecodedPayload.self, from: payloadBytes)
-            })
+            }
+        )
         figures.append(
             try measure("  part: JSON-decode payload (Foundation JSONDecoder)", iterations: iterations, threads: 1) {
                 _ = try decoder.decode(JWSTransactionDecodedPayload.self, from: Data(payloadBytes))
-            })
+            }
+        )
         let signingInput = Data((parts[0] + "." + parts[1]).utf8)
         figures.append(
             measure("  part: SHA-256 of signing input (\(signingInput.count) B)", iterations: iterations, threads: 1) {
                 _ = SHA256.hash(data: signingInput)
-            })
+            }
+        )
         figures.append(
             measure("  part: hash protected header (\(parts[0].utf8.count) B)", iterations: iterations, threads: 1) {
                 var hasher = Hasher()
                 hasher.combine(parts[0])
                 _ = hasher.finalize()
-            })
+            }
+        )
 
         let verifier = try SignedDataVerifier(configuration: configuration)
         _ = try await verifier.verifyTransaction(jws)  // warm the chain cache
         figures.append(
             try await measureAsync("verify+decode transaction, warm cache", iterations: iterations, threads: 1) {
                 _ = try await verifier.verifyTransaction(jws)
-            })
+            }
+        )
         figures.append(
             try await measureAsync("verify+decode transaction, cold (new verifier each time)", iterations: coldIterations, threads: 1) {
                 let fresh = try SignedDataVerifier(configuration: configuration)
                 _ = try await fresh.verifyTransaction(jws)
-            })
+            }
+        )
         if threads > 1 {
             figures.append(
                 try await measureAsync("verify+decode transaction, warm cache", iterations: iterations, threads: threads) {
                     _ = try await verifier.verifyTransaction(jws)
-                })
+                }
+            )
         }
         return figures
     }
@@ -125,7 +139,10 @@ public struct VerificationBenchmark: Sendable {
     }
 
     private func measureAsync(
-        _ name: String, iterations: Int, threads: Int, _ body: @escaping @Sendable () async throws -> Void
+        _ name: String,
+        iterations: Int,
+        threads: Int,
+        _ body: @escaping @Sendable () async throws -> Void
     ) async throws -> Figure {
         let clock = ContinuousClock()
         let perThread = iterations / threads
@@ -159,8 +176,13 @@ public struct VerificationBenchmark: Sendable {
         }.sorted()
         let best = perOperation[0]
         return Figure(
-            name: name, iterations: iterations, threads: threads, microsecondsPerOperation: best,
-            medianMicrosecondsPerOperation: perOperation[perOperation.count / 2], operationsPerSecond: 1e6 / best)
+            name: name,
+            iterations: iterations,
+            threads: threads,
+            microsecondsPerOperation: best,
+            medianMicrosecondsPerOperation: perOperation[perOperation.count / 2],
+            operationsPerSecond: 1e6 / best
+        )
     }
 }
 
@@ -173,13 +195,28 @@ extension JWSTransactionDecodedPayload {
     /// A renewal of a monthly subscription with every field a real one carries.
     static func benchmarkSample(now: Date) -> JWSTransactionDecodedPayload {
         JWSTransactionDecodedPayload(
-            transactionId: "2000000812345678", originalTransactionId: "2000000712345678",
-            webOrderLineItemId: "2000000098765432", bundleId: "com.example.storekeeper",
-            productId: "com.example.storekeeper.vip.monthly", subscriptionGroupIdentifier: "21345678",
-            purchaseDate: now.addingTimeInterval(-60), originalPurchaseDate: now.addingTimeInterval(-86_400 * 90),
-            expiresDate: now.addingTimeInterval(86_400 * 30), quantity: 1, type: .autoRenewable,
-            appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138", inAppOwnershipType: .purchased,
-            signedDate: now, offerType: nil, environment: .production, storefront: "USA", storefrontId: "143441",
-            transactionReason: .renewal, price: 9990, currency: "USD", appTransactionId: "704289572311513419")
+            transactionId: "2000000812345678",
+            originalTransactionId: "2000000712345678",
+            webOrderLineItemId: "2000000098765432",
+            bundleId: "com.example.storekeeper",
+            productId: "com.example.storekeeper.vip.monthly",
+            subscriptionGroupIdentifier: "21345678",
+            purchaseDate: now.addingTimeInterval(-60),
+            originalPurchaseDate: now.addingTimeInterval(-86_400 * 90),
+            expiresDate: now.addingTimeInterval(86_400 * 30),
+            quantity: 1,
+            type: .autoRenewable,
+            appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138",
+            inAppOwnershipType: .purchased,
+            signedDate: now,
+            offerType: nil,
+            environment: .production,
+            storefront: "USA",
+            storefrontId: "143441",
+            transactionReason: .renewal,
+            price: 9990,
+            currency: "USD",
+            appTransactionId: "704289572311513419"
+        )
     }
 }

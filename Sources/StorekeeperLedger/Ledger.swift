@@ -55,7 +55,7 @@ public final class Ledger: Sendable {
     func retryingOnRace<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch where DatabaseFailure.isUniqueViolation(error) {
+        } catch  where DatabaseFailure.isUniqueViolation(error) {
             return try await body()
         }
     }
@@ -80,8 +80,13 @@ public final class Ledger: Sendable {
             if let submitter {
                 uow.emit(
                     LedgerEvent(
-                        type: .parked, user: submitter, subject: transaction.transactionId, occurredAt: uow.now,
-                        details: ["transactionId": transaction.transactionId, "productId": transaction.productId, "reason": reason]))
+                        type: .parked,
+                        user: submitter,
+                        subject: transaction.transactionId,
+                        occurredAt: uow.now,
+                        details: ["transactionId": transaction.transactionId, "productId": transaction.productId, "reason": reason]
+                    )
+                )
             }
             try await uow.flush()
         }
@@ -91,7 +96,11 @@ public final class Ledger: Sendable {
     /// and `assigned_user`, and the user's `transaction.assigned` entry naming the operator and the reason commit
     /// together; a transaction delivered meanwhile is not delivered again.
     public func assign(
-        _ transaction: VerifiedTransaction, product: CatalogProduct, to user: UserID, admin: String, reason: String
+        _ transaction: VerifiedTransaction,
+        product: CatalogProduct,
+        to user: UserID,
+        admin: String,
+        reason: String
     ) async throws -> Delivery {
         try await write { uow in
             guard try await PendingTransactionsTable.resolve(transaction.transactionId, by: admin, for: user, now: uow.now, on: uow.db) else {
@@ -101,13 +110,21 @@ public final class Ledger: Sendable {
             let result = try await DeliveryPlanner.deliver([request], in: uow)[0].get()
             guard case .delivered(let delivery) = result, delivery.newlyDelivered, delivery.user == user else {
                 throw StorekeeperError(
-                    .conflict, code: "already_delivered",
-                    message: "transaction \(transaction.transactionId) is delivered or bound to another user already")
+                    .conflict,
+                    code: "already_delivered",
+                    message: "transaction \(transaction.transactionId) is delivered or bound to another user already"
+                )
             }
             uow.record(
                 AuditEntry(
-                    action: .transactionAssigned, user: user, subject: transaction.transactionId, cause: .admin(admin),
-                    detail: "\(transaction.productId) assigned from the pending-recovery list: \(reason)", createdAt: uow.now))
+                    action: .transactionAssigned,
+                    user: user,
+                    subject: transaction.transactionId,
+                    cause: .admin(admin),
+                    detail: "\(transaction.productId) assigned from the pending-recovery list: \(reason)",
+                    createdAt: uow.now
+                )
+            )
             try await uow.flush()
             return delivery
         }
@@ -121,7 +138,11 @@ public final class Ledger: Sendable {
         try await write { uow in
             try await AppleMessages.applySnapshots(snapshots.map { ($0, .receipt(original: $0.originalTransactionId)) }, in: uow)
             try await SubscriptionReceiptsTable.upsert(
-                snapshots.map { ($0.originalTransactionId, $0.bundleId, $0.environment) }, receipt: receipt, now: uow.now, on: uow.db)
+                snapshots.map { ($0.originalTransactionId, $0.bundleId, $0.environment) },
+                receipt: receipt,
+                now: uow.now,
+                on: uow.db
+            )
             try await uow.flush()
         }
     }
@@ -184,7 +205,15 @@ public final class Ledger: Sendable {
                 kept = Self.overflowRefusalSource
             }
             try await NotificationRefusalsTable.count(
-                source: kept, reason: reason, format: format, digest: digest, prefix: prefix, firstSeen: uow.now, lastSeen: uow.now, on: uow.db)
+                source: kept,
+                reason: reason,
+                format: format,
+                digest: digest,
+                prefix: prefix,
+                firstSeen: uow.now,
+                lastSeen: uow.now,
+                on: uow.db
+            )
         }
     }
 
@@ -232,7 +261,13 @@ public final class Ledger: Sendable {
     public func failConsumptionRequest(_ id: String, error: String, final: Bool, retryAfter: Duration, now: Date = Date()) async throws {
         try await write { uow in
             try await LeasedQueue.consumptionRequests.fail(
-                id, error: error, maxAttempts: final ? 0 : Int.max, retryAfter: retryAfter, now: now, on: uow.db)
+                id,
+                error: error,
+                maxAttempts: final ? 0 : Int.max,
+                retryAfter: retryAfter,
+                now: now,
+                on: uow.db
+            )
         }
     }
 
@@ -244,12 +279,23 @@ public final class Ledger: Sendable {
             else { return }
             uow.record(
                 AuditEntry(
-                    action: .refundConsumptionAnswered, user: user, subject: answered.transactionId, cause: .consumption(id), detail: answer,
-                    createdAt: uow.now))
+                    action: .refundConsumptionAnswered,
+                    user: user,
+                    subject: answered.transactionId,
+                    cause: .consumption(id),
+                    detail: answer,
+                    createdAt: uow.now
+                )
+            )
             uow.emit(
                 LedgerEvent(
-                    type: .consumptionAnswered, user: user, subject: answered.transactionId, occurredAt: uow.now,
-                    details: ["transactionId": answered.transactionId, "requestId": id, "answer": answer]))
+                    type: .consumptionAnswered,
+                    user: user,
+                    subject: answered.transactionId,
+                    occurredAt: uow.now,
+                    details: ["transactionId": answered.transactionId, "requestId": id, "answer": answer]
+                )
+            )
             try await uow.flush()
         }
     }
@@ -273,8 +319,14 @@ public final class Ledger: Sendable {
             try await OrdersTable.insert(order, on: uow.db)
             uow.record(
                 AuditEntry(
-                    action: .orderCreated, user: order.user, subject: order.id, cause: .order(order.id), detail: order.productId,
-                    createdAt: order.createdAt))
+                    action: .orderCreated,
+                    user: order.user,
+                    subject: order.id,
+                    cause: .order(order.id),
+                    detail: order.productId,
+                    createdAt: order.createdAt
+                )
+            )
             try await uow.flush()
         }
     }
@@ -294,7 +346,13 @@ public final class Ledger: Sendable {
 
     /// Spends coins under a client idempotency key; refuses an overdraft. A repeated key returns the first answer,
     /// also when the repeat races the first request.
-    public func spend(user: UserID, currency: String = "coins", amount: Int64, idempotencyKey: String, reason: String?) async throws
+    public func spend(
+        user: UserID,
+        currency: String = "coins",
+        amount: Int64,
+        idempotencyKey: String,
+        reason: String?
+    ) async throws
         -> WalletPosting
     {
         guard amount > 0 && amount <= WalletLimits.maximumAmount else {
@@ -305,7 +363,14 @@ public final class Ledger: Sendable {
             try await write { uow in
                 try await UsersTable.ensure([user], now: uow.now, on: uow.db)
                 let posting = try await WalletPostings.post(
-                    user: user, currency: currency, amount: -amount, key: key, reason: reason, allowNegative: false, in: uow)
+                    user: user,
+                    currency: currency,
+                    amount: -amount,
+                    key: key,
+                    reason: reason,
+                    allowNegative: false,
+                    in: uow
+                )
                 try await uow.flush()
                 return posting
             }
@@ -314,7 +379,12 @@ public final class Ledger: Sendable {
 
     /// An operator's adjustment (positive or negative, may go below zero), audited with the operator's name.
     public func adjust(
-        user: UserID, currency: String = "coins", amount: Int64, idempotencyKey: String, admin: String, reason: String?
+        user: UserID,
+        currency: String = "coins",
+        amount: Int64,
+        idempotencyKey: String,
+        admin: String,
+        reason: String?
     ) async throws -> WalletPosting {
         guard amount != 0 && amount.magnitude <= WalletLimits.maximumAmount.magnitude else {
             throw StorekeeperError.badRequest("invalid_amount", "amount must be non-zero and at most ±\(WalletLimits.maximumAmount)")
@@ -324,7 +394,14 @@ public final class Ledger: Sendable {
             try await write { uow in
                 try await UsersTable.ensure([user], now: uow.now, on: uow.db)
                 let posting = try await WalletPostings.post(
-                    user: user, currency: currency, amount: amount, key: key, reason: reason, allowNegative: true, in: uow)
+                    user: user,
+                    currency: currency,
+                    amount: amount,
+                    key: key,
+                    reason: reason,
+                    allowNegative: true,
+                    in: uow
+                )
                 try await uow.flush()
                 return posting
             }
@@ -358,28 +435,50 @@ public final class Ledger: Sendable {
                     throw WalletLimits.limitReached("the guest's \(currency) balance \(balance) cannot be moved")
                 }
                 _ = try await WalletPostings.post(
-                    user: guest, currency: currency, amount: -balance,
-                    key: .merge(guest: guest, into: account, at: uow.now.millis, side: "out"), reason: "merged into account",
-                    allowNegative: true, in: uow)
+                    user: guest,
+                    currency: currency,
+                    amount: -balance,
+                    key: .merge(guest: guest, into: account, at: uow.now.millis, side: "out"),
+                    reason: "merged into account",
+                    allowNegative: true,
+                    in: uow
+                )
                 _ = try await WalletPostings.post(
-                    user: account, currency: currency, amount: balance,
-                    key: .merge(guest: guest, into: account, at: uow.now.millis, side: "in"), reason: "merged from guest",
-                    allowNegative: true, in: uow)
+                    user: account,
+                    currency: currency,
+                    amount: balance,
+                    key: .merge(guest: guest, into: account, at: uow.now.millis, side: "in"),
+                    reason: "merged from guest",
+                    allowNegative: true,
+                    in: uow
+                )
                 if currency == "coins" { coins = balance }
             }
             try await UsersTable.markMerged(guest, into: account, on: uow.db)
             if counts.transactions + grants.count + counts.orders > 0 || coins != 0 {
                 uow.record(
                     AuditEntry(
-                        action: .userMerged, user: account, subject: guest.rawValue, amount: coins, cause: cause,
-                        detail: "\(counts.transactions) transactions, \(counts.orders) orders", createdAt: uow.now))
+                        action: .userMerged,
+                        user: account,
+                        subject: guest.rawValue,
+                        amount: coins,
+                        cause: cause,
+                        detail: "\(counts.transactions) transactions, \(counts.orders) orders",
+                        createdAt: uow.now
+                    )
+                )
                 uow.emit(
                     LedgerEvent(
-                        type: .userMerged, user: account, subject: guest.rawValue, occurredAt: uow.now,
+                        type: .userMerged,
+                        user: account,
+                        subject: guest.rawValue,
+                        occurredAt: uow.now,
                         details: [
                             "guest": guest.rawValue, "transactions": String(counts.transactions), "entitlements": String(grants.count),
                             "orders": String(counts.orders), "coins": String(coins),
-                        ]))
+                        ]
+                    )
+                )
             }
             try await uow.flush()
             return MergeSummary(transactions: counts.transactions, entitlements: grants.count, orders: counts.orders, coins: coins)
@@ -409,12 +508,25 @@ public final class Ledger: Sendable {
         return try await write { uow in
             let owners = try await TransactionOwnersTable.owners(of: originalTransactionIds, on: uow.db)
             guard owners.values.contains(guest) else { return .notProved }
-            guard try await GuestCredentialsTable.insert(guestId: guestId, digest: GuestStore.digest(secret), origin: "claimed", now: uow.now, on: uow.db)
+            guard
+                try await GuestCredentialsTable.insert(
+                    guestId: guestId,
+                    digest: GuestStore.digest(secret),
+                    origin: "claimed",
+                    now: uow.now,
+                    on: uow.db
+                )
             else { return .alreadyClaimed }
             uow.record(
                 AuditEntry(
-                    action: .guestClaimed, user: guest, subject: guest.rawValue, cause: .guestClaim,
-                    detail: "a credential was issued on proof of an Apple-signed transaction of this guest", createdAt: uow.now))
+                    action: .guestClaimed,
+                    user: guest,
+                    subject: guest.rawValue,
+                    cause: .guestClaim,
+                    detail: "a credential was issued on proof of an Apple-signed transaction of this guest",
+                    createdAt: uow.now
+                )
+            )
             try await uow.flush()
             return .issued(GuestStore.Issued(user: guest, token: guestId + "." + secret))
         }
@@ -425,13 +537,27 @@ public final class Ledger: Sendable {
     /// Records the nonce of a signed subscription offer; `false` if it was ever used before.
     public func recordOfferNonce(_ nonce: UUID, user: UserID, productId: String, offerId: String, campaignId: String) async throws -> Bool {
         try await write { uow in
-            guard try await OfferNoncesTable.insert(
-                nonce, user: user, productId: productId, offerId: offerId, campaignId: campaignId, now: uow.now, on: uow.db)
+            guard
+                try await OfferNoncesTable.insert(
+                    nonce,
+                    user: user,
+                    productId: productId,
+                    offerId: offerId,
+                    campaignId: campaignId,
+                    now: uow.now,
+                    on: uow.db
+                )
             else { return false }
             uow.record(
                 AuditEntry(
-                    action: .offerSigned, user: user, subject: productId, cause: .campaign(campaignId),
-                    detail: "offer \(offerId) nonce \(nonce.uuidString.lowercased())", createdAt: uow.now))
+                    action: .offerSigned,
+                    user: user,
+                    subject: productId,
+                    cause: .campaign(campaignId),
+                    detail: "offer \(offerId) nonce \(nonce.uuidString.lowercased())",
+                    createdAt: uow.now
+                )
+            )
             try await uow.flush()
             return true
         }
@@ -461,12 +587,22 @@ public final class Ledger: Sendable {
 
     /// Takes the lease `name` for `duration` if no other process holds it; the job's cursor (nil the first time),
     /// or `acquired` false when another process holds it.
-    public func acquireLease(_ name: String, owner: String, for duration: Duration, now: Date = Date()) async throws
+    public func acquireLease(
+        _ name: String,
+        owner: String,
+        for duration: Duration,
+        now: Date = Date()
+    ) async throws
         -> (acquired: Bool, cursor: String?)
     {
         try await write { uow in
             try await JobStateTable.acquire(
-                name, owner: owner, until: now.addingTimeInterval(Double(duration.components.seconds)), now: now, on: uow.db)
+                name,
+                owner: owner,
+                until: now.addingTimeInterval(Double(duration.components.seconds)),
+                now: now,
+                on: uow.db
+            )
         }
     }
 

@@ -28,7 +28,11 @@ enum LedgerBatch {
     }
 
     static func run(
-        _ jobs: [any LedgerJob], provider: any DatabaseProvider, rules: LedgerRules, storedHeaders: Set<String>, logger: Logger
+        _ jobs: [any LedgerJob],
+        provider: any DatabaseProvider,
+        rules: LedgerRules,
+        storedHeaders: Set<String>,
+        logger: Logger
     ) async {
         var sorted = Sorted()
         for (index, job) in jobs.enumerated() {
@@ -43,7 +47,12 @@ enum LedgerBatch {
         let kind = provider.kind
         do {
             let outcome = try await provider.withTransaction { db in
-                try await together(batch, uow: UnitOfWork(db: db, kind: kind, now: Date(), logger: logger), rules: rules, storedHeaders: storedHeaders)
+                try await together(
+                    batch,
+                    uow: UnitOfWork(db: db, kind: kind, now: Date(), logger: logger),
+                    rules: rules,
+                    storedHeaders: storedHeaders
+                )
             }
             hand(outcome, to: batch)
             return
@@ -68,7 +77,8 @@ enum LedgerBatch {
             job.result.withLock { $0 = result }
         }
         for (index, job) in batch.inbox {
-            let result: Result<Bool, any Error> = outcome.inbox[index].map { .success($0) }
+            let result: Result<Bool, any Error> =
+                outcome.inbox[index].map { .success($0) }
                 ?? .failure(StorekeeperError(.internal, code: "ledger_no_result", message: "no result"))
             job.result.withLock { $0 = result }
         }
@@ -88,7 +98,12 @@ enum LedgerBatch {
             let received = batch.inbox.map(\.job.received)
             let processed = Set(batch.inbox.compactMap { $0.job.message == nil ? nil : $0.job.received.id })
             let inserted = try await NotificationsTable.insert(
-                received, processed: processed, storedHeaders: storedHeaders, now: uow.now, on: uow.db)
+                received,
+                processed: processed,
+                storedHeaders: storedHeaders,
+                now: uow.now,
+                on: uow.db
+            )
             let isNew = NotificationsTable.firstOccurrences(received.map(\.id), inserted: inserted)
             for ((index, job), new) in zip(batch.inbox, isNew) {
                 outcome.inbox[index] = new
@@ -128,7 +143,8 @@ enum LedgerBatch {
                     let value = try await job.body(own)
                     try await own.flush()
                     return value
-                })
+                }
+            )
         } catch {
             return .failure(error)
         }
@@ -153,9 +169,17 @@ enum LedgerBatch {
             do {
                 try await withSavepoint("sk_apply", on: uow.db) {
                     let failed = try await AppleMessages.applyEffects(
-                        messages, isolated: true, deliveriesDone: false, rules: rules, in: uow)
+                        messages,
+                        isolated: true,
+                        deliveriesDone: false,
+                        rules: rules,
+                        in: uow
+                    )
                     try await NotificationsTable.markProcessed(
-                        messages.map(\.id).filter { failed[$0] == nil }, now: uow.now, on: uow.db)
+                        messages.map(\.id).filter { failed[$0] == nil },
+                        now: uow.now,
+                        on: uow.db
+                    )
                 }
             } catch {
                 logger.warning("notifications stored but not applied yet", metadata: ["error": "\(error)"])

@@ -18,7 +18,12 @@ enum WalletPostings {
     /// Adds `amount` (negative to debit) under the unique `key`. Throws `balance_limit` when the balance would
     /// leave ``WalletLimits/maximumBalance``.
     static func post(
-        user: UserID, currency: String, amount: Int64, key: WalletKey, reason: String?, allowNegative: Bool,
+        user: UserID,
+        currency: String,
+        amount: Int64,
+        key: WalletKey,
+        reason: String?,
+        allowNegative: Bool,
         in uow: UnitOfWork
     ) async throws -> WalletPosting {
         guard amount.magnitude <= WalletLimits.maximumBalance.magnitude else { throw WalletLimits.limitReached("an entry of \(amount)") }
@@ -38,21 +43,36 @@ enum WalletPostings {
         } else {
             guard let after = try await WalletsTable.debit(user, currency: currency, amount: -amount, on: uow.db) else {
                 return .insufficientFunds(
-                    balance: try await WalletsTable.balance(user, currency: currency, lock: false, kind: uow.kind, on: uow.db))
+                    balance: try await WalletsTable.balance(user, currency: currency, lock: false, kind: uow.kind, on: uow.db)
+                )
             }
             balance = after
         }
         try await WalletEntriesTable.insert(
-            [.init(key: key, user: user, currency: currency, amount: amount, balanceAfter: balance, reason: reason)], now: uow.now,
-            on: uow.db)
+            [.init(key: key, user: user, currency: currency, amount: amount, balanceAfter: balance, reason: reason)],
+            now: uow.now,
+            on: uow.db
+        )
         uow.record(
             AuditEntry(
-                action: .wallet(amount), user: user, subject: currency, amount: amount, cause: .wallet(key),
-                detail: reason, createdAt: uow.now))
+                action: .wallet(amount),
+                user: user,
+                subject: currency,
+                amount: amount,
+                cause: .wallet(key),
+                detail: reason,
+                createdAt: uow.now
+            )
+        )
         uow.emit(
             LedgerEvent(
-                type: .walletChanged, user: user, subject: currency, occurredAt: uow.now,
-                details: ["amount": String(amount), "balance": String(balance), "cause": key.rawValue, "reason": reason ?? ""]))
+                type: .walletChanged,
+                user: user,
+                subject: currency,
+                occurredAt: uow.now,
+                details: ["amount": String(amount), "balance": String(balance), "cause": key.rawValue, "reason": reason ?? ""]
+            )
+        )
         return .applied(balance: balance)
     }
 }

@@ -46,11 +46,21 @@ public struct ServerComponents: Sendable {
         let ledger = Ledger(
             provider: provider,
             rules: LedgerRules(
-                catalog: { catalog.catalog }, transferPolicy: configuration.transferPolicy, coinClawback: lifecycle.coinClawback),
-            logger: logger)
+                catalog: { catalog.catalog },
+                transferPolicy: configuration.transferPolicy,
+                coinClawback: lifecycle.coinClawback
+            ),
+            logger: logger
+        )
         self.ledger = ledger
         purchases = PurchaseService(
-            apps: apps, catalog: catalog, ledger: ledger, policy: configuration.transferPolicy, metrics: metrics, logger: logger)
+            apps: apps,
+            catalog: catalog,
+            ledger: ledger,
+            policy: configuration.transferPolicy,
+            metrics: metrics,
+            logger: logger
+        )
         orders = OrderStore(provider: provider)
         accounts = AccountStore(provider: provider)
         let subscriptions = SubscriptionStore(provider: provider)
@@ -67,8 +77,13 @@ public struct ServerComponents: Sendable {
         var jobs = LifecycleJobs()
         if lifecycle.processNotifications {
             jobs.processor = NotificationProcessor(
-                ledger: ledger, confirmation: V1Confirmation(apps: apps, catalog: catalog, metrics: metrics), configuration: lifecycle,
-                metrics: metrics, ready: ready, logger: logger)
+                ledger: ledger,
+                confirmation: V1Confirmation(apps: apps, catalog: catalog, metrics: metrics),
+                configuration: lifecycle,
+                metrics: metrics,
+                ready: ready,
+                logger: logger
+            )
         }
         let processor = jobs.processor
         let intake = NotificationIntake(ledger: ledger, applies: lifecycle.processNotifications, onStored: { processor?.notificationStored() })
@@ -76,15 +91,37 @@ public struct ServerComponents: Sendable {
         let lease = JobLease(ledger: ledger)
         // Without a Server API key the sweep still asks verifyReceipt about subscriptions proved by a receipt.
         jobs.sweep = RenewalSweep(
-            apps: apps, ledger: ledger, subscriptions: subscriptions, lease: lease, interval: lifecycle.sweepInterval ?? .seconds(900),
-            metrics: metrics, ready: ready, logger: logger)
+            apps: apps,
+            ledger: ledger,
+            subscriptions: subscriptions,
+            lease: lease,
+            interval: lifecycle.sweepInterval ?? .seconds(900),
+            metrics: metrics,
+            ready: ready,
+            logger: logger
+        )
         if apps.apps.contains(where: { !$0.serverAPI.isEmpty }) {
             jobs.catchUp = NotificationCatchUp(
-                apps: apps, intake: intake, lease: lease, interval: lifecycle.catchUpInterval ?? .seconds(3_600),
-                lookback: lifecycle.catchUpLookback, metrics: metrics, ready: ready, logger: logger)
+                apps: apps,
+                intake: intake,
+                lease: lease,
+                interval: lifecycle.catchUpInterval ?? .seconds(3_600),
+                lookback: lifecycle.catchUpLookback,
+                metrics: metrics,
+                ready: ready,
+                logger: logger
+            )
             jobs.responder = ConsumptionResponder(
-                apps: apps, ledger: ledger, requests: consumption, catalog: catalog, configuration: lifecycle,
-                interval: lifecycle.consumptionInterval ?? .seconds(30), metrics: metrics, ready: ready, logger: logger)
+                apps: apps,
+                ledger: ledger,
+                requests: consumption,
+                catalog: catalog,
+                configuration: lifecycle,
+                interval: lifecycle.consumptionInterval ?? .seconds(30),
+                metrics: metrics,
+                ready: ready,
+                logger: logger
+            )
         }
         self.jobs = jobs
         var services: [any Service] = [catalog]

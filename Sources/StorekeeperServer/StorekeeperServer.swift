@@ -20,7 +20,10 @@ public enum StorekeeperServer {
 
     /// Opens the configured database (not yet migrated).
     public static func makeDatabase(
-        _ database: ServerConfiguration.Database, tls: PostgresTLS = PostgresTLS(), maximumConnections: Int = 20, logger: Logger
+        _ database: ServerConfiguration.Database,
+        tls: PostgresTLS = PostgresTLS(),
+        maximumConnections: Int = 20,
+        logger: Logger
     ) async throws -> any DatabaseProvider & Service {
         switch database {
         case .sqlite(let path):
@@ -30,7 +33,8 @@ public enum StorekeeperServer {
         case .postgres(let url):
             return PostgresDatabaseProvider(
                 configuration: try PostgresDatabaseProvider.configuration(url: url, tls: tls, maximumConnections: maximumConnections),
-                logger: logger)
+                logger: logger
+            )
         }
     }
 
@@ -41,8 +45,10 @@ public enum StorekeeperServer {
     ///   - database: an already opened provider to use instead of opening ``ServerConfiguration/database``.
     ///   - onServerRunning: called with the bound port once listening (tests bind port 0).
     public static func buildApplication(
-        configuration: ServerConfiguration, database: (any DatabaseProvider & Service)? = nil,
-        httpClient: HTTPClient = .shared, logger: Logger = Logger(label: "storekeeper.server"),
+        configuration: ServerConfiguration,
+        database: (any DatabaseProvider & Service)? = nil,
+        httpClient: HTTPClient = .shared,
+        logger: Logger = Logger(label: "storekeeper.server"),
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         let provider: any DatabaseProvider & Service
@@ -50,8 +56,11 @@ public enum StorekeeperServer {
             provider = database
         } else {
             provider = try await makeDatabase(
-                configuration.database, tls: configuration.postgresTLS, maximumConnections: configuration.postgresMaximumConnections,
-                logger: logger)
+                configuration.database,
+                tls: configuration.postgresTLS,
+                maximumConnections: configuration.postgresMaximumConnections,
+                logger: logger
+            )
         }
         let components = try ServerComponents(configuration: configuration, provider: provider, httpClient: httpClient, logger: logger)
         let router = try buildRouter(components)
@@ -59,10 +68,13 @@ public enum StorekeeperServer {
         var app = Application(
             router: router,
             configuration: .init(
-                address: .hostname(configuration.host, port: configuration.port), serverName: "storekeeper"),
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "storekeeper"
+            ),
             services: [provider] + components.services,
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
-            logger: logger)
+            logger: logger
+        )
         app.beforeServerStarts {
             let applied = try await Migrator(migrations: StorekeeperSchema.migrations, logger: logger).migrate(provider)
             if !applied.isEmpty { logger.info("migrations applied", metadata: ["count": "\(applied.count)"]) }
@@ -77,7 +89,8 @@ public enum StorekeeperServer {
                 metadata: [
                     "apps": "\(configuration.apps.map(\.bundleId))", "database": "\(provider.kind)",
                     "products": "\(components.catalog.catalog.products.count)",
-                ])
+                ]
+            )
         }
         return app
     }
@@ -94,28 +107,52 @@ public enum StorekeeperServer {
         let v1 = router.group("v1")
         let client = v1.group().add(middleware: ClientAuthMiddleware(auth: components.auth))
         let routes = APIRoutes(
-            router: router, v1: v1, client: client, purchases: client.group().add(middleware: PurchaseOutcomeMiddleware()),
-            admin: v1.group("admin").add(middleware: AdminAuthMiddleware(auth: components.auth)))
+            router: router,
+            v1: v1,
+            client: client,
+            purchases: client.group().add(middleware: PurchaseOutcomeMiddleware()),
+            admin: v1.group("admin").add(middleware: AdminAuthMiddleware(auth: components.auth))
+        )
         OperationsController(ledger: components.ledger, metrics: components.metrics, openAPI: try openAPIDocument()).add(to: routes)
         ClientController(
-            auth: components.auth, ledger: components.ledger, guests: components.guests,
-            allowLegacyGuestClaims: components.configuration.auth.allowLegacyGuestClaims, metrics: components.metrics,
-            purchases: components.purchases, orders: components.orders, accounts: components.accounts,
-            subscriptions: components.subscriptions, catalog: components.catalog, apps: components.apps,
+            auth: components.auth,
+            ledger: components.ledger,
+            guests: components.guests,
+            allowLegacyGuestClaims: components.configuration.auth.allowLegacyGuestClaims,
+            metrics: components.metrics,
+            purchases: components.purchases,
+            orders: components.orders,
+            accounts: components.accounts,
+            subscriptions: components.subscriptions,
+            catalog: components.catalog,
+            apps: components.apps,
             orderLifetime: components.configuration.orderLifetime
         ).add(to: routes)
         AppleNotificationsController(
-            apps: components.apps, ledger: components.ledger, inbox: components.inbox, refusals: components.refusals,
-            intake: components.intake, metrics: components.metrics
+            apps: components.apps,
+            ledger: components.ledger,
+            inbox: components.inbox,
+            refusals: components.refusals,
+            intake: components.intake,
+            metrics: components.metrics
         ).add(to: routes)
         AdminController(
-            purchases: components.purchases, metrics: components.metrics, accounts: components.accounts,
-            subscriptions: components.subscriptions, orders: components.orders, audit: components.audit, ledger: components.ledger,
-            pendingTransactions: components.pending, catalog: components.catalog
+            purchases: components.purchases,
+            metrics: components.metrics,
+            accounts: components.accounts,
+            subscriptions: components.subscriptions,
+            orders: components.orders,
+            audit: components.audit,
+            ledger: components.ledger,
+            pendingTransactions: components.pending,
+            catalog: components.catalog
         ).add(to: routes)
         LifecycleController(
-            ledger: components.ledger, inbox: components.inbox, subscriptions: components.subscriptions,
-            consumption: components.consumption, jobs: components.jobs
+            ledger: components.ledger,
+            inbox: components.inbox,
+            subscriptions: components.subscriptions,
+            consumption: components.consumption,
+            jobs: components.jobs
         ).add(to: routes)
         return router
     }

@@ -39,7 +39,9 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
     ///   - dedicatedDrainer: batches are processed by a task of the combiner's own rather than by a submitter.
     ///   - process: handles one batch, returning one output per input, in order.
     public init(
-        maximumBatch: Int, dedicatedDrainer: Bool = false, process: @escaping @Sendable ([Input]) async -> [Output]
+        maximumBatch: Int,
+        dedicatedDrainer: Bool = false,
+        process: @escaping @Sendable ([Input]) async -> [Output]
     ) {
         self.maximumBatch = max(1, maximumBatch)
         self.dedicatedDrainer = dedicatedDrainer

@@ -21,15 +21,22 @@ public final class PostgresDatabaseProvider: DatabaseProvider, Service {
     /// many connections this process may hold (PostgreSQL refuses clients past its own `max_connections`, shared by
     /// every process on the server).
     public static func configuration(
-        url: String, tls: PostgresTLS = PostgresTLS(), maximumConnections: Int = 20
+        url: String,
+        tls: PostgresTLS = PostgresTLS(),
+        maximumConnections: Int = 20
     ) throws -> PostgresClient.Configuration {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let host = components.host, let user = components.user
         else { throw StorageError.configuration("not a postgres:// URL") }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : nil
         var configuration = PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: user, password: components.password,
-            database: database?.isEmpty == false ? database : nil, tls: try tls.clientTLS())
+            host: host,
+            port: components.port ?? 5432,
+            username: user,
+            password: components.password,
+            database: database?.isEmpty == false ? database : nil,
+            tls: try tls.clientTLS()
+        )
         configuration.options.maximumConnections = max(1, maximumConnections)
         return configuration
     }

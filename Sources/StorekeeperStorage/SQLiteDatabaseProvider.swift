@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Logging
 import NIOCore
 import NIOPosix
@@ -11,6 +6,12 @@ import SQLiteKit
 import SQLiteNIO
 import ServiceLifecycle
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The embedded default: one SQLite file in WAL mode with durable commits (`synchronous = FULL`).
 ///
@@ -46,7 +47,10 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         self.executor = executor
         do {
             connection = try await SQLiteConnection.open(
-                storage: storage, threadPool: executor.pool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
+                storage: storage,
+                threadPool: executor.pool,
+                logger: logger,
+                on: MultiThreadedEventLoopGroup.singleton.any()
             )
         } catch {
             await executor.shutdown()
@@ -165,7 +169,12 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
 
     /// Closes the connection and stops its thread; closing again does nothing.
     public func close() async throws {
-        guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
+        guard
+            closed.withLock({ closed in
+                defer { closed = true }
+                return !closed
+            })
+        else { return }
         do {
             try await connection.close()
         } catch {

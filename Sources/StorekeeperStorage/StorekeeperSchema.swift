@@ -218,10 +218,16 @@ public enum StorekeeperSchema {
                 let format = try row.decode(column: "format", as: String.self)
                 let digest = String(try row.decode(column: "digest", as: String.self).dropFirst("rejected:".count))
                 try await NotificationRefusalsTable.count(
-                    source: "stored before 007_hardening", reason: "refused", format: format,
-                    count: try row.decode(column: "n", as: Int64.self), digest: digest, prefix: "",
+                    source: "stored before 007_hardening",
+                    reason: "refused",
+                    format: format,
+                    count: try row.decode(column: "n", as: Int64.self),
+                    digest: digest,
+                    prefix: "",
                     firstSeen: Date(millis: try row.decode(column: "first_seen", as: Int64.self)),
-                    lastSeen: Date(millis: try row.decode(column: "last_seen", as: Int64.self)), on: db)
+                    lastSeen: Date(millis: try row.decode(column: "last_seen", as: Int64.self)),
+                    on: db
+                )
             }
             try await db.raw("DELETE FROM notifications WHERE status = 'rejected'").run()
         },
@@ -258,7 +264,8 @@ public enum StorekeeperSchema {
                         position INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL, user_seq BIGINT NOT NULL,
                         type TEXT NOT NULL, subject TEXT NOT NULL, occurred_at BIGINT NOT NULL, payload TEXT NOT NULL,
                         UNIQUE (user_id, user_seq))
-                    """)
+                    """
+            )
             for statement in statements { try await db.raw(statement).run() }
         },
     ]

@@ -48,8 +48,11 @@ struct BenchCommand: AsyncParsableCommand {
             print(
                 String(
                     format: "scaling: %.2fx on %d threads (best rounds), %.2fx (median rounds)",
-                    many.operationsPerSecond / one.operationsPerSecond, many.threads,
-                    one.medianMicrosecondsPerOperation / many.medianMicrosecondsPerOperation))
+                    many.operationsPerSecond / one.operationsPerSecond,
+                    many.threads,
+                    one.medianMicrosecondsPerOperation / many.medianMicrosecondsPerOperation
+                )
+            )
         }
     }
 }

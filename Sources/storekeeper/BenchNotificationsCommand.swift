@@ -14,7 +14,8 @@ struct BenchNotificationsCommand: AsyncParsableCommand {
             Notifications are users × (months + 1): a subscription each, renewing monthly. Throughput counts a \
             notification once applied. With --postgres-url the server uses PostgreSQL; otherwise a fresh SQLite file \
             (WAL, synchronous=FULL).
-            """)
+            """
+    )
 
     @Option(help: "Subscribers.") var users = 1_000
     @Option(help: "Monthly renewals per subscriber.") var months = 20
@@ -41,10 +42,21 @@ struct BenchNotificationsCommand: AsyncParsableCommand {
         } else {
             print(
                 String(
-                    format: "%@: %d notifications applied in %.2f s = %.0f/s; answer latency p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.1f ms; failures %d; CPU %.3f ms per notification; steal %.0f%%",
-                    postgresURL == nil ? "sqlite" : "postgres", result.processed, result.seconds, result.perSecond,
-                    result.p50Milliseconds, result.p90Milliseconds, result.p99Milliseconds, result.maxMilliseconds,
-                    result.failures, result.cpuMillisecondsPerNotification, result.stealPercent))
+                    format:
+                        "%@: %d notifications applied in %.2f s = %.0f/s; answer latency p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.1f ms; failures %d; CPU %.3f ms per notification; steal %.0f%%",
+                    postgresURL == nil ? "sqlite" : "postgres",
+                    result.processed,
+                    result.seconds,
+                    result.perSecond,
+                    result.p50Milliseconds,
+                    result.p90Milliseconds,
+                    result.p99Milliseconds,
+                    result.maxMilliseconds,
+                    result.failures,
+                    result.cpuMillisecondsPerNotification,
+                    result.stealPercent
+                )
+            )
         }
         if result.failures > 0 { throw ExitCode(1) }
     }

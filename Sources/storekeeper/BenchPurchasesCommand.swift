@@ -12,7 +12,8 @@ struct BenchPurchasesCommand: AsyncParsableCommand {
             Example: swift build -c release --product storekeeper && \
             .build/release/storekeeper bench-purchases --purchases 20000 --concurrency 64
             With --postgres-url the server uses PostgreSQL; otherwise a fresh SQLite file (WAL, synchronous=FULL).
-            """)
+            """
+    )
 
     @Option(help: "Measured purchases (each a new transaction).") var purchases = 20_000
     @Option(help: "Concurrent client connections (closed loop).") var concurrency = 64
@@ -40,9 +41,17 @@ struct BenchPurchasesCommand: AsyncParsableCommand {
             print(
                 String(
                     format: "%@: %d purchases in %.2f s = %.0f/s; latency p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.1f ms; failures %d",
-                    postgresURL == nil ? "sqlite" : "postgres", result.purchases, result.seconds, result.perSecond,
-                    result.p50Milliseconds, result.p90Milliseconds, result.p99Milliseconds, result.maxMilliseconds,
-                    result.failures))
+                    postgresURL == nil ? "sqlite" : "postgres",
+                    result.purchases,
+                    result.seconds,
+                    result.perSecond,
+                    result.p50Milliseconds,
+                    result.p90Milliseconds,
+                    result.p99Milliseconds,
+                    result.maxMilliseconds,
+                    result.failures
+                )
+            )
         }
         if result.failures > 0 { throw ExitCode(1) }
     }

@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import ArgumentParser
 import AsyncHTTPClient
@@ -7,9 +8,9 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
-import UnixSignals
 import StorekeeperCore
 import StorekeeperServer
+import UnixSignals
 
 /// `storekeeper demo`: the server on SQLite and the built-in App Store simulator, wired to each other.
 struct DemoCommand: AsyncParsableCommand {
@@ -21,7 +22,8 @@ struct DemoCommand: AsyncParsableCommand {
             signs offers with the simulator's In-App Purchase key, and sells the sample catalog. It prints a curl \
             walkthrough: create an order, buy it on a simulated device, submit the signed transaction, read /v1/me. \
             State (keys, the SQLite database) lives in --state-dir.
-            """)
+            """
+    )
 
     @Option(help: "Server port.") var port = 8080
     @Option(name: .customLong("simulator-port"), help: "Simulator port.") var simulatorPort = 8090
@@ -31,19 +33,22 @@ struct DemoCommand: AsyncParsableCommand {
     var simulatorCatalog: String?
 
     func run() async throws {
-        let logger = ConfigurationLoader.logger("storekeeper.demo")
+        let logger = ConfigurationLoader.logger("storekeeper.demo", reader: try? await ConfigurationLoader.reader(file: nil))
         let state = URL(fileURLWithPath: stateDirectory, isDirectory: true).standardizedFileURL
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: state.path)
-        let simulatorCatalog = try self.simulatorCatalog.map { try SimulatorCatalog.load(from: URL(fileURLWithPath: $0)) }
+        let simulatorCatalog =
+            try self.simulatorCatalog.map { try SimulatorCatalog.load(from: URL(fileURLWithPath: $0)) }
             ?? JSONDecoder().decode(SimulatorCatalog.self, from: Data(SampleCatalogs.simulator.utf8))
         try simulatorCatalog.validate()
         // The server seeds its catalog from a file: the built-in one is written into the state directory.
-        let catalogFile = try catalog ?? {
-            let url = state.appendingPathComponent("storekeeper-catalog.json")
-            try Data(SampleCatalogs.storekeeper.utf8).write(to: url, options: .atomic)
-            return url.path
-        }()
+        let catalogFile =
+            try catalog
+            ?? {
+                let url = state.appendingPathComponent("storekeeper-catalog.json")
+                try Data(SampleCatalogs.storekeeper.utf8).write(to: url, options: .atomic)
+                return url.path
+            }()
         let chain = try SigningIdentityStore.loadOrCreate(directory: state)
         let apiKey = try SimulatorAPIKey.loadOrCreate(directory: state)
         let receipts = try ReceiptSigningIdentity.loadOrGenerate(in: state)
@@ -52,34 +57,56 @@ struct DemoCommand: AsyncParsableCommand {
 
         let simulatorURL = "http://127.0.0.1:\(simulatorPort)"
         let simulator = await SimulatorServer.buildApplication(
-            store: store, rootPEM: try chain.rootPEM(),
+            store: store,
+            rootPEM: try chain.rootPEM(),
             apple: .init(apiKeys: [apiKey.keyId: apiKey.privateKey.publicKey], issuerId: apiKey.issuerId, receiptIdentity: receipts),
-            port: simulatorPort, logger: logger)
+            port: simulatorPort,
+            logger: logger
+        )
         let configuration = ServerConfiguration(
-            port: port, database: .sqlite(path: state.appendingPathComponent("storekeeper.sqlite").path), catalogFile: catalogFile,
+            port: port,
+            database: .sqlite(path: state.appendingPathComponent("storekeeper.sqlite").path),
+            catalogFile: catalogFile,
             apps: [
                 AppConfiguration(
-                    bundleId: simulatorCatalog.bundleId, appAppleId: simulatorCatalog.appAppleId, deployment: .development,
-                    extraRootsPEM: [try chain.rootPEM(), try receipts.rootPEM()], apiKeyId: apiKey.keyId,
-                    apiIssuerId: apiKey.issuerId, apiKeyPEM: apiKey.privateKey.pemRepresentation,
+                    bundleId: simulatorCatalog.bundleId,
+                    appAppleId: simulatorCatalog.appAppleId,
+                    deployment: .development,
+                    extraRootsPEM: [try chain.rootPEM(), try receipts.rootPEM()],
+                    apiKeyId: apiKey.keyId,
+                    apiIssuerId: apiKey.issuerId,
+                    apiKeyPEM: apiKey.privateKey.pemRepresentation,
                     verifyReceiptProductionURL: URL(string: simulatorURL + "/verifyReceipt")!,
                     verifyReceiptSandboxURL: URL(string: simulatorURL + "/sandbox/verifyReceipt")!,
                     // Catch-up, the renewal sweep and refund answers go to the simulator too, never to Apple.
-                    serverAPIURL: URL(string: simulatorURL)!)
+                    serverAPIURL: URL(string: simulatorURL)!
+                )
             ],
             auth: AuthConfiguration(
-                jwtHS256Secret: secrets.hs256Secret, apiKeys: ["demo-backend": secrets.apiKey], adminKeys: ["demo-admin": secrets.adminKey]))
+                jwtHS256Secret: secrets.hs256Secret,
+                apiKeys: ["demo-backend": secrets.apiKey],
+                adminKeys: ["demo-admin": secrets.adminKey]
+            )
+        )
         let server = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
         // Written straight to the file handle: stdout is block-buffered when piped, and the demo runs until killed.
         FileHandle.standardOutput.write(
-            Data((Self.walkthrough(port: port, simulatorURL: simulatorURL, secrets: secrets, state: state, apiKey: apiKey) + "\n").utf8))
+            Data((Self.walkthrough(port: port, simulatorURL: simulatorURL, secrets: secrets, state: state, apiKey: apiKey) + "\n").utf8)
+        )
         // The simulator sends its App Store Server Notifications to the server, as Apple would.
         let delivery = NotificationDeliveryService(
-            store: store, url: "http://127.0.0.1:\(port)/apple/notifications/v2", httpClient: HTTPClient.shared, logger: logger)
+            store: store,
+            url: "http://127.0.0.1:\(port)/apple/notifications/v2",
+            httpClient: HTTPClient.shared,
+            logger: logger
+        )
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: simulator), .init(service: server), .init(service: delivery)],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
         do {
             try await group.run()
         } catch {

@@ -5,7 +5,9 @@ import Foundation
 enum JSONOutput {
     static func render(_ object: [String: Any]) throws -> String {
         let data = try JSONSerialization.data(
-            withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            withJSONObject: object,
+            options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        )
         return String(decoding: data, as: UTF8.self)
     }
 

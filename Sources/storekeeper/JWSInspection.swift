@@ -3,7 +3,11 @@ import Foundation
 
 /// Turns a JWS into the JSON that `verify` and `decode` print, including a notification's nested payloads.
 enum JWSInspection {
-    static func verified(_ jws: String, kind: SignedPayloadKind, verifier: SignedDataVerifier) async throws
+    static func verified(
+        _ jws: String,
+        kind: SignedPayloadKind,
+        verifier: SignedDataVerifier
+    ) async throws
         -> [String: Any]
     {
         var output: [String: Any] = ["verified": true, "kind": kind.rawValue]

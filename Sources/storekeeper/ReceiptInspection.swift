@@ -6,7 +6,12 @@ import X509
 enum ReceiptInspection {
     /// Parses an app receipt; with `verify`, its PKCS#7 signature must chain to `roots` (Apple Inc. Root, built in,
     /// when empty) and, when `bundleId` is given, the receipt must be that app's.
-    static func appReceipt(_ bytes: [UInt8], roots: [Certificate], bundleId: String?, verify: Bool) async throws
+    static func appReceipt(
+        _ bytes: [UInt8],
+        roots: [Certificate],
+        bundleId: String?,
+        verify: Bool
+    ) async throws
         -> [String: Any]
     {
         let receipt: AppReceipt
@@ -27,7 +32,8 @@ enum ReceiptInspection {
         guard !verify else {
             throw CommandFailure(
                 "iOS 6-style transaction receipts can only be verified by Apple's verifyReceipt; "
-                    + "use `storekeeper decode` to read the transaction id")
+                    + "use `storekeeper decode` to read the transaction id"
+            )
         }
         let receipt = try TransactionReceipt(base64Encoded: base64)
         return ["verified": false, "kind": "transaction-receipt", "payload": try JSONOutput.object(receipt)]

@@ -3,88 +3,88 @@
 /// checks they equal the files in `Samples/`.
 enum SampleCatalogs {
     static let storekeeper = #"""
-{
-  "products": [
-    { "id": "com.example.storekeeper.coins.60", "kind": "consumable", "coins": 60 },
-    { "id": "com.example.storekeeper.coins.300", "kind": "consumable", "coins": 300 },
-    { "id": "com.example.storekeeper.chapter.2", "kind": "nonConsumable", "entitlement": "chapter.2" },
-    { "id": "com.example.storekeeper.pass.month", "kind": "nonRenewing", "entitlement": "pass", "duration": "P1M" },
-    {
-      "id": "com.example.storekeeper.membership.monthly", "kind": "autoRenewable", "entitlement": "membership",
-      "subscriptionGroup": "21000001", "level": 2, "hasIntroductoryOffer": true,
-      "introductoryOfferFreeVariant": "com.example.storekeeper.membership.monthly.standard"
-    },
-    {
-      "id": "com.example.storekeeper.membership.monthly.standard", "kind": "autoRenewable", "entitlement": "membership",
-      "subscriptionGroup": "21000001", "level": 2
-    },
-    {
-      "id": "com.example.storekeeper.membership.yearly", "kind": "autoRenewable", "entitlement": "membership",
-      "subscriptionGroup": "21000001", "level": 1
-    },
-    {
-      "id": "com.example.storekeeper.vipA", "kind": "autoRenewable", "entitlement": "vip",
-      "subscriptionGroup": "21000002", "level": 1
-    },
-    {
-      "id": "com.example.storekeeper.vipB", "kind": "autoRenewable", "entitlement": "vip",
-      "subscriptionGroup": "21000002", "level": 1
-    }
-  ],
-  "campaigns": [
-    {
-      "id": "winback-2026", "productIds": ["com.example.storekeeper.membership.monthly"],
-      "variants": [
-        { "name": "offer", "offerId": "winback-50", "weight": 50 },
-        { "name": "control", "offerId": null, "weight": 50 }
-      ]
-    }
-  ]
-}
-"""#
+        {
+          "products": [
+            { "id": "com.example.storekeeper.coins.60", "kind": "consumable", "coins": 60 },
+            { "id": "com.example.storekeeper.coins.300", "kind": "consumable", "coins": 300 },
+            { "id": "com.example.storekeeper.chapter.2", "kind": "nonConsumable", "entitlement": "chapter.2" },
+            { "id": "com.example.storekeeper.pass.month", "kind": "nonRenewing", "entitlement": "pass", "duration": "P1M" },
+            {
+              "id": "com.example.storekeeper.membership.monthly", "kind": "autoRenewable", "entitlement": "membership",
+              "subscriptionGroup": "21000001", "level": 2, "hasIntroductoryOffer": true,
+              "introductoryOfferFreeVariant": "com.example.storekeeper.membership.monthly.standard"
+            },
+            {
+              "id": "com.example.storekeeper.membership.monthly.standard", "kind": "autoRenewable", "entitlement": "membership",
+              "subscriptionGroup": "21000001", "level": 2
+            },
+            {
+              "id": "com.example.storekeeper.membership.yearly", "kind": "autoRenewable", "entitlement": "membership",
+              "subscriptionGroup": "21000001", "level": 1
+            },
+            {
+              "id": "com.example.storekeeper.vipA", "kind": "autoRenewable", "entitlement": "vip",
+              "subscriptionGroup": "21000002", "level": 1
+            },
+            {
+              "id": "com.example.storekeeper.vipB", "kind": "autoRenewable", "entitlement": "vip",
+              "subscriptionGroup": "21000002", "level": 1
+            }
+          ],
+          "campaigns": [
+            {
+              "id": "winback-2026", "productIds": ["com.example.storekeeper.membership.monthly"],
+              "variants": [
+                { "name": "offer", "offerId": "winback-50", "weight": 50 },
+                { "name": "control", "offerId": null, "weight": 50 }
+              ]
+            }
+          ]
+        }
+        """#
 
     static let simulator = #"""
-{
-  "bundleId": "com.example.storekeeper",
-  "appAppleId": 1234567890,
-  "storefronts": [
-    { "code": "USA", "id": "143441", "currency": "USD" },
-    { "code": "CHN", "id": "143465", "currency": "CNY" }
-  ],
-  "subscriptionGroups": [
-    { "id": "21000001", "name": "Membership", "gracePeriodDays": 16 },
-    { "id": "21000002", "name": "VIP", "gracePeriodDays": null }
-  ],
-  "products": [
-    { "id": "com.example.storekeeper.coins.60", "kind": "consumable", "price": 990 },
-    { "id": "com.example.storekeeper.coins.300", "kind": "consumable", "price": 4990 },
-    { "id": "com.example.storekeeper.chapter.2", "kind": "nonConsumable", "price": 2990 },
-    { "id": "com.example.storekeeper.pass.month", "kind": "nonRenewing", "price": 1990, "period": "P1M" },
-    {
-      "id": "com.example.storekeeper.membership.monthly", "kind": "autoRenewable", "price": 9990,
-      "groupId": "21000001", "level": 2, "period": "P1M",
-      "introductoryOffer": { "id": "trial-1w", "discountType": "FREE_TRIAL", "period": "P1W", "price": 0 },
-      "promotionalOffers": [
-        { "id": "winback-50", "discountType": "PAY_AS_YOU_GO", "period": "P1M", "periodCount": 3, "price": 4990 }
-      ]
-    },
-    {
-      "id": "com.example.storekeeper.membership.monthly.standard", "kind": "autoRenewable", "price": 9990,
-      "groupId": "21000001", "level": 2, "period": "P1M"
-    },
-    {
-      "id": "com.example.storekeeper.membership.yearly", "kind": "autoRenewable", "price": 99990,
-      "groupId": "21000001", "level": 1, "period": "P1Y"
-    },
-    {
-      "id": "com.example.storekeeper.vipA", "kind": "autoRenewable", "price": 2990,
-      "groupId": "21000002", "level": 1, "period": "P1M"
-    },
-    {
-      "id": "com.example.storekeeper.vipB", "kind": "autoRenewable", "price": 2990,
-      "groupId": "21000002", "level": 1, "period": "P1M"
-    }
-  ]
-}
-"""#
+        {
+          "bundleId": "com.example.storekeeper",
+          "appAppleId": 1234567890,
+          "storefronts": [
+            { "code": "USA", "id": "143441", "currency": "USD" },
+            { "code": "CHN", "id": "143465", "currency": "CNY" }
+          ],
+          "subscriptionGroups": [
+            { "id": "21000001", "name": "Membership", "gracePeriodDays": 16 },
+            { "id": "21000002", "name": "VIP", "gracePeriodDays": null }
+          ],
+          "products": [
+            { "id": "com.example.storekeeper.coins.60", "kind": "consumable", "price": 990 },
+            { "id": "com.example.storekeeper.coins.300", "kind": "consumable", "price": 4990 },
+            { "id": "com.example.storekeeper.chapter.2", "kind": "nonConsumable", "price": 2990 },
+            { "id": "com.example.storekeeper.pass.month", "kind": "nonRenewing", "price": 1990, "period": "P1M" },
+            {
+              "id": "com.example.storekeeper.membership.monthly", "kind": "autoRenewable", "price": 9990,
+              "groupId": "21000001", "level": 2, "period": "P1M",
+              "introductoryOffer": { "id": "trial-1w", "discountType": "FREE_TRIAL", "period": "P1W", "price": 0 },
+              "promotionalOffers": [
+                { "id": "winback-50", "discountType": "PAY_AS_YOU_GO", "period": "P1M", "periodCount": 3, "price": 4990 }
+              ]
+            },
+            {
+              "id": "com.example.storekeeper.membership.monthly.standard", "kind": "autoRenewable", "price": 9990,
+              "groupId": "21000001", "level": 2, "period": "P1M"
+            },
+            {
+              "id": "com.example.storekeeper.membership.yearly", "kind": "autoRenewable", "price": 99990,
+              "groupId": "21000001", "level": 1, "period": "P1Y"
+            },
+            {
+              "id": "com.example.storekeeper.vipA", "kind": "autoRenewable", "price": 2990,
+              "groupId": "21000002", "level": 1, "period": "P1M"
+            },
+            {
+              "id": "com.example.storekeeper.vipB", "kind": "autoRenewable", "price": 2990,
+              "groupId": "21000002", "level": 1, "period": "P1M"
+            }
+          ]
+        }
+        """#
 }

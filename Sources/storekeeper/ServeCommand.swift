@@ -3,9 +3,9 @@ import Configuration
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import StorekeeperServer
 import StorekeeperStorage
-import ServiceLifecycle
 import SystemPackage
 import UnixSignals
 
@@ -15,9 +15,11 @@ enum ConfigurationLoader {
         try await ServerConfiguration.reader(file: file)
     }
 
-    static func logger(_ label: String) -> Logger {
+    /// A logger at `log.level` (`LOG_LEVEL`). An unusable level is left at info here; reading the whole
+    /// configuration then refuses the start, naming the key.
+    static func logger(_ label: String, reader: ConfigReader?) -> Logger {
         var logger = Logger(label: label)
-        logger.logLevel = Logger.Level(rawValue: ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info") ?? .info
+        logger.logLevel = reader.flatMap { try? ServerConfiguration.logLevel(reader: $0) } ?? .info
         return logger
     }
 }
@@ -34,15 +36,18 @@ struct ServeCommand: AsyncParsableCommand {
             apps.<name>.appAppleId, apps.<name>.sharedSecret, apps.<name>.apiKey.{id,issuer,path}, \
             auth.jwt.hs256Secret, auth.jwt.es256PublicKey, auth.jwt.issuer, auth.jwt.audience, auth.apiKeys, \
             auth.adminKeys (name:key,...), auth.guests, policy.transfer (refuse | transfer). See README.md.
-            """)
+            """
+    )
 
     @Option(name: .customLong("config"), help: "JSON configuration file.")
     var configFile: String?
 
     func run() async throws {
-        let logger = ConfigurationLoader.logger("storekeeper.server")
+        let reader: Result<ConfigReader, any Error>
+        do { reader = .success(try await ConfigurationLoader.reader(file: configFile)) } catch { reader = .failure(error) }
+        let logger = ConfigurationLoader.logger("storekeeper.server", reader: try? reader.get())
         do {
-            let configuration = try ServerConfiguration(reader: try await ConfigurationLoader.reader(file: configFile))
+            let configuration = try ServerConfiguration(reader: try reader.get())
             let app = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
             try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
         } catch {
@@ -56,16 +61,23 @@ struct ServeCommand: AsyncParsableCommand {
 /// `storekeeper migrate`: applies the database migrations and exits.
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "migrate", abstract: "Apply database migrations (the same configuration as serve) and exit.")
+        commandName: "migrate",
+        abstract: "Apply database migrations (the same configuration as serve) and exit."
+    )
 
     @Option(name: .customLong("config"), help: "JSON configuration file.")
     var configFile: String?
 
     func run() async throws {
-        let logger = ConfigurationLoader.logger("storekeeper.migrate")
-        let configuration = try ServerConfiguration(reader: try await ConfigurationLoader.reader(file: configFile))
+        let reader = try await ConfigurationLoader.reader(file: configFile)
+        let logger = ConfigurationLoader.logger("storekeeper.migrate", reader: reader)
+        let configuration = try ServerConfiguration(reader: reader)
         let provider = try await StorekeeperServer.makeDatabase(
-            configuration.database, tls: configuration.postgresTLS, maximumConnections: 2, logger: logger)
+            configuration.database,
+            tls: configuration.postgresTLS,
+            maximumConnections: 2,
+            logger: logger
+        )
         // PostgresClient needs its run loop; the SQLite connection works without one.
         let runner = Task { if provider.kind == .postgres { try? await provider.run() } }
         defer { runner.cancel() }

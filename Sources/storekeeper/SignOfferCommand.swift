@@ -47,9 +47,15 @@ struct SignOfferCommand: AsyncParsableCommand {
 
         func run() async throws {
             let signer = try PromotionalOfferV1Signer(
-                p8PEM: try keyOptions.pem(), keyIdentifier: keyOptions.keyId, bundleId: keyOptions.bundleId)
+                p8PEM: try keyOptions.pem(),
+                keyIdentifier: keyOptions.keyId,
+                bundleId: keyOptions.bundleId
+            )
             let signature = try signer.sign(
-                productId: keyOptions.productId, offerId: offerId, appAccountToken: appAccountToken)
+                productId: keyOptions.productId,
+                offerId: offerId,
+                appAccountToken: appAccountToken
+            )
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(signature), as: UTF8.self))
@@ -73,17 +79,27 @@ struct SignOfferCommand: AsyncParsableCommand {
 
         func run() async throws {
             let signer = try AppStoreRequestSigner(
-                p8PEM: try keyOptions.pem(), keyIdentifier: keyOptions.keyId, issuerId: issuerId,
-                bundleId: keyOptions.bundleId)
-            print(try signer.promotionalOfferV2(
-                productId: keyOptions.productId, offerIdentifier: offerId, transactionId: transactionId))
+                p8PEM: try keyOptions.pem(),
+                keyIdentifier: keyOptions.keyId,
+                issuerId: issuerId,
+                bundleId: keyOptions.bundleId
+            )
+            print(
+                try signer.promotionalOfferV2(
+                    productId: keyOptions.productId,
+                    offerIdentifier: offerId,
+                    transactionId: transactionId
+                )
+            )
         }
     }
 
     /// The introductory-offer eligibility JWS.
     struct IntroEligibility: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "intro-eligibility", abstract: "Introductory offer eligibility JWS.")
+            commandName: "intro-eligibility",
+            abstract: "Introductory offer eligibility JWS."
+        )
 
         @OptionGroup var keyOptions: KeyOptions
 
@@ -98,10 +114,18 @@ struct SignOfferCommand: AsyncParsableCommand {
 
         func run() async throws {
             let signer = try AppStoreRequestSigner(
-                p8PEM: try keyOptions.pem(), keyIdentifier: keyOptions.keyId, issuerId: issuerId,
-                bundleId: keyOptions.bundleId)
-            print(try signer.introductoryOfferEligibility(
-                productId: keyOptions.productId, allowIntroductoryOffer: !disallow, transactionId: transactionId))
+                p8PEM: try keyOptions.pem(),
+                keyIdentifier: keyOptions.keyId,
+                issuerId: issuerId,
+                bundleId: keyOptions.bundleId
+            )
+            print(
+                try signer.introductoryOfferEligibility(
+                    productId: keyOptions.productId,
+                    allowIntroductoryOffer: !disallow,
+                    transactionId: transactionId
+                )
+            )
         }
     }
 }

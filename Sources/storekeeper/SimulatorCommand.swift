@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import ArgumentParser
 import AsyncHTTPClient
@@ -53,7 +54,8 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("ocsp-url"),
-        help: "OCSP responder address new signing chains name (default http://HOST:PORT/ocsp; nothing answers there).")
+        help: "OCSP responder address new signing chains name (default http://HOST:PORT/ocsp; nothing answers there)."
+    )
     var ocspURL: String?
 
     @Flag(name: .customLong("v1-notifications"), help: "Send V1 JSON notifications instead of V2 signed payloads.")
@@ -61,7 +63,8 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     @Flag(
         name: .customLong("real-time"),
-        help: "Run the clock with the wall clock at Apple's sandbox renewal rate (1 month = 5 minutes, 12 renewals).")
+        help: "Run the clock with the wall clock at Apple's sandbox renewal rate (1 month = 5 minutes, 12 renewals)."
+    )
     var realTime = false
 
     @Option(name: .customLong("shared-secret"), help: "App-specific shared secret verifyReceipt requires for subscriptions.")
@@ -69,11 +72,13 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("notification-url"),
-        help: "Deliver notifications here (retried on Apple's schedule, measured on the simulator's clock).")
+        help: "Deliver notifications here (retried on Apple's schedule, measured on the simulator's clock)."
+    )
     var notificationURL: String?
 
     func run() async throws {
-        let catalog = try self.catalog.map { try SimulatorCatalog.load(from: URL(fileURLWithPath: $0)) }
+        let catalog =
+            try self.catalog.map { try SimulatorCatalog.load(from: URL(fileURLWithPath: $0)) }
             ?? JSONDecoder().decode(SimulatorCatalog.self, from: Data(SampleCatalogs.simulator.utf8))
         try catalog.validate()
         let appStoreEnvironment: AppStoreEnvironment
@@ -84,13 +89,18 @@ struct SimulatorCommand: AsyncParsableCommand {
         }
         let ocsp = ocspURL ?? "http://\(host):\(port)/ocsp"
         let chain = try SigningIdentityStore.loadOrCreate(
-            directory: URL(fileURLWithPath: stateDirectory, isDirectory: true), ocspURL: ocsp)
+            directory: URL(fileURLWithPath: stateDirectory, isDirectory: true),
+            ocspURL: ocsp
+        )
         let rootPEM = try chain.rootPEM()
         if let rootOut { try rootPEM.write(toFile: rootOut, atomically: true, encoding: .utf8) }
         let store = try SimulatedAppStore(
-            catalog: catalog, signingChain: chain, seed: seed,
+            catalog: catalog,
+            signingChain: chain,
+            seed: seed,
             start: startMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date(),
-            environment: appStoreEnvironment)
+            environment: appStoreEnvironment
+        )
         // The 12-renewal cap is the sandbox's.
         await store.setRenewalLimit(renewalLimit ?? (realTime && appStoreEnvironment == .sandbox ? 12 : nil))
         var logger = Logger(label: "storekeeper.simulator")
@@ -105,22 +115,34 @@ struct SimulatorCommand: AsyncParsableCommand {
         let apiKey = try SimulatorAPIKey.loadOrCreate(directory: stateURL)
         let receiptIdentity = try ReceiptSigningIdentity.loadOrGenerate(in: stateURL, options: .init(ocspURL: ocsp))
         let apple = SimulatorServer.AppleSide(
-            apiKeys: [apiKey.keyId: apiKey.privateKey.publicKey], issuerId: apiKey.issuerId,
-            receiptIdentity: receiptIdentity, sharedSecret: sharedSecret)
+            apiKeys: [apiKey.keyId: apiKey.privateKey.publicKey],
+            issuerId: apiKey.issuerId,
+            receiptIdentity: receiptIdentity,
+            sharedSecret: sharedSecret
+        )
         if let notificationURL {
             let format: NotificationDeliveryService.Format =
                 v1Notifications ? .v1(V1NotificationComposer(identity: receiptIdentity, sharedSecret: sharedSecret)) : .v2
             services.append(
-                NotificationDeliveryService(store: store, url: notificationURL, httpClient: HTTPClient.shared, format: format))
+                NotificationDeliveryService(store: store, url: notificationURL, httpClient: HTTPClient.shared, format: format)
+            )
         }
         logger.info(
             "App Store Server API key",
             metadata: [
                 "keyId": "\(apiKey.keyId)", "issuerId": "\(apiKey.issuerId)",
                 "p8": "\(stateURL.appendingPathComponent(SimulatorAPIKey.fileName).path)",
-            ])
+            ]
+        )
         let app = await SimulatorServer.buildApplication(
-            store: store, rootPEM: rootPEM, apple: apple, host: host, port: port, services: services, logger: logger)
+            store: store,
+            rootPEM: rootPEM,
+            apple: apple,
+            host: host,
+            port: port,
+            services: services,
+            logger: logger
+        )
         do {
             try await app.runService()
         } catch {

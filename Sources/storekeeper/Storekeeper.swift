@@ -7,7 +7,8 @@ struct Storekeeper: AsyncParsableCommand {
         commandName: "storekeeper",
         abstract: "Self-hosted App Store in-app purchase server and tools.",
         subcommands: [
-            ServeCommand.self, MigrateCommand.self, DemoCommand.self, VerifyCommand.self, DecodeCommand.self, SignOfferCommand.self, SampleCommand.self, SimulatorCommand.self, SimulatorAdvanceCommand.self, BenchCommand.self,
+            ServeCommand.self, MigrateCommand.self, DemoCommand.self, VerifyCommand.self, DecodeCommand.self, SignOfferCommand.self,
+            SampleCommand.self, SimulatorCommand.self, SimulatorAdvanceCommand.self, BenchCommand.self,
             BenchPurchasesCommand.self, BenchNotificationsCommand.self,
         ]
     )

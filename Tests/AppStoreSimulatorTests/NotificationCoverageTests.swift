@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 import Testing
@@ -28,7 +29,10 @@ import Testing
             ]
         }
         let store = try SimulatedAppStore(
-            catalog: catalog, signingChain: try AppStoreSigningChain.generate(.init(name: "Simulator")), seed: 9)
+            catalog: catalog,
+            signingChain: try AppStoreSigningChain.generate(.init(name: "Simulator")),
+            seed: 9
+        )
         let a = try await store.createAccount()
         let b = try await store.createAccount()
         let c = try await store.createAccount()
@@ -118,8 +122,12 @@ import Testing
         for (store, root) in [(store, await store.signingRoot), (family, await family.signingRoot)] {
             let verifier = try SignedDataVerifier(
                 configuration: .init(
-                    bundleId: catalog.bundleId, environments: [.sandbox], roots: try TrustedRoots.only([root]),
-                    deployment: .development))
+                    bundleId: catalog.bundleId,
+                    environments: [.sandbox],
+                    roots: try TrustedRoots.only([root]),
+                    deployment: .development
+                )
+            )
             for notification in await store.sentNotifications() {
                 let payload = try await verifier.verifyNotification(notification.signedPayload)
                 if let signed = payload.data?.signedTransactionInfo { _ = try await verifier.verifyTransaction(signed) }

@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import Crypto
 import Foundation
@@ -30,21 +31,32 @@ import Testing
         let store = try SimulatedAppStore(catalog: catalog, signingChain: chain, seed: 21, environment: environment)
         let verifier = try SignedDataVerifier(
             configuration: .init(
-                bundleId: catalog.bundleId, appAppleId: catalog.appAppleId, environments: [environment],
-                roots: try TrustedRoots.only([chain.root]), deployment: .development))
+                bundleId: catalog.bundleId,
+                appAppleId: catalog.appAppleId,
+                environments: [environment],
+                roots: try TrustedRoots.only([chain.root]),
+                deployment: .development
+            )
+        )
         return World(store: store, catalog: catalog, verifier: verifier, rootPEM: try chain.rootPEM())
     }
 
     func application(_ world: World) async throws -> some ApplicationProtocol {
         let apple = SimulatorServer.AppleSide(
-            apiKeys: ["KEY1": apiKey.publicKey], issuerId: Self.issuerId, receiptIdentity: try ReceiptFixtures.identity())
+            apiKeys: ["KEY1": apiKey.publicKey],
+            issuerId: Self.issuerId,
+            receiptIdentity: try ReceiptFixtures.identity()
+        )
         return await SimulatorServer.buildApplication(store: world.store, rootPEM: world.rootPEM, apple: apple, port: 0)
     }
 
     var authorization: HTTPFields {
         get throws {
             let token = try AppStoreAPITokenGenerator(
-                privateKey: apiKey, keyId: "KEY1", issuerId: Self.issuerId, bundleId: "com.example.storekeeper"
+                privateKey: apiKey,
+                keyId: "KEY1",
+                issuerId: Self.issuerId,
+                bundleId: "com.example.storekeeper"
             ).makeToken(now: Date())
             return [.authorization: "Bearer \(token)"]
         }
@@ -80,8 +92,12 @@ import Testing
         let sandbox = try world(.sandbox)
         let sandboxVerifier = try SignedDataVerifier(
             configuration: .init(
-                bundleId: w.catalog.bundleId, environments: [.sandbox],
-                roots: w.verifier.configuration.roots, deployment: .development))
+                bundleId: w.catalog.bundleId,
+                environments: [.sandbox],
+                roots: w.verifier.configuration.roots,
+                deployment: .development
+            )
+        )
         await #expect(throws: (any Error).self) { try await sandboxVerifier.verifyTransaction(coins.signedTransaction) }
         _ = sandbox
     }

@@ -15,7 +15,10 @@ import Testing
         try await world.verifiedEvents(from: index)
     }
 
-    func transaction(_ notification: SimulatedNotification, _ world: SimulatorHarness) async throws
+    func transaction(
+        _ notification: SimulatedNotification,
+        _ world: SimulatorHarness
+    ) async throws
         -> JWSTransactionDecodedPayload
     {
         try await world.transaction(notification)
@@ -44,9 +47,11 @@ import Testing
         try await world.store.advance(by: 2 * Self.day)  // recovered within grace
 
         let events = try await verifiedEvents(world)
-        #expect(events == [
-            "SUBSCRIBED/INITIAL_BUY", "DID_RENEW", "DID_RENEW", "DID_FAIL_TO_RENEW/GRACE_PERIOD", "DID_RENEW/BILLING_RECOVERY",
-        ])
+        #expect(
+            events == [
+                "SUBSCRIBED/INITIAL_BUY", "DID_RENEW", "DID_RENEW", "DID_FAIL_TO_RENEW/GRACE_PERIOD", "DID_RENEW/BILLING_RECOVERY",
+            ]
+        )
         let sent = await world.store.sentNotifications()
         let recovered = try await transaction(sent[4], world)
         let failedAt = try await transaction(sent[3], world).expiresDate!
@@ -117,10 +122,12 @@ import Testing
         #expect(again.transaction.offerType == nil)
         #expect(again.transaction.price == 9990)
         let events = try await verifiedEvents(world)
-        #expect(events == [
-            "SUBSCRIBED/INITIAL_BUY", "DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "EXPIRED/VOLUNTARY",
-            "SUBSCRIBED/RESUBSCRIBE",
-        ])
+        #expect(
+            events == [
+                "SUBSCRIBED/INITIAL_BUY", "DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "EXPIRED/VOLUNTARY",
+                "SUBSCRIBED/RESUBSCRIBE",
+            ]
+        )
     }
 
     @Test func coinsRefundRequestConsumptionRequestRefundAndReversal() async throws {

@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 import Testing
@@ -15,7 +16,10 @@ import Testing
         let first = try await h.store.purchase(productId: H.monthly, account: account.id)
         try await h.store.advance(by: 8 * H.day)  // trial over, paying
         _ = try await h.store.purchase(
-            productId: H.monthly, account: account.id, options: .init(offer: .promotional(id: "winback-50")))
+            productId: H.monthly,
+            account: account.id,
+            options: .init(offer: .promotional(id: "winback-50"))
+        )
         let redeemed = try await h.last()
         #expect(redeemed.type == .offerRedeemed)
         #expect(try await h.renewalInfo(redeemed).offerType == .promotional)
@@ -31,7 +35,10 @@ import Testing
         let newcomer = try await h.store.createAccount()
         await #expect(throws: SimulatorError.self) {
             _ = try await h.store.purchase(
-                productId: H.yearly, account: newcomer.id, options: .init(offer: .promotional(id: "winback-50")))
+                productId: H.yearly,
+                account: newcomer.id,
+                options: .init(offer: .promotional(id: "winback-50"))
+            )
         }
     }
 
@@ -72,8 +79,12 @@ import Testing
         let store = try SimulatedAppStore(catalog: catalog, signingChain: chain, seed: 3)
         let verifier = try SignedDataVerifier(
             configuration: .init(
-                bundleId: catalog.bundleId, environments: [.sandbox], roots: try TrustedRoots.only([chain.root]),
-                deployment: .development))
+                bundleId: catalog.bundleId,
+                environments: [.sandbox],
+                roots: try TrustedRoots.only([chain.root]),
+                deployment: .development
+            )
+        )
         let parent = try await store.createAccount()
         let child = try await store.createAccount()
         try await store.createFamily([parent.id, child.id])
@@ -172,7 +183,10 @@ import Testing
         let account = try await h.store.createAccount()
         let token = UUID()
         let coins = try await h.store.purchase(
-            productId: "com.example.storekeeper.coins.300", account: account.id, options: .init(appAccountToken: token, quantity: 3))
+            productId: "com.example.storekeeper.coins.300",
+            account: account.id,
+            options: .init(appAccountToken: token, quantity: 3)
+        )
         _ = try await h.store.purchase(productId: "com.example.storekeeper.coins.60", account: account.id, options: .init(appAccountToken: token))
         _ = try await h.store.purchase(productId: "com.example.storekeeper.pass.month", account: account.id)
         _ = try await h.store.purchase(productId: "com.example.storekeeper.pass.month", account: account.id)
@@ -193,7 +207,11 @@ import Testing
         truth = try await h.store.groundTruth(account: account.id)
         #expect(truth.isEntitled(to: "com.example.storekeeper.vipB"))
         #expect(!truth.isEntitled(to: "com.example.storekeeper.vipA"))  // replaced at once, not two paid periods
-        #expect(try await h.store.groundTruth(account: account.id, at: vipA.transaction.purchaseDate! + H.day).isEntitled(to: "com.example.storekeeper.vipA"))
+        #expect(
+            try await h.store.groundTruth(account: account.id, at: vipA.transaction.purchaseDate! + H.day).isEntitled(
+                to: "com.example.storekeeper.vipA"
+            )
+        )
 
         // Grace keeps the entitlement; billing retry after grace does not.
         let member = try await h.store.createAccount()

@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 import Testing
@@ -14,7 +15,9 @@ import X509
         defer { try? FileManager.default.removeItem(at: directory) }
         let chain = try SigningIdentityStore.loadOrCreate(directory: directory, ocspURL: "http://127.0.0.1:9999/ocsp")
         let ocsp = AuthorityInformationAccess.AccessDescription(
-            method: .ocspServer, location: .uniformResourceIdentifier("http://127.0.0.1:9999/ocsp"))
+            method: .ocspServer,
+            location: .uniformResourceIdentifier("http://127.0.0.1:9999/ocsp")
+        )
         for certificate in [chain.intermediate, chain.leaf] {
             let access = try #require(try certificate.extensions.authorityInformationAccess)
             #expect(Array(access) == [ocsp])
@@ -32,8 +35,12 @@ import X509
         let store = try SimulatedAppStore(catalog: catalog, signingChain: reloaded, seed: 4)
         let verifier = try SignedDataVerifier(
             configuration: .init(
-                bundleId: catalog.bundleId, environments: [.sandbox], roots: try TrustedRoots.only([chain.root]),
-                deployment: .development))
+                bundleId: catalog.bundleId,
+                environments: [.sandbox],
+                roots: try TrustedRoots.only([chain.root]),
+                deployment: .development
+            )
+        )
         let account = try await store.createAccount()
         let purchase = try await store.purchase(productId: H.monthly, account: account.id)
         #expect(try await verifier.verifyTransaction(purchase.signedTransaction).productId == H.monthly)

@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 import Testing
@@ -56,9 +57,11 @@ import Testing
 
         let sent = Array(await h.store.sentNotifications()[start...])
         let events = try await h.verifiedEvents(from: start)
-        #expect(events.filter { $0.hasPrefix("REFUND") } == [
-            "REFUND_DECLINED", "REFUND", "REFUND", "REFUND_REVERSED", "REFUND_DECLINED", "REFUND", "REFUND_REVERSED",
-        ])
+        #expect(
+            events.filter { $0.hasPrefix("REFUND") } == [
+                "REFUND_DECLINED", "REFUND", "REFUND", "REFUND_REVERSED", "REFUND_DECLINED", "REFUND", "REFUND_REVERSED",
+            ]
+        )
         for (notification, event) in zip(sent, events) {
             let transaction = try await h.transaction(notification)
             if transaction.type == .autoRenewable {
@@ -71,10 +74,12 @@ import Testing
             }
         }
         let subscriptionEvents = zip(sent, events).filter { $0.0.payload.data?.signedRenewalInfo != nil }
-        #expect(subscriptionEvents.map(\.1) == [
-            "CONSUMPTION_REQUEST", "DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "REFUND_DECLINED", "REFUND", "REFUND",
-            "REFUND_REVERSED",
-        ])
+        #expect(
+            subscriptionEvents.map(\.1) == [
+                "CONSUMPTION_REQUEST", "DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "REFUND_DECLINED", "REFUND", "REFUND",
+                "REFUND_REVERSED",
+            ]
+        )
         #expect(subscriptionEvents.map { $0.0.payload.data?.status } == [.active, .active, .active, .active, .revoked, .active])
     }
 
@@ -101,9 +106,11 @@ import Testing
         // Nothing is pending any more: the same purchase once more is refused, and the renewal stays yearly.
         await #expect(throws: SimulatorError.self) { try await h.store.purchase(productId: H.yearly, account: account.id) }
         try await h.store.advance(by: 366 * H.day)
-        #expect(try await h.verifiedEvents() == [
-            "SUBSCRIBED/INITIAL_BUY", "DID_CHANGE_RENEWAL_PREF/DOWNGRADE", "DID_CHANGE_RENEWAL_PREF", "DID_RENEW",
-        ])
+        #expect(
+            try await h.verifiedEvents() == [
+                "SUBSCRIBED/INITIAL_BUY", "DID_CHANGE_RENEWAL_PREF/DOWNGRADE", "DID_CHANGE_RENEWAL_PREF", "DID_RENEW",
+            ]
+        )
         #expect(try await h.transaction(try await h.last()).productId == H.yearly)
     }
 
@@ -116,7 +123,8 @@ import Testing
         let first = try await h.verifier.verifyAppTransaction(try await h.store.signedAppTransaction(anyTransactionId: id))
         try await h.store.advance(by: 5 * H.day)
         let second = try await h.verifier.verifyAppTransaction(
-            try await h.store.signedAppTransaction(anyTransactionId: account.appTransactionId))
+            try await h.store.signedAppTransaction(anyTransactionId: account.appTransactionId)
+        )
         #expect(first.originalPurchaseDate == joined)
         #expect(second.originalPurchaseDate == joined)
         // The receipt itself is issued now, each time.
@@ -201,8 +209,12 @@ import Testing
         let store = try SimulatedAppStore(catalog: catalog, signingChain: chain, seed: 3)
         let verifier = try SignedDataVerifier(
             configuration: .init(
-                bundleId: catalog.bundleId, environments: [.sandbox], roots: try TrustedRoots.only([chain.root]),
-                deployment: .development))
+                bundleId: catalog.bundleId,
+                environments: [.sandbox],
+                roots: try TrustedRoots.only([chain.root]),
+                deployment: .development
+            )
+        )
         let account = try await store.createAccount()
         let original = try #require(try await store.purchase(productId: H.monthly, account: account.id).transaction.originalTransactionId)
         func eligible() async throws -> [String]? {

@@ -33,13 +33,20 @@ public enum StorageHarness {
         let name = "storekeeper_test_\(UUID().uuidString.prefix(8).lowercased())"
         let admin = PostgresDatabaseProvider(
             configuration: .init(
-                host: host, port: port, username: user, password: password, database: environment["POSTGRES_DB"] ?? "postgres",
-                tls: .disable))
+                host: host,
+                port: port,
+                username: user,
+                password: password,
+                database: environment["POSTGRES_DB"] ?? "postgres",
+                tls: .disable
+            )
+        )
         let adminTask = Task { await admin.run() }
         defer { adminTask.cancel() }
         try await admin.withSession { try await $0.raw("CREATE DATABASE \(unsafeRaw: name)").run() }
         let provider = PostgresDatabaseProvider(
-            configuration: .init(host: host, port: port, username: user, password: password, database: name, tls: .disable))
+            configuration: .init(host: host, port: port, username: user, password: password, database: name, tls: .disable)
+        )
         let task = Task { await provider.run() }
         let outcome: Result<Void, any Error>
         do {

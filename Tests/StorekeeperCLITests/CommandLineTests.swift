@@ -30,7 +30,9 @@ import Testing
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
-        let out = Pipe(), err = Pipe(), input = Pipe()
+        let out = Pipe()
+        let err = Pipe()
+        let input = Pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
@@ -41,8 +43,10 @@ import Testing
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Run(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+            status: process.terminationStatus,
+            stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self)
+        )
     }
 
     /// A fresh directory holding `storekeeper sample` output.
@@ -123,12 +127,22 @@ import Testing
         #expect(signature.keyIdentifier == "ABC123")
         #expect(
             signature.isValid(
-                publicKey: key.publicKey, bundleId: "com.example.app", productId: "vip.monthly", offerId: "WINBACK",
-                appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138"))
+                publicKey: key.publicKey,
+                bundleId: "com.example.app",
+                productId: "vip.monthly",
+                offerId: "WINBACK",
+                appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+            )
+        )
         #expect(
             !signature.isValid(
-                publicKey: key.publicKey, bundleId: "com.example.app", productId: "vip.yearly", offerId: "WINBACK",
-                appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138"))
+                publicKey: key.publicKey,
+                bundleId: "com.example.app",
+                productId: "vip.yearly",
+                offerId: "WINBACK",
+                appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+            )
+        )
     }
 
     @Test func signOfferV2ProducesAJWS() throws {

@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import AsyncHTTPClient
 import Foundation
@@ -130,8 +131,10 @@ import Testing
             let user = "crash-\(index)"
             let product = index % 3 == 0 ? "com.example.storekeeper.coins.60" : "com.example.storekeeper.membership.monthly.standard"
             let reply = await Self.post(
-                server.url + "/v1/orders", json: try JSONSerialization.data(withJSONObject: ["productId": product]),
-                headers: [("Authorization", "Bearer " + UserTokenVerifier.hs256Token(subject: user, secret: Self.secret, lifetime: 86_400))])
+                server.url + "/v1/orders",
+                json: try JSONSerialization.data(withJSONObject: ["productId": product]),
+                headers: [("Authorization", "Bearer " + UserTokenVerifier.hs256Token(subject: user, secret: Self.secret, lifetime: 86_400))]
+            )
             #expect(reply.status == 201)
             let token = try #require(UUID(uuidString: reply.body["appAccountToken"] as? String ?? ""))
             customers.append((user, token))
@@ -175,7 +178,13 @@ import Testing
                 for _ in 0..<8 {
                     guard let index = next.next() else { break }
                     group.addTask {
-                        (index, await Self.post(url + "/apple/notifications/v2", json: try! JSONSerialization.data(withJSONObject: ["signedPayload": notifications[index]])).status)
+                        (
+                            index,
+                            await Self.post(
+                                url + "/apple/notifications/v2",
+                                json: try! JSONSerialization.data(withJSONObject: ["signedPayload": notifications[index]])
+                            ).status
+                        )
                     }
                 }
                 while let result = await group.next() {
@@ -183,7 +192,13 @@ import Testing
                     // Once the server is gone the rest waits for the next round, as Apple's retries would.
                     if !killed.value, let index = next.next() {
                         group.addTask {
-                            (index, await Self.post(url + "/apple/notifications/v2", json: try! JSONSerialization.data(withJSONObject: ["signedPayload": notifications[index]])).status)
+                            (
+                                index,
+                                await Self.post(
+                                    url + "/apple/notifications/v2",
+                                    json: try! JSONSerialization.data(withJSONObject: ["signedPayload": notifications[index]])
+                                ).status
+                            )
                         }
                     }
                 }
@@ -203,7 +218,10 @@ import Testing
 
         // Duplicates after recovery change nothing; wait for everything to be applied.
         for index in stride(from: 0, to: notifications.count, by: 7) {
-            _ = await Self.post(server.url + "/apple/notifications/v2", json: try JSONSerialization.data(withJSONObject: ["signedPayload": notifications[index]]))
+            _ = await Self.post(
+                server.url + "/apple/notifications/v2",
+                json: try JSONSerialization.data(withJSONObject: ["signedPayload": notifications[index]])
+            )
         }
         let admin = [("X-Admin-Key", Self.adminKey)]
         _ = await Self.post(server.url + "/v1/admin/jobs/process-notifications/run", json: Data("{}".utf8), headers: admin)
@@ -229,10 +247,13 @@ import Testing
         for (user, token) in customers {
             let truth = await store.groundTruth(appAccountToken: token, at: now)
             let me = try await Self.get(
-                server.url + "/v1/admin/users/\(user)?at=\(Int64(now.timeIntervalSince1970 * 1000))", headers: admin)
+                server.url + "/v1/admin/users/\(user)?at=\(Int64(now.timeIntervalSince1970 * 1000))",
+                headers: admin
+            )
             let active = Set(
                 (me["entitlements"] as? [[String: Any]] ?? []).filter { $0["active"] as? Bool == true }
-                    .compactMap { $0["entitlement"] as? String })
+                    .compactMap { $0["entitlement"] as? String }
+            )
             let expected = Set(truth.entitlements.keys.map { _ in "membership" })
             #expect(active == expected, "\(user): \(active) vs \(expected)")
             let coins = (me["wallet"] as? [String: Any])?["coins"] as? Int ?? 0
@@ -252,7 +273,10 @@ import Testing
         }
         if let databaseName, let url = environment["DB_POSTGRES_URL"] {
             final.kill()
-            try await Self.psql(url.replacingOccurrences(of: "/" + databaseName, with: "/postgres"), "DROP DATABASE IF EXISTS \(databaseName) WITH (FORCE)")
+            try await Self.psql(
+                url.replacingOccurrences(of: "/" + databaseName, with: "/postgres"),
+                "DROP DATABASE IF EXISTS \(databaseName) WITH (FORCE)"
+            )
         }
     }
 

@@ -194,7 +194,9 @@ import Testing
         #expect(await Self.waitForHealth("http://127.0.0.1:\(port)", of: child), "\(child.stderr)")
         let output = child.stdout
         let adminKey = try #require(
-            output.split(separator: "\n").first { $0.contains("X-Admin-Key") }?.split(separator: " ").last.map(String.init), "\(output)")
+            output.split(separator: "\n").first { $0.contains("X-Admin-Key") }?.split(separator: " ").last.map(String.init),
+            "\(output)"
+        )
         #expect(output.contains(".storekeeper-demo"), "the demo says where its keys and database are: \(output)")
         #expect(output.contains(".p8"), "\(output)")
 
@@ -202,7 +204,10 @@ import Testing
         for job in ["catch-up", "renewal-sweep", "consumption-responder"] {
             let started = ContinuousClock.now
             let reply = try await Self.post(
-                "http://127.0.0.1:\(port)/v1/admin/jobs/\(job)/run", json: "{}", headers: [("X-Admin-Key", adminKey)])
+                "http://127.0.0.1:\(port)/v1/admin/jobs/\(job)/run",
+                json: "{}",
+                headers: [("X-Admin-Key", adminKey)]
+            )
             #expect(reply.status == 200, "\(job): \(reply.body)")
             #expect(ContinuousClock.now - started < .seconds(10), "\(job)")
         }
@@ -223,7 +228,7 @@ import Testing
         let config: [String: Any] = [
             "http": ["port": port],
             "db": ["sqlite": ["path": directory.appendingPathComponent("json.sqlite").path]],
-            "apps": ["main": ["bundleId": "com.example.storekeeper", "appAppleId": 1234567890]],
+            "apps": ["main": ["bundleId": "com.example.storekeeper", "appAppleId": 1_234_567_890]],
             "auth": ["adminKeys": "ops:\(adminKey),ci:other-admin-key-0123456789"],
             "lifecycle": ["catchUpSeconds": 0, "sweepSeconds": 0],
         ]

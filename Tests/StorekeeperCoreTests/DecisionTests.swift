@@ -7,13 +7,28 @@ import Testing
     static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func snapshot(
-        _ state: SubscriptionState?, at seconds: Double, reason: String? = nil, grace: Date? = nil, autoRenew: Bool? = nil,
-        offerId: String? = nil, latest: String? = nil
+        _ state: SubscriptionState?,
+        at seconds: Double,
+        reason: String? = nil,
+        grace: Date? = nil,
+        autoRenew: Bool? = nil,
+        offerId: String? = nil,
+        latest: String? = nil
     ) -> SubscriptionSnapshot {
         SubscriptionSnapshot(
-            originalTransactionId: "o", bundleId: "b", productId: "p", environment: "Sandbox", state: state, expirationReason: reason,
-            autoRenew: autoRenew, gracePeriodExpiresAt: grace, offerId: offerId, latestTransactionId: latest, event: "E",
-            signedDate: t0 + seconds)
+            originalTransactionId: "o",
+            bundleId: "b",
+            productId: "p",
+            environment: "Sandbox",
+            state: state,
+            expirationReason: reason,
+            autoRenew: autoRenew,
+            gracePeriodExpiresAt: grace,
+            offerId: offerId,
+            latestTransactionId: latest,
+            event: "E",
+            signedDate: t0 + seconds
+        )
     }
 
     @Test func aLaterWordWinsAndAnEarlierOneIsStale() {
@@ -84,7 +99,8 @@ import Testing
         #expect(UserID(rawValue: "caf\u{e9}") != UserID(rawValue: "cafe\u{301}"))
         #expect(
             Attribution.decide(orderUser: nil, boundUser: UserID(rawValue: "caf\u{e9}"), submitter: UserID(rawValue: "cafe\u{301}"), policy: .refuse)
-                == .refused(owner: UserID(rawValue: "caf\u{e9}"), submitter: UserID(rawValue: "cafe\u{301}")))
+                == .refused(owner: UserID(rawValue: "caf\u{e9}"), submitter: UserID(rawValue: "cafe\u{301}"))
+        )
     }
 }
 
@@ -124,8 +140,15 @@ import Testing
 
     static func transaction(token: UUID?, product: String = "unlock") -> VerifiedTransaction {
         VerifiedTransaction(
-            transactionId: "t", originalTransactionId: "t", bundleId: "com.example", productId: product, environment: "Sandbox",
-            purchaseDate: Date(timeIntervalSince1970: 1_800_000_000), appAccountToken: token, source: .signedTransaction)
+            transactionId: "t",
+            originalTransactionId: "t",
+            bundleId: "com.example",
+            productId: product,
+            environment: "Sandbox",
+            purchaseDate: Date(timeIntervalSince1970: 1_800_000_000),
+            appAccountToken: token,
+            source: .signedTransaction
+        )
     }
 
     static func order(_ id: String, user: UserID, product: String = "unlock") -> OrderReference {
@@ -145,7 +168,11 @@ import Testing
         #expect(own.order == named && own.completes)
         // Another product: ignored.
         let other = OrderMatch.decide(
-            transaction: Self.transaction(token: nil, product: "coins"), tokenOrder: nil, namedOrder: named, submitter: Self.bob)
+            transaction: Self.transaction(token: nil, product: "coins"),
+            tokenOrder: nil,
+            namedOrder: named,
+            submitter: Self.bob
+        )
         #expect(other.ignored == named)
         #expect(OrderMatch.ignoredEntry(named, transaction: Self.transaction(token: nil), submitter: Self.ann, at: Date()).action == .orderIgnored)
     }

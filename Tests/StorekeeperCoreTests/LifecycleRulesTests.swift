@@ -28,7 +28,8 @@ import Testing
                 let effect = LifecycleRules.effect(v2: type, subtype: subtype)
                 #expect(effect.recordOnly?.hasPrefix("unknown") != true, "\(type)/\(subtype ?? "-")")
                 // Every message either changes something or says why it only records.
-                let acts = effect.deliver || effect.revoke != nil || effect.reinstate || effect.updatesSubscription
+                let acts =
+                    effect.deliver || effect.revoke != nil || effect.reinstate || effect.updatesSubscription
                     || effect.answerConsumptionRequest || effect.closeConsumptionRequest
                 #expect(acts || effect.recordOnly != nil, "\(type)/\(subtype ?? "-")")
             }
@@ -58,20 +59,30 @@ import Testing
     @Test func consumptionAnswers() {
         let now = Date(timeIntervalSince1970: 2_000_000_000)
         let coins = ConsumptionAnswer.build(
-            .init(kind: .consumable, delivered: true, coinsCredited: 60, balance: 15, now: now), sampleContentProvided: false,
-            preference: "GRANT_PRORATED")
+            .init(kind: .consumable, delivered: true, coinsCredited: 60, balance: 15, now: now),
+            sampleContentProvided: false,
+            preference: "GRANT_PRORATED"
+        )
         #expect(coins.consumptionPercentage == 75_000)
         #expect(coins.deliveryStatus == "DELIVERED")
         let untouched = ConsumptionAnswer.build(
-            .init(kind: .consumable, delivered: true, coinsCredited: 60, balance: 200, now: now), sampleContentProvided: false,
-            preference: "GRANT_PRORATED")
+            .init(kind: .consumable, delivered: true, coinsCredited: 60, balance: 200, now: now),
+            sampleContentProvided: false,
+            preference: "GRANT_PRORATED"
+        )
         #expect(untouched.consumptionPercentage == 0)
         #expect(untouched.refundPreference == "GRANT_FULL")
         let pass = ConsumptionAnswer.build(
             .init(kind: .nonRenewing, delivered: true, periodStart: now - 10 * 86_400, periodEnd: now + 30 * 86_400, now: now),
-            sampleContentProvided: true, preference: nil)
+            sampleContentProvided: true,
+            preference: nil
+        )
         #expect(pass.consumptionPercentage == 25_000)
-        let subscription = ConsumptionAnswer.build(.init(kind: .autoRenewable, delivered: true, now: now), sampleContentProvided: true, preference: "DECLINE")
+        let subscription = ConsumptionAnswer.build(
+            .init(kind: .autoRenewable, delivered: true, now: now),
+            sampleContentProvided: true,
+            preference: "DECLINE"
+        )
         #expect(subscription.consumptionPercentage == nil)
         let lost = ConsumptionAnswer.build(.init(kind: nil, delivered: false, now: now), sampleContentProvided: false, preference: "DECLINE")
         #expect(lost.deliveryStatus == "UNDELIVERED_OTHER")

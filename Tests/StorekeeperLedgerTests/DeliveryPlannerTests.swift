@@ -106,7 +106,12 @@ import Testing
         try await StorageHarness.withEachProvider { provider in
             let ledger = try await F.ledger(on: provider)
             _ = try await ledger.adjust(
-                user: UserID(rawValue: "rich"), amount: WalletLimits.maximumAmount, idempotencyKey: "seed", admin: "ops", reason: nil)
+                user: UserID(rawValue: "rich"),
+                amount: WalletLimits.maximumAmount,
+                idempotencyKey: "seed",
+                admin: "ops",
+                reason: nil
+            )
             // Push the balance to just under the limit, so a 10-coin purchase cannot fit.
             try await provider.withSession { db in
                 try await db.raw("UPDATE wallets SET balance = \(bind: WalletLimits.maximumBalance - 5) WHERE user_id = 'rich'").run()

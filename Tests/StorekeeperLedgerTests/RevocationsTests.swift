@@ -12,12 +12,23 @@ import Testing
     typealias F = LedgerFixtures
 
     static func revoke(
-        _ ledger: Ledger, _ id: String, signed: Date, policy: CoinClawbackPolicy = .debt
+        _ ledger: Ledger,
+        _ id: String,
+        signed: Date,
+        policy: CoinClawbackPolicy = .debt
     ) async throws -> Revocations.Outcome {
         try await ledger.write { uow in
             let outcome = try await Revocations.revoke(
-                transactionId: id, at: signed, kind: .refund, revocationType: "REFUND_FULL", revocationPercentage: nil, policy: policy,
-                decidedAt: signed, cause: .notification("test-\(signed.timeIntervalSince1970)"), in: uow)
+                transactionId: id,
+                at: signed,
+                kind: .refund,
+                revocationType: "REFUND_FULL",
+                revocationPercentage: nil,
+                policy: policy,
+                decidedAt: signed,
+                cause: .notification("test-\(signed.timeIntervalSince1970)"),
+                in: uow
+            )
             try await uow.flush()
             return outcome
         }
@@ -91,8 +102,16 @@ import Testing
             _ = try await F.deliver(ledger, F.transaction("o1", product: F.monthly), product: F.monthly, to: "dee")
             func snapshot(_ state: SubscriptionState, _ seconds: Double, event: String) -> SubscriptionSnapshot {
                 SubscriptionSnapshot(
-                    originalTransactionId: "o1", bundleId: "b", productId: "monthly", environment: "Sandbox", state: state,
-                    autoRenew: true, expiresAt: F.t0 + 86_400 * 30, event: event, signedDate: F.t0 + seconds)
+                    originalTransactionId: "o1",
+                    bundleId: "b",
+                    productId: "monthly",
+                    environment: "Sandbox",
+                    state: state,
+                    autoRenew: true,
+                    expiresAt: F.t0 + 86_400 * 30,
+                    event: event,
+                    signedDate: F.t0 + seconds
+                )
             }
             for (state, seconds, event, applies) in [
                 (SubscriptionState.active, 10.0, "SUBSCRIBED", true), (.expired, 30, "EXPIRED", true), (.active, 20, "DID_RENEW", false),

@@ -1,7 +1,7 @@
 import Foundation
 import SQLKit
-import StorekeeperCore
 import StorageTestSupport
+import StorekeeperCore
 import StorekeeperStorage
 import Testing
 
@@ -13,9 +13,15 @@ import Testing
 
     static func transaction(_ id: String, signedData: String?) -> VerifiedTransaction {
         VerifiedTransaction(
-            transactionId: id, originalTransactionId: id, bundleId: "com.example", productId: coins.id,
-            environment: "Sandbox", purchaseDate: Date(timeIntervalSince1970: 1_800_000_000), source: .signedTransaction,
-            signedData: signedData)
+            transactionId: id,
+            originalTransactionId: id,
+            bundleId: "com.example",
+            productId: coins.id,
+            environment: "Sandbox",
+            purchaseDate: Date(timeIntervalSince1970: 1_800_000_000),
+            source: .signedTransaction,
+            signedData: signedData
+        )
     }
 
     static func jws(header: String, payload: String) -> String {
@@ -46,7 +52,11 @@ import Testing
                 for (id, signedData) in originals {
                     group.addTask {
                         _ = try await LedgerFixtures.deliver(
-                            ledger, Self.transaction(id, signedData: signedData), product: Self.coins, to: "u-\(id)")
+                            ledger,
+                            Self.transaction(id, signedData: signedData),
+                            product: Self.coins,
+                            to: "u-\(id)"
+                        )
                     }
                 }
                 try await group.waitForAll()

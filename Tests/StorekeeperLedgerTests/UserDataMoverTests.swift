@@ -47,20 +47,58 @@ import Testing
             _ = try await F.deliver(ledger, F.transaction("g-month", product: F.monthly), product: F.monthly, to: guest.rawValue)
             try await ledger.createOrder(
                 Order(
-                    id: "ord_g", user: guest, bundleId: "com.example", productId: "unlock", appAccountToken: UUID(), status: .created,
-                    createdAt: Date(), expiresAt: Date() + 3600, transactionId: nil))
+                    id: "ord_g",
+                    user: guest,
+                    bundleId: "com.example",
+                    productId: "unlock",
+                    appAccountToken: UUID(),
+                    status: .created,
+                    createdAt: Date(),
+                    expiresAt: Date() + 3600,
+                    transactionId: nil
+                )
+            )
             _ = try await ledger.recordOfferNonce(UUID(), user: guest, productId: "monthly", offerId: "o", campaignId: "c")
             _ = try await ledger.write { uow in
                 try await AppleMessages.applySnapshots(
-                    [(SubscriptionSnapshot(
-                        originalTransactionId: "g-month", bundleId: "com.example", productId: "monthly", environment: "Sandbox",
-                        state: .active, event: "SUBSCRIBED", signedDate: F.t0), .notification("n1"))], in: uow)
+                    [
+                        (
+                            SubscriptionSnapshot(
+                                originalTransactionId: "g-month",
+                                bundleId: "com.example",
+                                productId: "monthly",
+                                environment: "Sandbox",
+                                state: .active,
+                                event: "SUBSCRIBED",
+                                signedDate: F.t0
+                            ), .notification("n1")
+                        )
+                    ],
+                    in: uow
+                )
                 _ = try await Revocations.revoke(
-                    transactionId: "g-unlock", at: F.t0, kind: .refund, revocationType: nil, revocationPercentage: nil, policy: .debt,
-                    decidedAt: F.t0, cause: .notification("n2"), in: uow)
+                    transactionId: "g-unlock",
+                    at: F.t0,
+                    kind: .refund,
+                    revocationType: nil,
+                    revocationPercentage: nil,
+                    policy: .debt,
+                    decidedAt: F.t0,
+                    cause: .notification("n2"),
+                    in: uow
+                )
                 _ = try await ConsumptionRequestsTable.insert(
-                    id: "q1", bundleId: "com.example", environment: "Sandbox", transactionId: "g-coins", originalTransactionId: "g-coins",
-                    user: guest, reason: nil, requestedAt: F.t0, now: uow.now, on: uow.db)
+                    id: "q1",
+                    bundleId: "com.example",
+                    environment: "Sandbox",
+                    transactionId: "g-coins",
+                    originalTransactionId: "g-coins",
+                    user: guest,
+                    reason: nil,
+                    requestedAt: F.t0,
+                    now: uow.now,
+                    on: uow.db
+                )
                 try await uow.flush()
             }
             let tables = try await Self.userKeyedTables(provider)

@@ -95,7 +95,9 @@ struct AttributionTests {
             let pending = try await server.call(.GET, "/v1/admin/pending", headers: ServerHarness.adminHeaders)
             #expect((pending["pending"] as? [[String: Any]])?.first?["transactionId"] as? String == purchase.transaction.transactionId)
             let delivered = try await server.submit(
-                purchase.signedTransaction, headers: [("X-API-Key", ServerHarness.apiKey), ("X-Storekeeper-User", "gus")])
+                purchase.signedTransaction,
+                headers: [("X-API-Key", ServerHarness.apiKey), ("X-Storekeeper-User", "gus")]
+            )
             #expect(delivered.delivery?["userId"] as? String == "gus")
             let after = try await server.call(.GET, "/v1/admin/pending", headers: ServerHarness.adminHeaders)
             #expect((after["pending"] as? [Any])?.isEmpty == true)
@@ -104,7 +106,8 @@ struct AttributionTests {
 
     @Test(
         "several servers on one PostgreSQL deliver a transaction submitted 100 times once",
-        .enabled(if: TestDatabase.available.contains(.postgres), "needs PostgreSQL (POSTGRES_PORT)"))
+        .enabled(if: TestDatabase.available.contains(.postgres), "needs PostgreSQL (POSTGRES_PORT)")
+    )
     func severalInstances() async throws {
         try await ServerHarness.run(.postgres, instances: 3) { server in
             let account = try await server.store.createAccount().id

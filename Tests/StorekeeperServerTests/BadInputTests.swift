@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 import NIOHTTP1
@@ -33,27 +34,54 @@ struct BadInputTests {
 
             let untrustedChain = try AppStoreSigningChain.generate(.init(name: "Forger"))
             let forgerStore = try SimulatedAppStore(
-                catalog: try ServerHarness.simulatorCatalog(), signingChain: untrustedChain, seed: 3, start: Date())
+                catalog: try ServerHarness.simulatorCatalog(),
+                signingChain: untrustedChain,
+                seed: 3,
+                start: Date()
+            )
             let forgerAccount = try await forgerStore.createAccount().id
             let forged = try await forgerStore.purchase(productId: PurchaseFlowTests.coins, account: forgerAccount)
             let fresh = try await server.store.purchase(productId: PurchaseFlowTests.coins, account: account)
 
             let cases: [(String, Int, String, ServerHarness.Reply)] = [
-                ("malformed JSON", 400, "malformed_json", try await server.call(.POST, "/v1/purchases", raw: "{\"signedTransaction\": ", headers: user)),
+                (
+                    "malformed JSON", 400, "malformed_json",
+                    try await server.call(.POST, "/v1/purchases", raw: "{\"signedTransaction\": ", headers: user)
+                ),
                 ("empty body", 400, "malformed_json", try await server.call(.POST, "/v1/purchases", raw: "", headers: user)),
-                ("wrong field type", 400, "malformed_json", try await server.call(.POST, "/v1/purchases", json: ["signedTransaction": 42], headers: user)),
+                (
+                    "wrong field type", 400, "malformed_json",
+                    try await server.call(.POST, "/v1/purchases", json: ["signedTransaction": 42], headers: user)
+                ),
                 ("nothing to verify", 400, "missing_purchase", try await server.call(.POST, "/v1/purchases", json: ["orderId": "x"], headers: user)),
                 ("tampered payload", 422, "invalid_signature", try await server.submit(Self.tampered(fresh.signedTransaction), headers: user)),
                 ("truncated JWS", 400, "malformed", try await server.submit(String(fresh.signedTransaction.prefix(300)), headers: user)),
                 ("untrusted chain", 422, "invalid_certificate", try await server.submit(forged.signedTransaction, headers: user)),
-                ("oversized body", 413, "body_too_large",
-                 try await server.call(.POST, "/v1/purchases", raw: "{\"receipt\":\"" + String(repeating: "A", count: 2 << 20) + "\"}", headers: user)),
+                (
+                    "oversized body", 413, "body_too_large",
+                    try await server.call(
+                        .POST,
+                        "/v1/purchases",
+                        raw: "{\"receipt\":\"" + String(repeating: "A", count: 2 << 20) + "\"}",
+                        headers: user
+                    )
+                ),
                 ("no credentials", 401, "unauthenticated", try await server.submit(fresh.signedTransaction, headers: [])),
-                ("forged user token", 401, "invalid_token",
-                 try await server.submit(fresh.signedTransaction, headers: [("Authorization", "Bearer " + ServerHarness.token("nina").dropLast(3) + "abc")])),
-                ("unknown API key", 401, "invalid_api_key", try await server.submit(fresh.signedTransaction, headers: [("X-API-Key", "nope-nope-nope-nope")])),
-                ("order for unknown product", 404, "unknown_product",
-                 try await server.call(.POST, "/v1/orders", json: ["productId": "com.example.nothing"], headers: user)),
+                (
+                    "forged user token", 401, "invalid_token",
+                    try await server.submit(
+                        fresh.signedTransaction,
+                        headers: [("Authorization", "Bearer " + ServerHarness.token("nina").dropLast(3) + "abc")]
+                    )
+                ),
+                (
+                    "unknown API key", 401, "invalid_api_key",
+                    try await server.submit(fresh.signedTransaction, headers: [("X-API-Key", "nope-nope-nope-nope")])
+                ),
+                (
+                    "order for unknown product", 404, "unknown_product",
+                    try await server.call(.POST, "/v1/orders", json: ["productId": "com.example.nothing"], headers: user)
+                ),
                 ("admin route without key", 401, "admin_key_required", try await server.call(.GET, "/v1/admin/users/nina/audit", headers: user)),
                 ("unknown route", 404, "not_found", try await server.call(.GET, "/v1/nothing-here", headers: user)),
             ]
@@ -114,17 +142,27 @@ struct BadInputTests {
             let account = try await server.store.createAccount().id
             let earlier = try await server.store.purchase(productId: PurchaseFlowTests.chapter, account: account)
             let put = try await server.call(
-                .PUT, "/v1/admin/catalog/products/\(PurchaseFlowTests.chapter)",
+                .PUT,
+                "/v1/admin/catalog/products/\(PurchaseFlowTests.chapter)",
                 json: ["id": PurchaseFlowTests.chapter, "kind": "nonConsumable", "entitlement": "chapter.2", "onSale": false],
-                headers: ServerHarness.adminHeaders)
+                headers: ServerHarness.adminHeaders
+            )
             #expect(put.status == 200, "\(put.text)")
             let order = try await server.call(
-                .POST, "/v1/orders", json: ["productId": PurchaseFlowTests.chapter], headers: ServerHarness.userHeaders("quinn"))
+                .POST,
+                "/v1/orders",
+                json: ["productId": PurchaseFlowTests.chapter],
+                headers: ServerHarness.userHeaders("quinn")
+            )
             #expect(order.status == 409)
             #expect(order.code == "product_not_for_sale")
             #expect(try await server.submit(earlier.signedTransaction, headers: ServerHarness.userHeaders("quinn")).outcome == "delivered")
             let invalid = try await server.call(
-                .PUT, "/v1/admin/catalog/products/x", json: ["id": "x", "kind": "consumable"], headers: ServerHarness.adminHeaders)
+                .PUT,
+                "/v1/admin/catalog/products/x",
+                json: ["id": "x", "kind": "consumable"],
+                headers: ServerHarness.adminHeaders
+            )
             #expect(invalid.status == 422)
             #expect(invalid.code == "invalid_catalog")
         }

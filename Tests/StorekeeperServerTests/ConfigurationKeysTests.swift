@@ -1,6 +1,7 @@
 import Configuration
 import Crypto
 import Foundation
+import Logging
 import StorekeeperCore
 import StorekeeperServer
 import StorekeeperStorage
@@ -41,8 +42,12 @@ import Testing
             Key(dotted: "db.kind", environment: "DB_KIND", environmentValue: "postgres", json: "postgres") {
                 $0.database == .postgres(url: "postgres://u:p@127.0.0.1:5432/sk")
             },
-            Key(dotted: "db.postgres.url", environment: "DB_POSTGRES_URL", environmentValue: "postgres://u:p@127.0.0.1:5432/sk",
-                json: "postgres://u:p@127.0.0.1:5432/sk") { _ in true },
+            Key(
+                dotted: "db.postgres.url",
+                environment: "DB_POSTGRES_URL",
+                environmentValue: "postgres://u:p@127.0.0.1:5432/sk",
+                json: "postgres://u:p@127.0.0.1:5432/sk"
+            ) { _ in true },
             Key(dotted: "db.postgres.tls", environment: "DB_POSTGRES_TLS", environmentValue: "require", json: "require") {
                 $0.postgresTLS.mode == .require
             },
@@ -71,15 +76,28 @@ import Testing
             Key(dotted: "apps.main.allowSandbox", environment: "APPS_MAIN_ALLOW_SANDBOX", environmentValue: "false", json: false) {
                 $0.apps.first?.allowSandbox == false
             },
-            Key(dotted: "apps.main.sharedSecret", environment: "APPS_MAIN_SHARED_SECRET", environmentValue: "shared-secret-1", json: "shared-secret-1") {
+            Key(
+                dotted: "apps.main.sharedSecret",
+                environment: "APPS_MAIN_SHARED_SECRET",
+                environmentValue: "shared-secret-1",
+                json: "shared-secret-1"
+            ) {
                 $0.apps.first?.sharedSecret == "shared-secret-1"
             },
-            Key(dotted: "apps.main.verifyReceipt.productionURL", environment: "APPS_MAIN_VERIFY_RECEIPT_PRODUCTION_URL",
-                environmentValue: "http://127.0.0.1:1/verifyReceipt", json: "http://127.0.0.1:1/verifyReceipt") {
+            Key(
+                dotted: "apps.main.verifyReceipt.productionURL",
+                environment: "APPS_MAIN_VERIFY_RECEIPT_PRODUCTION_URL",
+                environmentValue: "http://127.0.0.1:1/verifyReceipt",
+                json: "http://127.0.0.1:1/verifyReceipt"
+            ) {
                 $0.apps.first?.verifyReceiptProductionURL.absoluteString == "http://127.0.0.1:1/verifyReceipt"
             },
-            Key(dotted: "apps.main.verifyReceipt.sandboxURL", environment: "APPS_MAIN_VERIFY_RECEIPT_SANDBOX_URL",
-                environmentValue: "http://127.0.0.1:1/sandbox/verifyReceipt", json: "http://127.0.0.1:1/sandbox/verifyReceipt") {
+            Key(
+                dotted: "apps.main.verifyReceipt.sandboxURL",
+                environment: "APPS_MAIN_VERIFY_RECEIPT_SANDBOX_URL",
+                environmentValue: "http://127.0.0.1:1/sandbox/verifyReceipt",
+                json: "http://127.0.0.1:1/sandbox/verifyReceipt"
+            ) {
                 $0.apps.first?.verifyReceiptSandboxURL.absoluteString == "http://127.0.0.1:1/sandbox/verifyReceipt"
             },
             Key(dotted: "apps.main.apiKey.id", environment: "APPS_MAIN_API_KEY_ID", environmentValue: "KEY123", json: "KEY123") {
@@ -91,7 +109,12 @@ import Testing
             Key(dotted: "apps.main.apiKey.path", environment: "APPS_MAIN_API_KEY_PATH", environmentValue: p8, json: p8) {
                 $0.apps.first?.apiKeyPath == p8
             },
-            Key(dotted: "apps.main.serverAPI.url", environment: "APPS_MAIN_SERVER_API_URL", environmentValue: "http://127.0.0.1:2", json: "http://127.0.0.1:2") {
+            Key(
+                dotted: "apps.main.serverAPI.url",
+                environment: "APPS_MAIN_SERVER_API_URL",
+                environmentValue: "http://127.0.0.1:2",
+                json: "http://127.0.0.1:2"
+            ) {
                 $0.apps.first?.serverAPIURL?.absoluteString == "http://127.0.0.1:2"
             },
             Key(dotted: "auth.jwt.hs256Secret", environment: "AUTH_JWT_HS256SECRET", environmentValue: hs256, json: hs256) {
@@ -100,21 +123,34 @@ import Testing
             Key(dotted: "auth.jwt.es256PublicKey", environment: "AUTH_JWT_ES256PUBLIC_KEY", environmentValue: es256, json: es256) {
                 $0.auth.jwtES256PublicKeyPEM?.contains("PUBLIC KEY") == true
             },
-            Key(dotted: "auth.jwt.issuer", environment: "AUTH_JWT_ISSUER", environmentValue: "backend", json: "backend") { $0.auth.jwtIssuer == "backend" },
+            Key(dotted: "auth.jwt.issuer", environment: "AUTH_JWT_ISSUER", environmentValue: "backend", json: "backend") {
+                $0.auth.jwtIssuer == "backend"
+            },
             Key(dotted: "auth.jwt.audience", environment: "AUTH_JWT_AUDIENCE", environmentValue: "storekeeper", json: "storekeeper") {
                 $0.auth.jwtAudience == "storekeeper"
             },
-            Key(dotted: "auth.apiKeys", environment: "AUTH_API_KEYS", environmentValue: "backend:api-key-0123456789abcdef,other:api-key-fedcba9876543210",
-                json: "backend:api-key-0123456789abcdef,other:api-key-fedcba9876543210") {
+            Key(
+                dotted: "auth.apiKeys",
+                environment: "AUTH_API_KEYS",
+                environmentValue: "backend:api-key-0123456789abcdef,other:api-key-fedcba9876543210",
+                json: "backend:api-key-0123456789abcdef,other:api-key-fedcba9876543210"
+            ) {
                 $0.auth.apiKeys == ["backend": "api-key-0123456789abcdef", "other": "api-key-fedcba9876543210"]
             },
-            Key(dotted: "auth.adminKeys", environment: "AUTH_ADMIN_KEYS", environmentValue: "ops:admin-key-0123456789abcdef",
-                json: "ops:admin-key-0123456789abcdef") { $0.auth.adminKeys == ["ops": "admin-key-0123456789abcdef"] },
+            Key(
+                dotted: "auth.adminKeys",
+                environment: "AUTH_ADMIN_KEYS",
+                environmentValue: "ops:admin-key-0123456789abcdef",
+                json: "ops:admin-key-0123456789abcdef"
+            ) { $0.auth.adminKeys == ["ops": "admin-key-0123456789abcdef"] },
             Key(dotted: "auth.guests", environment: "AUTH_GUESTS", environmentValue: "false", json: false) { $0.auth.allowGuests == false },
             Key(dotted: "auth.legacyGuestClaims", environment: "AUTH_LEGACY_GUEST_CLAIMS", environmentValue: "false", json: false) {
                 $0.auth.allowLegacyGuestClaims == false
             },
-            Key(dotted: "policy.transfer", environment: "POLICY_TRANSFER", environmentValue: "transfer", json: "transfer") { $0.transferPolicy == .transfer },
+            Key(dotted: "policy.transfer", environment: "POLICY_TRANSFER", environmentValue: "transfer", json: "transfer") {
+                $0.transferPolicy == .transfer
+            },
+            Key(dotted: "log.level", environment: "LOG_LEVEL", environmentValue: "debug", json: "debug") { $0.logLevel == .debug },
             Key(dotted: "orders.lifetimeSeconds", environment: "ORDERS_LIFETIME_SECONDS", environmentValue: "600", json: 600) {
                 $0.orderLifetime == .seconds(600)
             },
@@ -130,18 +166,35 @@ import Testing
             Key(dotted: "lifecycle.sweepSeconds", environment: "LIFECYCLE_SWEEP_SECONDS", environmentValue: "0", json: 0) {
                 $0.lifecycle.sweepInterval == nil
             },
-            Key(dotted: "lifecycle.consumption.customerConsented", environment: "LIFECYCLE_CONSUMPTION_CUSTOMER_CONSENTED",
-                environmentValue: "true", json: true) { $0.lifecycle.customerConsented },
-            Key(dotted: "lifecycle.consumption.refundPreference.consumable", environment: "LIFECYCLE_CONSUMPTION_REFUND_PREFERENCE_CONSUMABLE",
-                environmentValue: "DECLINE", json: "DECLINE") { $0.lifecycle.refundPreference[.consumable] == "DECLINE" },
+            Key(
+                dotted: "lifecycle.consumption.customerConsented",
+                environment: "LIFECYCLE_CONSUMPTION_CUSTOMER_CONSENTED",
+                environmentValue: "true",
+                json: true
+            ) { $0.lifecycle.customerConsented },
+            Key(
+                dotted: "lifecycle.consumption.refundPreference.consumable",
+                environment: "LIFECYCLE_CONSUMPTION_REFUND_PREFERENCE_CONSUMABLE",
+                environmentValue: "DECLINE",
+                json: "DECLINE"
+            ) { $0.lifecycle.refundPreference[.consumable] == "DECLINE" },
             Key(dotted: "lifecycle.consumption.api", environment: "LIFECYCLE_CONSUMPTION_API", environmentValue: "v1", json: "v1") {
                 $0.lifecycle.consumptionAPIVersion == "v1"
             },
-            Key(dotted: "lifecycle.consumption.intervalSeconds", environment: "LIFECYCLE_CONSUMPTION_INTERVAL_SECONDS", environmentValue: "45", json: 45) {
+            Key(
+                dotted: "lifecycle.consumption.intervalSeconds",
+                environment: "LIFECYCLE_CONSUMPTION_INTERVAL_SECONDS",
+                environmentValue: "45",
+                json: 45
+            ) {
                 $0.lifecycle.consumptionInterval == .seconds(45)
             },
-            Key(dotted: "lifecycle.maxAttempts", environment: "LIFECYCLE_MAX_ATTEMPTS", environmentValue: "3", json: 3) { $0.lifecycle.maxAttempts == 3 },
-            Key(dotted: "lifecycle.batchSize", environment: "LIFECYCLE_BATCH_SIZE", environmentValue: "64", json: 64) { $0.lifecycle.batchSize == 64 },
+            Key(dotted: "lifecycle.maxAttempts", environment: "LIFECYCLE_MAX_ATTEMPTS", environmentValue: "3", json: 3) {
+                $0.lifecycle.maxAttempts == 3
+            },
+            Key(dotted: "lifecycle.batchSize", environment: "LIFECYCLE_BATCH_SIZE", environmentValue: "64", json: 64) {
+                $0.lifecycle.batchSize == 64
+            },
             Key(dotted: "lifecycle.pollMilliseconds", environment: "LIFECYCLE_POLL_MILLISECONDS", environmentValue: "500", json: 500) {
                 $0.lifecycle.pollInterval == .milliseconds(500)
             },
@@ -195,7 +248,8 @@ import Testing
         var arrays = object
         Self.set(["ops:admin-key-0123456789abcdef", "ci:admin-key-abcdef0123456789"], at: ["auth", "adminKeys"], in: &arrays)
         let fromArrays = try ServerConfiguration(
-            reader: try await ServerConfiguration.reader(environment: [:], file: try Self.write(arrays, in: directory)))
+            reader: try await ServerConfiguration.reader(environment: [:], file: try Self.write(arrays, in: directory))
+        )
         #expect(fromArrays.auth.adminKeys == ["ops": "admin-key-0123456789abcdef", "ci": "admin-key-abcdef0123456789"])
         try? FileManager.default.removeItem(at: directory)
     }
@@ -209,7 +263,7 @@ import Testing
         let wrong: [(String, Any)] = [
             ("auth.adminKeys", 42), ("http.port", "eighty"), ("http.port", 70_000), ("apps.main.allowSandbox", "yes"),
             ("catalog.refreshSeconds", 0), ("lifecycle.batchSize", -1), ("db.postgres.tls", "sometimes"),
-            ("lifecycle.maxAttempts", 1_000_000), ("auth.apiKeys", ["backend:short"]),
+            ("lifecycle.maxAttempts", 1_000_000), ("auth.apiKeys", ["backend:short"]), ("log.level", "loud"),
         ]
         for (dotted, value) in wrong {
             var object = base
@@ -227,7 +281,9 @@ import Testing
             _ = try ServerConfiguration(
                 reader: try await ServerConfiguration.reader(
                     environment: ["APPS_MAIN_BUNDLE_ID": "com.example", "APPS_MAIN_APP_APPLE_ID": "1", "CATALOG_REFRESH_SECONDS": "0"],
-                    file: nil))
+                    file: nil
+                )
+            )
             Issue.record("catalog.refreshSeconds = 0 was accepted")
         } catch let error as ConfigurationError {
             #expect(error.description.contains("catalog.refreshSeconds"))

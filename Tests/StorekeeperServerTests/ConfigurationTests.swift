@@ -24,7 +24,8 @@ import Testing
                 "auth.jwt.hs256Secret": .init(.string(String(repeating: "s", count: 32)), isSecret: true),
                 "auth.adminKeys": .init(.stringArray(["ops:admin-key-0123456789"]), isSecret: true),
                 "policy.transfer": "transfer",
-            ]))
+            ])
+        )
         #expect(configuration.port == 9090)
         #expect(configuration.database == .postgres(url: "postgres://u:p@h/db"))
         #expect(configuration.apps.map(\.bundleId) == ["com.example.ios", "com.example.mac"])
@@ -50,25 +51,40 @@ import Testing
                 reader: Self.reader([
                     "apps.main.bundleId": "com.example", "apps.main.appAppleId": 1,
                     "auth.jwt.hs256Secret": .init(.string("short"), isSecret: true),
-                ]))
+                ])
+            )
         }
         #expect(throws: ConfigurationError.self) {
             try ServerConfiguration(
-                reader: Self.reader(["apps.main.bundleId": "com.example", "apps.main.appAppleId": 1, "policy.transfer": "maybe"]))
+                reader: Self.reader(["apps.main.bundleId": "com.example", "apps.main.appAppleId": 1, "policy.transfer": "maybe"])
+            )
         }
     }
 
     @Test func userTokens() throws {
         let secret = String(repeating: "k", count: 40)
-        let verifier = try UserTokenVerifier(configuration: AuthConfiguration(jwtHS256Secret: secret, jwtIssuer: "backend", jwtAudience: "storekeeper"))
+        let verifier = try UserTokenVerifier(
+            configuration: AuthConfiguration(jwtHS256Secret: secret, jwtIssuer: "backend", jwtAudience: "storekeeper")
+        )
         let good = UserTokenVerifier.hs256Token(subject: "u1", secret: secret, issuer: "backend", audience: "storekeeper")
         #expect(try verifier.verify(good) == "u1")
         let expired = UserTokenVerifier.hs256Token(
-            subject: "u1", secret: secret, issuer: "backend", audience: "storekeeper", lifetime: 10, now: Date().addingTimeInterval(-3600))
+            subject: "u1",
+            secret: secret,
+            issuer: "backend",
+            audience: "storekeeper",
+            lifetime: 10,
+            now: Date().addingTimeInterval(-3600)
+        )
         #expect(throws: UserTokenVerifier.Failure.self) { try verifier.verify(expired) }
         let wrongAudience = UserTokenVerifier.hs256Token(subject: "u1", secret: secret, issuer: "backend", audience: "other")
         #expect(throws: UserTokenVerifier.Failure.self) { try verifier.verify(wrongAudience) }
-        let wrongKey = UserTokenVerifier.hs256Token(subject: "u1", secret: String(repeating: "x", count: 40), issuer: "backend", audience: "storekeeper")
+        let wrongKey = UserTokenVerifier.hs256Token(
+            subject: "u1",
+            secret: String(repeating: "x", count: 40),
+            issuer: "backend",
+            audience: "storekeeper"
+        )
         #expect(throws: UserTokenVerifier.Failure.self) { try verifier.verify(wrongKey) }
         let parts = good.split(separator: ".")
         let none = #"{"alg":"none"}"#

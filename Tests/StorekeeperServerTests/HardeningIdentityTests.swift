@@ -52,7 +52,11 @@ struct HardeningIdentityTests {
             #expect(byId.status == 400, "\(byId.text)")
             #expect(byId.code == "guest_token_required")
             let wrong = try await server.call(
-                .POST, "/v1/me/merge", json: ["guestToken": String(victim.token.dropLast(4)) + "AAAA"], headers: mallory)
+                .POST,
+                "/v1/me/merge",
+                json: ["guestToken": String(victim.token.dropLast(4)) + "AAAA"],
+                headers: mallory
+            )
             #expect(wrong.status == 403, "\(wrong.text)")
             #expect(wrong.code == "invalid_guest_token")
             #expect(try await server.coins("mallory") == 0)
@@ -84,12 +88,18 @@ struct HardeningIdentityTests {
             let noProof = try await server.call(.POST, "/v1/guests/claim", json: ["deviceId": "legacy-device-0001", "signedTransactions": []])
             #expect(noProof.status == 400, "\(noProof.text)")
             let wrongProof = try await server.call(
-                .POST, "/v1/guests/claim", json: ["deviceId": "legacy-device-0001", "signedTransactions": [stranger.signedTransaction]])
+                .POST,
+                "/v1/guests/claim",
+                json: ["deviceId": "legacy-device-0001", "signedTransactions": [stranger.signedTransaction]]
+            )
             #expect(wrongProof.status == 403, "\(wrongProof.text)")
             #expect(wrongProof.code == "claim_not_proved")
 
             let claimed = try await server.call(
-                .POST, "/v1/guests/claim", json: ["deviceId": "legacy-device-0001", "signedTransactions": [bought.signedTransaction]])
+                .POST,
+                "/v1/guests/claim",
+                json: ["deviceId": "legacy-device-0001", "signedTransactions": [bought.signedTransaction]]
+            )
             #expect(claimed.status == 201, "\(claimed.text)")
             #expect(claimed["userId"] as? String == "guest:legacy-device-0001")
             let token = try #require(claimed["token"] as? String)
@@ -97,7 +107,10 @@ struct HardeningIdentityTests {
             #expect(server.entitlement("chapter.2", of: me.body)?["active"] as? Bool == true)
             // Claimed once: the same proof again gets nothing.
             let again = try await server.call(
-                .POST, "/v1/guests/claim", json: ["deviceId": "legacy-device-0001", "signedTransactions": [bought.signedTransaction]])
+                .POST,
+                "/v1/guests/claim",
+                json: ["deviceId": "legacy-device-0001", "signedTransactions": [bought.signedTransaction]]
+            )
             #expect(again.status == 409, "\(again.text)")
             #expect(again.code == "already_claimed")
         }
@@ -108,15 +121,26 @@ struct HardeningIdentityTests {
         try await ServerHarness.run(database) { server in
             for user in ["victim01:k1", "victim01"] {
                 let credit = try await server.call(
-                    .POST, "/v1/admin/users/\(Self.encoded(user))/wallet/adjust", json: ["amount": 100, "idempotencyKey": "seed"],
-                    headers: ServerHarness.adminHeaders)
+                    .POST,
+                    "/v1/admin/users/\(Self.encoded(user))/wallet/adjust",
+                    json: ["amount": 100, "idempotencyKey": "seed"],
+                    headers: ServerHarness.adminHeaders
+                )
                 #expect(credit.status == 200, "\(credit.text)")
             }
             let first = try await server.call(
-                .POST, "/v1/wallet/spend", json: ["amount": 10, "idempotencyKey": "k2"], headers: ServerHarness.userHeaders("victim01:k1"))
+                .POST,
+                "/v1/wallet/spend",
+                json: ["amount": 10, "idempotencyKey": "k2"],
+                headers: ServerHarness.userHeaders("victim01:k1")
+            )
             #expect(first["balance"] as? Int == 90)
             let second = try await server.call(
-                .POST, "/v1/wallet/spend", json: ["amount": 10, "idempotencyKey": "k1:k2"], headers: ServerHarness.userHeaders("victim01"))
+                .POST,
+                "/v1/wallet/spend",
+                json: ["amount": 10, "idempotencyKey": "k1:k2"],
+                headers: ServerHarness.userHeaders("victim01")
+            )
             #expect(second.status == 200, "\(second.text)")
             #expect(second["repeated"] as? Bool == false)
             #expect(second["balance"] as? Int == 90)
@@ -124,16 +148,27 @@ struct HardeningIdentityTests {
 
             // Admin adjustments: user "u1:x" key "k" and user "u1" key "x:k" are different adjustments.
             let a = try await server.call(
-                .POST, "/v1/admin/users/\(Self.encoded("u1:x"))/wallet/adjust", json: ["amount": 5, "idempotencyKey": "k"],
-                headers: ServerHarness.adminHeaders)
+                .POST,
+                "/v1/admin/users/\(Self.encoded("u1:x"))/wallet/adjust",
+                json: ["amount": 5, "idempotencyKey": "k"],
+                headers: ServerHarness.adminHeaders
+            )
             let b = try await server.call(
-                .POST, "/v1/admin/users/u1/wallet/adjust", json: ["amount": 7, "idempotencyKey": "x:k"], headers: ServerHarness.adminHeaders)
+                .POST,
+                "/v1/admin/users/u1/wallet/adjust",
+                json: ["amount": 7, "idempotencyKey": "x:k"],
+                headers: ServerHarness.adminHeaders
+            )
             #expect(a["repeated"] as? Bool == false)
             #expect(b["repeated"] as? Bool == false, "\(b.text)")
             #expect(try await server.coins("u1") == 7)
             // A real repeat is still a repeat.
             let repeatB = try await server.call(
-                .POST, "/v1/admin/users/u1/wallet/adjust", json: ["amount": 7, "idempotencyKey": "x:k"], headers: ServerHarness.adminHeaders)
+                .POST,
+                "/v1/admin/users/u1/wallet/adjust",
+                json: ["amount": 7, "idempotencyKey": "x:k"],
+                headers: ServerHarness.adminHeaders
+            )
             #expect(repeatB["repeated"] as? Bool == true)
             #expect(try await server.coins("u1") == 7)
         }

@@ -52,7 +52,10 @@ struct HardeningInputTests {
             let now = await server.simulatedNow
             for receipt in [nil, "bm90IGEgcmVjZWlwdA==", genuine] {
                 let reply = try await server.call(
-                    .POST, "/apple/notifications/v1", json: Self.forgedV1(token: token, latestReceipt: receipt, now: now))
+                    .POST,
+                    "/apple/notifications/v1",
+                    json: Self.forgedV1(token: token, latestReceipt: receipt, now: now)
+                )
                 #expect(reply.status == 200, "the body is stored (Apple would retry otherwise): \(reply.text)")
             }
             try await server.runJob("process-notifications")
@@ -103,8 +106,11 @@ struct HardeningInputTests {
     func boundedNumbers(database: TestDatabase) async throws {
         try await ServerHarness.run(database) { server in
             let huge = try await server.call(
-                .PUT, "/v1/admin/catalog/products/\(Self.coins)",
-                json: ["id": Self.coins, "kind": "consumable", "coins": Int64.max], headers: ServerHarness.adminHeaders)
+                .PUT,
+                "/v1/admin/catalog/products/\(Self.coins)",
+                json: ["id": Self.coins, "kind": "consumable", "coins": Int64.max],
+                headers: ServerHarness.adminHeaders
+            )
             #expect(huge.status == 422, "\(huge.text)")
             #expect(huge.code == "invalid_catalog")
 
@@ -139,31 +145,48 @@ struct HardeningInputTests {
 
             for amount in [Int64.max, Int64.min, 1_000_000_000_001] {
                 let adjust = try await server.call(
-                    .POST, "/v1/admin/users/otto/wallet/adjust", json: ["amount": amount, "idempotencyKey": "k\(amount)"],
-                    headers: ServerHarness.adminHeaders)
+                    .POST,
+                    "/v1/admin/users/otto/wallet/adjust",
+                    json: ["amount": amount, "idempotencyKey": "k\(amount)"],
+                    headers: ServerHarness.adminHeaders
+                )
                 #expect(adjust.status == 400, "\(amount): \(adjust.text)")
                 #expect(adjust.code == "invalid_amount")
             }
             let spend = try await server.call(
-                .POST, "/v1/wallet/spend", json: ["amount": Int64.max, "idempotencyKey": "max"], headers: ServerHarness.userHeaders("otto"))
+                .POST,
+                "/v1/wallet/spend",
+                json: ["amount": Int64.max, "idempotencyKey": "max"],
+                headers: ServerHarness.userHeaders("otto")
+            )
             #expect(spend.status == 400)
 
             // Balances already at the edge: a credit past the limit is refused, a merge of an extreme balance too.
             let credit = try await server.call(
-                .POST, "/v1/admin/users/otto/wallet/adjust", json: ["amount": 10, "idempotencyKey": "seed"], headers: ServerHarness.adminHeaders)
+                .POST,
+                "/v1/admin/users/otto/wallet/adjust",
+                json: ["amount": 10, "idempotencyKey": "seed"],
+                headers: ServerHarness.adminHeaders
+            )
             #expect(credit.status == 200)
             let guest = try await server.newGuest()
             try await server.withSideConnection { db in
                 try await db.withSession { sql in
                     try await sql.raw("UPDATE wallets SET balance = \(bind: Int64.max - 5) WHERE user_id = 'otto'").run()
-                    try await sql.raw("INSERT INTO users (id, kind, created_at) VALUES (\(bind: guest.userId), 'guest', 0) ON CONFLICT (id) DO NOTHING").run()
+                    try await sql.raw(
+                        "INSERT INTO users (id, kind, created_at) VALUES (\(bind: guest.userId), 'guest', 0) ON CONFLICT (id) DO NOTHING"
+                    ).run()
                     try await sql.raw(
                         "INSERT INTO wallets (user_id, currency, balance) VALUES (\(bind: guest.userId), 'coins', \(bind: Int64.min))"
                     ).run()
                 }
             }
             let over = try await server.call(
-                .POST, "/v1/admin/users/otto/wallet/adjust", json: ["amount": 100, "idempotencyKey": "over"], headers: ServerHarness.adminHeaders)
+                .POST,
+                "/v1/admin/users/otto/wallet/adjust",
+                json: ["amount": 100, "idempotencyKey": "over"],
+                headers: ServerHarness.adminHeaders
+            )
             #expect(over.status == 409, "\(over.text)")
             #expect(over.code == "balance_limit")
             let merge = try await server.call(.POST, "/v1/me/merge", json: ["guestToken": guest.token], headers: ServerHarness.userHeaders("otto"))
@@ -182,11 +205,30 @@ struct HardeningInputTests {
             let bought = try await server.store.purchase(productId: Self.coins, account: account)
             let cases: [(String, ServerHarness.Reply)] = [
                 ("spend key", try await server.call(.POST, "/v1/wallet/spend", json: ["amount": 1, "idempotencyKey": "a\u{0}b"], headers: user)),
-                ("spend reason", try await server.call(.POST, "/v1/wallet/spend", json: ["amount": 1, "idempotencyKey": "ok", "reason": "x\u{0}"], headers: user)),
+                (
+                    "spend reason",
+                    try await server.call(.POST, "/v1/wallet/spend", json: ["amount": 1, "idempotencyKey": "ok", "reason": "x\u{0}"], headers: user)
+                ),
                 ("order product", try await server.call(.POST, "/v1/orders", json: ["productId": "p\u{0}"], headers: user)),
                 ("purchase orderId", try await server.submit(bought.signedTransaction, headers: user, orderId: "ord_\u{0}")),
-                ("adjust key", try await server.call(.POST, "/v1/admin/users/nul/wallet/adjust", json: ["amount": 1, "idempotencyKey": "k\u{0}"], headers: admin)),
-                ("adjust reason", try await server.call(.POST, "/v1/admin/users/nul/wallet/adjust", json: ["amount": 1, "idempotencyKey": "k", "reason": "\u{0}"], headers: admin)),
+                (
+                    "adjust key",
+                    try await server.call(
+                        .POST,
+                        "/v1/admin/users/nul/wallet/adjust",
+                        json: ["amount": 1, "idempotencyKey": "k\u{0}"],
+                        headers: admin
+                    )
+                ),
+                (
+                    "adjust reason",
+                    try await server.call(
+                        .POST,
+                        "/v1/admin/users/nul/wallet/adjust",
+                        json: ["amount": 1, "idempotencyKey": "k", "reason": "\u{0}"],
+                        headers: admin
+                    )
+                ),
                 ("order path", try await server.call(.GET, "/v1/orders/a%00b", headers: user)),
                 ("cancel path", try await server.call(.POST, "/v1/orders/a%00b/cancel", headers: user)),
                 ("user path", try await server.call(.GET, "/v1/admin/users/a%00b", headers: admin)),
@@ -199,7 +241,15 @@ struct HardeningInputTests {
                 ("negative limit", try await server.call(.GET, "/v1/admin/notifications?limit=-1", headers: admin)),
                 ("audit limit", try await server.call(.GET, "/v1/admin/users/nul/audit?limit=-5", headers: admin)),
                 ("audit after", try await server.call(.GET, "/v1/admin/users/nul/audit?after=x", headers: admin)),
-                ("catalog path", try await server.call(.PUT, "/v1/admin/catalog/products/a%00b", json: ["id": "a\u{0}b", "kind": "consumable", "coins": 1], headers: admin)),
+                (
+                    "catalog path",
+                    try await server.call(
+                        .PUT,
+                        "/v1/admin/catalog/products/a%00b",
+                        json: ["id": "a\u{0}b", "kind": "consumable", "coins": 1],
+                        headers: admin
+                    )
+                ),
             ]
             for (name, reply) in cases {
                 #expect((400..<500).contains(reply.status), "\(name): \(reply.status) \(reply.text.prefix(300))")
@@ -209,12 +259,21 @@ struct HardeningInputTests {
 
             // 200 spends of one key at once: one debit, 199 repeats of its answer.
             _ = try await server.call(.POST, "/v1/admin/users/racer/wallet/adjust", json: ["amount": 1000, "idempotencyKey": "seed"], headers: admin)
-            struct Answer: Sendable { var status: Int; var repeated: Bool?; var balance: Int?; var text: String }
+            struct Answer: Sendable {
+                var status: Int
+                var repeated: Bool?
+                var balance: Int?
+                var text: String
+            }
             let answers = try await withThrowingTaskGroup(of: Answer.self) { group in
                 for _ in 0..<200 {
                     group.addTask {
                         let reply = try await server.call(
-                            .POST, "/v1/wallet/spend", json: ["amount": 7, "idempotencyKey": "once"], headers: ServerHarness.userHeaders("racer"))
+                            .POST,
+                            "/v1/wallet/spend",
+                            json: ["amount": 7, "idempotencyKey": "once"],
+                            headers: ServerHarness.userHeaders("racer")
+                        )
                         return Answer(status: reply.status, repeated: reply["repeated"] as? Bool, balance: reply["balance"] as? Int, text: reply.text)
                     }
                 }
@@ -277,7 +336,10 @@ struct HardeningInputTests {
             _ = try await server.submit(BadInputTests.tampered(fresh.signedTransaction), headers: ServerHarness.userHeaders("cora"))
             let metrics = try await server.call(.GET, "/metrics")
             #expect(metrics.text.contains("storekeeper_refusals_total{code=\"invalid_signature\"} 1\n"), "\(metrics.text)")
-            guard case .sqlite(let path) = server.databaseConfiguration else { Issue.record("not SQLite"); return }
+            guard case .sqlite(let path) = server.databaseConfiguration else {
+                Issue.record("not SQLite")
+                return
+            }
             for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
                 let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
                 #expect(mode == 0o600, "\(file): \(String(mode ?? 0, radix: 8))")
@@ -323,30 +385,54 @@ struct HardeningInputTests {
             let coinsBought = try await server.store.purchase(productId: Self.coins, account: account)
             let receipt = try await server.receipt(account: account)
             let legacy = try await server.call(
-                .POST, "/v1/purchases", json: ["receipt": receipt, "transactionId": coinsBought.transaction.transactionId!], headers: backend)
+                .POST,
+                "/v1/purchases",
+                json: ["receipt": receipt, "transactionId": coinsBought.transaction.transactionId!],
+                headers: backend
+            )
             #expect(legacy.outcome == "retry", "\(legacy.text)")
 
             for id in [jws.transaction.transactionId!, coinsBought.transaction.transactionId!] {
                 let missing = try await server.call(
-                    .POST, "/v1/admin/pending/\(id)/assign", json: ["reason": "ticket 42"], headers: ServerHarness.adminHeaders)
+                    .POST,
+                    "/v1/admin/pending/\(id)/assign",
+                    json: ["reason": "ticket 42"],
+                    headers: ServerHarness.adminHeaders
+                )
                 #expect(missing.status == 400, "a user is required: \(missing.text)")
                 let assigned = try await server.call(
-                    .POST, "/v1/admin/pending/\(id)/assign", json: ["userId": "gina", "reason": "ticket 42"], headers: ServerHarness.adminHeaders)
+                    .POST,
+                    "/v1/admin/pending/\(id)/assign",
+                    json: ["userId": "gina", "reason": "ticket 42"],
+                    headers: ServerHarness.adminHeaders
+                )
                 #expect(assigned.status == 200, "\(assigned.text)")
                 #expect(assigned.delivery?["userId"] as? String == "gina")
                 let twice = try await server.call(
-                    .POST, "/v1/admin/pending/\(id)/assign", json: ["userId": "hal", "reason": "again"], headers: ServerHarness.adminHeaders)
+                    .POST,
+                    "/v1/admin/pending/\(id)/assign",
+                    json: ["userId": "hal", "reason": "again"],
+                    headers: ServerHarness.adminHeaders
+                )
                 #expect(twice.status == 409, "\(twice.text)")
             }
             #expect(server.entitlement("chapter.2", of: try await server.me("gina"))?["active"] as? Bool == true)
             #expect(try await server.coins("gina") == 60)
             let audit = try await server.audit("gina").filter { $0["action"] as? String == "transaction.assigned" }
             #expect(audit.count == 2)
-            #expect(audit.allSatisfy { ($0["cause"] as? String)?.hasPrefix("admin:ops") == true && ($0["detail"] as? String)?.contains("ticket 42") == true })
+            #expect(
+                audit.allSatisfy {
+                    ($0["cause"] as? String)?.hasPrefix("admin:ops") == true && ($0["detail"] as? String)?.contains("ticket 42") == true
+                }
+            )
             let pending = try await server.call(.GET, "/v1/admin/pending", headers: ServerHarness.adminHeaders)
             #expect((pending["pending"] as? [Any])?.isEmpty == true, "\(pending.text)")
             let unknown = try await server.call(
-                .POST, "/v1/admin/pending/nope/assign", json: ["userId": "gina"], headers: ServerHarness.adminHeaders)
+                .POST,
+                "/v1/admin/pending/nope/assign",
+                json: ["userId": "gina"],
+                headers: ServerHarness.adminHeaders
+            )
             #expect(unknown.status == 404)
         }
     }

@@ -25,8 +25,10 @@ struct LifecycleTests {
             await store.setDeliversNotifications(true)
             let (account, token) = try await server.newCustomer("ann", product: Self.monthly)
             let bought = try await store.purchase(
-                productId: Self.monthly, account: account,
-                options: PurchaseOptions(appAccountToken: token, introductoryOfferEligible: true))
+                productId: Self.monthly,
+                account: account,
+                options: PurchaseOptions(appAccountToken: token, introductoryOfferEligible: true)
+            )
             #expect(bought.transaction.offerType == .introductory)
             let original = try #require(bought.transaction.originalTransactionId)
             try await server.deliverAndApply()
@@ -127,7 +129,8 @@ struct LifecycleTests {
             let monthSource = try #require(
                 sources.filter { $0["productId"] as? String == Self.monthly }.max {
                     ($0["startsAt"] as? String ?? "") < ($1["startsAt"] as? String ?? "")
-                })
+                }
+            )
             #expect(sources.contains { $0["transactionId"] as? String == first.transaction.transactionId })
             let yearSource = try #require(sources.first { $0["transactionId"] as? String == upgraded.transaction.transactionId })
             #expect(monthSource["endsAt"] as? String == yearSource["startsAt"] as? String)
@@ -180,7 +183,8 @@ struct LifecycleTests {
 
     @Test(
         "vipA → vipB crossgrade yields one paid period whatever order uploads and notifications arrive in",
-        arguments: [false, true])
+        arguments: [false, true]
+    )
     func crossgradeExploit(notificationsFirst: Bool) async throws {
         try await ServerHarness.run(.sqlite) { server in
             let store = server.store
@@ -192,7 +196,10 @@ struct LifecycleTests {
             #expect(b.transaction.originalTransactionId == a.transaction.originalTransactionId)
             let headers = ServerHarness.userHeaders("cat")
             let delivery = NotificationDeliveryService(
-                store: store, url: server.serverURL + "/apple/notifications/v2", httpClient: .shared)
+                store: store,
+                url: server.serverURL + "/apple/notifications/v2",
+                httpClient: .shared
+            )
             if notificationsFirst {
                 // Apple's notifications (newest first), then the client's uploads (newest first).
                 try await store.setDeliveryFaults(DeliveryFaults(outOfOrder: true))
@@ -241,7 +248,11 @@ struct LifecycleTests {
             try await server.deliverAndApply()
             #expect(try await server.coins("dan") == 60)
             let spend = try await server.call(
-                .POST, "/v1/wallet/spend", json: ["amount": 45, "idempotencyKey": "sword"], headers: ServerHarness.userHeaders("dan"))
+                .POST,
+                "/v1/wallet/spend",
+                json: ["amount": 45, "idempotencyKey": "sword"],
+                headers: ServerHarness.userHeaders("dan")
+            )
             #expect(spend.status == 200, "\(spend.text)")
             try await store.decideRefund(transactionId: bought.transaction.transactionId!, approve: true)
             try await server.deliverAndApply()
@@ -281,12 +292,19 @@ struct LifecycleTests {
             let bought = try await store.purchase(productId: PurchaseFlowTests.coins, account: account, appAccountToken: token)
             try await server.deliverAndApply()
             _ = try await server.call(
-                .POST, "/v1/wallet/spend", json: ["amount": 15, "idempotencyKey": "potion"], headers: ServerHarness.userHeaders("eve"))
+                .POST,
+                "/v1/wallet/spend",
+                json: ["amount": 15, "idempotencyKey": "potion"],
+                headers: ServerHarness.userHeaders("eve")
+            )
             let id = try #require(bought.transaction.transactionId)
             try await store.requestRefund(transactionId: id, reason: .unsatisfiedWithPurchase)
             try await server.deliverAndApply()
             let pending = try await server.call(
-                .GET, "/v1/admin/consumption-requests?status=pending", headers: ServerHarness.adminHeaders)
+                .GET,
+                "/v1/admin/consumption-requests?status=pending",
+                headers: ServerHarness.adminHeaders
+            )
             #expect((pending["requests"] as? [[String: Any]])?.count == 1)
             #expect(try await server.runJob("consumption-responder", now: await server.simulatedNow + 3_600) == 1)
             let sent = try #require(await store.consumptionInformation(transactionId: id))
@@ -297,7 +315,10 @@ struct LifecycleTests {
             // At most once: running again sends nothing.
             #expect(try await server.runJob("consumption-responder", now: await server.simulatedNow + 7_200) == 0)
             let answered = try await server.call(
-                .GET, "/v1/admin/consumption-requests?status=answered", headers: ServerHarness.adminHeaders)
+                .GET,
+                "/v1/admin/consumption-requests?status=answered",
+                headers: ServerHarness.adminHeaders
+            )
             #expect((answered["requests"] as? [[String: Any]])?.count == 1)
             #expect(try await server.audit("eve").contains { $0["action"] as? String == "refund.consumption_answered" })
         }
@@ -395,11 +416,14 @@ struct LifecycleTests {
     @Test("without a Server API key, the sweep asks verifyReceipt with the stored receipt", arguments: TestDatabase.available)
     func legacySweep(database: TestDatabase) async throws {
         // An app with only legacy receipts: no In-App Purchase key, so no App Store Server API.
-        try await ServerHarness.run(database, configure: { configuration in
-            configuration.apps[0].apiKeyId = nil
-            configuration.apps[0].apiIssuerId = nil
-            configuration.apps[0].apiKeyPEM = nil
-        }) { server in
+        try await ServerHarness.run(
+            database,
+            configure: { configuration in
+                configuration.apps[0].apiKeyId = nil
+                configuration.apps[0].apiIssuerId = nil
+                configuration.apps[0].apiKeyPEM = nil
+            }
+        ) { server in
             let store = server.store
             let (account, token) = try await server.newCustomer("lea", product: Self.monthly)
             let bought = try await store.purchase(productId: Self.monthly, account: account, appAccountToken: token)
@@ -435,7 +459,13 @@ struct LifecycleTests {
 
     @Test("a notification that keeps failing becomes a dead letter with its error, and can be retried", arguments: TestDatabase.available)
     func deadLetters(database: TestDatabase) async throws {
-        try await ServerHarness.run(database, configure: { $0.lifecycle.maxAttempts = 2; $0.lifecycle.processNotifications = true }) {
+        try await ServerHarness.run(
+            database,
+            configure: {
+                $0.lifecycle.maxAttempts = 2
+                $0.lifecycle.processNotifications = true
+            }
+        ) {
             server in
             let store = server.store
             await store.setDeliversNotifications(true)

@@ -15,7 +15,10 @@ struct NotificationInboxTests {
 
     func inbox(_ server: ServerHarness, status: String? = nil) async throws -> [[String: Any]] {
         let reply = try await server.call(
-            .GET, "/v1/admin/notifications" + (status.map { "?status=\($0)" } ?? ""), headers: ServerHarness.adminHeaders)
+            .GET,
+            "/v1/admin/notifications" + (status.map { "?status=\($0)" } ?? ""),
+            headers: ServerHarness.adminHeaders
+        )
         return reply["notifications"] as? [[String: Any]] ?? []
     }
 
@@ -36,7 +39,10 @@ struct NotificationInboxTests {
             _ = try await server.store.purchase(productId: PurchaseFlowTests.monthly, account: account)
             _ = try await server.store.purchase(productId: PurchaseFlowTests.coins, account: account)
             let delivery = NotificationDeliveryService(
-                store: server.store, url: server.serverURL + "/apple/notifications/v2", httpClient: .shared)
+                store: server.store,
+                url: server.serverURL + "/apple/notifications/v2",
+                httpClient: .shared
+            )
             let sent = await delivery.deliverDue()
             #expect(sent >= 2)
             let stored = try await inbox(server, status: "pending")
@@ -52,7 +58,10 @@ struct NotificationInboxTests {
             #expect(try await inbox(server).count == sent)
             // The per-app URL works too.
             let perApp = try await server.call(
-                .POST, "/apple/notifications/v2/main", json: ["signedPayload": await server.store.sentNotifications()[0].signedPayload])
+                .POST,
+                "/apple/notifications/v2/main",
+                json: ["signedPayload": await server.store.sentNotifications()[0].signedPayload]
+            )
             #expect(perApp.status == 200)
         }
     }
@@ -116,7 +125,9 @@ struct NotificationInboxTests {
                 let reply = try await server.call(.POST, "/apple/notifications/v2", raw: body)
                 #expect(reply.status == 200)
                 let payload = try AppStoreJSON.decodePayload(
-                    ResponseBodyV2DecodedPayload.self, from: Base64URL.decode(String(notification.signedPayload.split(separator: ".")[1]))!)
+                    ResponseBodyV2DecodedPayload.self,
+                    from: Base64URL.decode(String(notification.signedPayload.split(separator: ".")[1]))!
+                )
                 bodies[try #require(payload.notificationUUID)] = body
             }
             let expected = bodies
@@ -162,8 +173,11 @@ struct NotificationInboxTests {
             let account = try await server.store.createAccount().id
             _ = try await server.store.purchase(productId: PurchaseFlowTests.monthly, account: account)
             let genuine = NotificationDeliveryService(
-                store: server.store, url: server.serverURL + "/apple/notifications/v1", httpClient: .shared,
-                format: .v1(V1NotificationComposer(identity: SharedIdentities.receipts, sharedSecret: Self.sharedSecret)))
+                store: server.store,
+                url: server.serverURL + "/apple/notifications/v1",
+                httpClient: .shared,
+                format: .v1(V1NotificationComposer(identity: SharedIdentities.receipts, sharedSecret: Self.sharedSecret))
+            )
             #expect(await genuine.deliverDue() == 1)
             let stored = try await inbox(server, status: "pending")
             #expect(stored.count == 1)
@@ -172,8 +186,11 @@ struct NotificationInboxTests {
 
             _ = try await server.store.purchase(productId: PurchaseFlowTests.yearly, account: account)
             let impostor = NotificationDeliveryService(
-                store: server.store, url: server.serverURL + "/apple/notifications/v1", httpClient: .shared,
-                format: .v1(V1NotificationComposer(identity: SharedIdentities.receipts, sharedSecret: "guessed-secret")))
+                store: server.store,
+                url: server.serverURL + "/apple/notifications/v1",
+                httpClient: .shared,
+                format: .v1(V1NotificationComposer(identity: SharedIdentities.receipts, sharedSecret: "guessed-secret"))
+            )
             _ = await impostor.deliverDue()
             #expect(try await inbox(server, status: "pending").count == 1)
             #expect(try await refusals(server).contains { $0["reason"] as? String == "invalid_password" })

@@ -11,7 +11,10 @@ import Testing
         var path: String?
         var inPaths = false
         for line in yaml.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("paths:") { inPaths = true; continue }
+            if line.hasPrefix("paths:") {
+                inPaths = true
+                continue
+            }
             if inPaths, let first = line.first, first != " ", first != "#" { inPaths = false }
             guard inPaths else { continue }
             if line.hasPrefix("  /"), line.hasSuffix(":") {
@@ -88,7 +91,12 @@ import Testing
                 #expect(reply.code == expected, "\(operation): \(reply.code ?? "")")
                 // A client credential opens no admin route.
                 if parts[1].hasPrefix("/v1/admin/") {
-                    let asUser = try await server.call(method, path, json: method == .GET ? nil : [String: String](), headers: ServerHarness.userHeaders("eve"))
+                    let asUser = try await server.call(
+                        method,
+                        path,
+                        json: method == .GET ? nil : [String: String](),
+                        headers: ServerHarness.userHeaders("eve")
+                    )
                     #expect(asUser.status == 401, "\(operation) with a user token")
                 }
             }

@@ -1,7 +1,7 @@
 import AppStoreSimulator
 import AppStoreWire
-import NIOHTTP1
 import Foundation
+import NIOHTTP1
 import StorekeeperServer
 import Testing
 
@@ -62,7 +62,8 @@ struct PurchaseFlowTests {
             #expect((me["transactions"] as? [Any])?.count == 5)
             // What each purchase earned is kept as Apple signed it and shown with the transaction.
             let coinTransaction = try #require(
-                (me["transactions"] as? [[String: Any]])?.first { $0["transactionId"] as? String == coins.transaction.transactionId })
+                (me["transactions"] as? [[String: Any]])?.first { $0["transactionId"] as? String == coins.transaction.transactionId }
+            )
             #expect(coinTransaction["price"] as? Int == (coins.transaction.price).map(Int.init))
             #expect(coinTransaction["price"] != nil)
             #expect(coinTransaction["currency"] as? String == coins.transaction.currency)
@@ -115,8 +116,11 @@ struct PurchaseFlowTests {
             #expect(cancelled["status"] as? String == "cancelled")
             // The purchase arrives through a restore with no caller-supplied order: the appAccountToken finds it.
             let reply = try await server.call(
-                .POST, "/v1/purchases", json: ["signedTransaction": purchase.signedTransaction],
-                headers: [("X-API-Key", ServerHarness.apiKey)])
+                .POST,
+                "/v1/purchases",
+                json: ["signedTransaction": purchase.signedTransaction],
+                headers: [("X-API-Key", ServerHarness.apiKey)]
+            )
             #expect(reply.outcome == "delivered", "\(reply.text)")
             #expect(reply.delivery?["userId"] as? String == "carol")
             let order = try await server.call(.GET, "/v1/orders/\(orderId)", headers: ServerHarness.userHeaders("carol"))
@@ -140,7 +144,11 @@ struct PurchaseFlowTests {
             #expect(repeated["balance"] as? Int == 35)
             #expect(repeated["repeated"] as? Bool == true)
             let overdraft = try await server.call(
-                .POST, "/v1/wallet/spend", json: ["amount": 36, "idempotencyKey": "too-much"], headers: ServerHarness.userHeaders("tess"))
+                .POST,
+                "/v1/wallet/spend",
+                json: ["amount": 36, "idempotencyKey": "too-much"],
+                headers: ServerHarness.userHeaders("tess")
+            )
             #expect(overdraft.status == 409)
             #expect(overdraft.code == "insufficient_funds")
             // Concurrent spends of the whole balance: exactly one wins.
@@ -148,8 +156,11 @@ struct PurchaseFlowTests {
                 for index in 0..<10 {
                     group.addTask {
                         let reply = try await server.call(
-                            .POST, "/v1/wallet/spend", json: ["amount": 35, "idempotencyKey": "race-\(index)"],
-                            headers: ServerHarness.userHeaders("tess"))
+                            .POST,
+                            "/v1/wallet/spend",
+                            json: ["amount": 35, "idempotencyKey": "race-\(index)"],
+                            headers: ServerHarness.userHeaders("tess")
+                        )
                         return reply.status == 200
                     }
                 }

@@ -19,9 +19,10 @@ struct RecoveryTests {
             let (_, first) = try await server.orderAndBuy(PurchaseFlowTests.chapter, user: "ivy", account: account)
             _ = try await server.submit(first.signedTransaction, headers: ServerHarness.userHeaders("ivy"))
             var lost: [String] = []
-            for product in [PurchaseFlowTests.coins, PurchaseFlowTests.coins, PurchaseFlowTests.pass, PurchaseFlowTests.yearly,
-                "com.example.storekeeper.coins.300"]
-            {
+            for product in [
+                PurchaseFlowTests.coins, PurchaseFlowTests.coins, PurchaseFlowTests.pass, PurchaseFlowTests.yearly,
+                "com.example.storekeeper.coins.300",
+            ] {
                 lost.append(try await server.store.purchase(productId: product, account: account).transaction.transactionId!)
             }
             let receipt = try await server.receipt(account: account)
@@ -49,15 +50,21 @@ struct RecoveryTests {
             let receipt = try await server.receipt(account: account)
             server.faults.settings = .init(verifyReceiptStatuses: [21005])
             let busy = try await server.call(
-                .POST, "/v1/purchases", json: ["receipt": receipt, "transactionId": purchase.transaction.transactionId!],
-                headers: ServerHarness.userHeaders("jack"))
+                .POST,
+                "/v1/purchases",
+                json: ["receipt": receipt, "transactionId": purchase.transaction.transactionId!],
+                headers: ServerHarness.userHeaders("jack")
+            )
             #expect(busy.status == 503, "\(busy.text)")
             #expect(busy.outcome == "retry")
             #expect(busy.code == "apple_unavailable")
             #expect(try await server.coins("jack") == 0)
             let retried = try await server.call(
-                .POST, "/v1/purchases", json: ["receipt": receipt, "transactionId": purchase.transaction.transactionId!],
-                headers: ServerHarness.userHeaders("jack"))
+                .POST,
+                "/v1/purchases",
+                json: ["receipt": receipt, "transactionId": purchase.transaction.transactionId!],
+                headers: ServerHarness.userHeaders("jack")
+            )
             #expect(retried.outcome == "delivered", "\(retried.text)")
             #expect(try await server.coins("jack") == 60)
         }
@@ -73,7 +80,11 @@ struct RecoveryTests {
             #expect(try await server.submit(trial.signedTransaction, headers: ServerHarness.userHeaders("kim")).outcome == "delivered")
             _ = secondAppleId  // A new Apple ID would get the trial again from Apple; the server knows the user.
             let refused = try await server.call(
-                .POST, "/v1/orders", json: ["productId": PurchaseFlowTests.monthly], headers: ServerHarness.userHeaders("kim"))
+                .POST,
+                "/v1/orders",
+                json: ["productId": PurchaseFlowTests.monthly],
+                headers: ServerHarness.userHeaders("kim")
+            )
             #expect(refused.status == 409)
             #expect(refused.code == "introductory_offer_not_eligible")
             #expect((refused["details"] as? [String: Any])?["alternativeProductId"] as? String == PurchaseFlowTests.standard)
@@ -83,11 +94,16 @@ struct RecoveryTests {
             let monthly = (group["products"] as? [[String: Any]])?.first { $0["productId"] as? String == PurchaseFlowTests.monthly }
             #expect(monthly?["sellInstead"] as? String == PurchaseFlowTests.standard)
             let standard = try await server.call(
-                .POST, "/v1/orders", json: ["productId": PurchaseFlowTests.standard], headers: ServerHarness.userHeaders("kim"))
+                .POST,
+                "/v1/orders",
+                json: ["productId": PurchaseFlowTests.standard],
+                headers: ServerHarness.userHeaders("kim")
+            )
             #expect(standard.status == 201)
             let newcomer = try await server.call(.GET, "/v1/eligibility", headers: ServerHarness.userHeaders("lee"))
             #expect(
-                (newcomer["groups"] as? [[String: Any]])?.allSatisfy { $0["introductoryOfferEligible"] as? Bool == true } == true)
+                (newcomer["groups"] as? [[String: Any]])?.allSatisfy { $0["introductoryOfferEligible"] as? Bool == true } == true
+            )
         }
     }
 
@@ -105,19 +121,28 @@ struct RecoveryTests {
             #expect(refused.code == "offer_not_granted")
             var unknown = request
             unknown["offerId"] = "free-forever"
-            #expect(try await server.call(.POST, "/v1/offers/signature", json: unknown, headers: ServerHarness.userHeaders(granted)).code
-                == "offer_not_granted")
+            #expect(
+                try await server.call(.POST, "/v1/offers/signature", json: unknown, headers: ServerHarness.userHeaders(granted)).code
+                    == "offer_not_granted"
+            )
 
             let v1 = try await server.call(.POST, "/v1/offers/signature", json: request, headers: ServerHarness.userHeaders(granted))
             #expect(v1.status == 200, "\(v1.text)")
             let signature = PromotionalOfferV1Signature(
                 keyIdentifier: try #require(v1["keyIdentifier"] as? String),
                 nonce: try #require(UUID(uuidString: v1["nonce"] as? String ?? "")),
-                timestamp: Int64(try #require(v1["timestamp"] as? Int)), signature: try #require(v1["signature"] as? String))
+                timestamp: Int64(try #require(v1["timestamp"] as? Int)),
+                signature: try #require(v1["signature"] as? String)
+            )
             #expect(
                 signature.isValid(
-                    publicKey: SharedIdentities.apiKey.publicKey, bundleId: "com.example.storekeeper",
-                    productId: PurchaseFlowTests.monthly, offerId: "winback-50", appAccountToken: ""))
+                    publicKey: SharedIdentities.apiKey.publicKey,
+                    bundleId: "com.example.storekeeper",
+                    productId: PurchaseFlowTests.monthly,
+                    offerId: "winback-50",
+                    appAccountToken: ""
+                )
+            )
             var v2Request = request
             v2Request["version"] = "v2"
             let v2 = try await server.call(.POST, "/v1/offers/signature", json: v2Request, headers: ServerHarness.userHeaders(granted))

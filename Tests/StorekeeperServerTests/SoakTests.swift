@@ -33,7 +33,8 @@ struct SoakTests {
             }
             for month in 0..<12 {
                 await store.setDeliveryFaults(
-                    DeliveryFaults(duplicate: true, outOfOrder: month % 2 == 0, dropNext: Int.random(in: 0...25, using: &random)))
+                    DeliveryFaults(duplicate: true, outOfOrder: month % 2 == 0, dropNext: Int.random(in: 0...25, using: &random))
+                )
                 for (_, token, account) in customers.shuffled(using: &random).prefix(users / 10) {
                     switch Int.random(in: 0..<5, using: &random) {
                     case 0:
@@ -70,7 +71,8 @@ struct SoakTests {
                 let me = try await server.me(user, at: now)
                 let active = Set(
                     (me["entitlements"] as? [[String: Any]] ?? []).filter { $0["active"] as? Bool == true }
-                        .compactMap { $0["entitlement"] as? String })
+                        .compactMap { $0["entitlement"] as? String }
+                )
                 let truth = await server.truthEntitlements(token: token, at: now)
                 let coins = (me["wallet"] as? [String: Any])?["coins"] as? Int ?? 0
                 let truthCoins = 60 * (await store.groundTruth(appAccountToken: token, at: now).consumables["com.example.storekeeper.coins.60"] ?? 0)

@@ -23,7 +23,8 @@ struct CompactNotificationBodyTests {
     static func body(signedDate: Int, outer: String = chain, inner: String = chain, note: String = #"ünïcødé \"quoted\""#) -> String {
         let transaction = jws(header: inner, payload: #"{"transactionId":"2000000001","signedDate":\#(signedDate)}"#)
         let renewal = jws(header: inner, payload: #"{"autoRenewStatus":1,"signedDate":\#(signedDate)}"#)
-        let payload = #"{"notificationType":"DID_RENEW","data":{"signedTransactionInfo":"\#(transaction)","signedRenewalInfo":"\#(renewal)"},"note":"\#(note)"}"#
+        let payload =
+            #"{"notificationType":"DID_RENEW","data":{"signedTransactionInfo":"\#(transaction)","signedRenewalInfo":"\#(renewal)"},"note":"\#(note)"}"#
         return #"{"signedPayload":""# + jws(header: outer, payload: payload) + #""}"#
     }
 
@@ -76,7 +77,9 @@ struct CompactNotificationBodyTests {
     @Test("a digest cache shared across bodies gives exactly the stored text computed without it")
     func sharedDigestCache() throws {
         let cache = HeaderDigestCache(capacity: 2)
-        let chains = [Self.chain, Self.chain.replacingOccurrences(of: "MIIB", with: "MIIC"), Self.chain.replacingOccurrences(of: "MIIB", with: "MIID")]
+        let chains = [
+            Self.chain, Self.chain.replacingOccurrences(of: "MIIB", with: "MIIC"), Self.chain.replacingOccurrences(of: "MIIB", with: "MIID"),
+        ]
         for round in 0..<30 {
             // Three chains through a cache of two: hits, misses and evictions, outer and inner headers mixed.
             let body = Self.body(signedDate: round, outer: chains[round % 3], inner: chains[(round / 3) % 3])

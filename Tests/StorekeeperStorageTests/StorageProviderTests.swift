@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import PostgresNIO
-import ServiceLifecycle
 import SQLKit
+import ServiceLifecycle
 import StorageTestSupport
 import StorekeeperStorage
 import Testing
@@ -89,8 +89,12 @@ import Testing
     @Test func sqliteFilesCommitDurably() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID().uuidString).sqlite").path
         let provider = try await SQLiteDatabaseProvider(location: .file(path))
-        let journal = try await provider.withSession { try await $0.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self) }
-        let synchronous = try await provider.withSession { try await $0.raw("PRAGMA synchronous").first()?.decode(column: "synchronous", as: Int.self) }
+        let journal = try await provider.withSession {
+            try await $0.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self)
+        }
+        let synchronous = try await provider.withSession {
+            try await $0.raw("PRAGMA synchronous").first()?.decode(column: "synchronous", as: Int.self)
+        }
         #expect(journal == "wal")
         #expect(synchronous == 2)  // FULL
         try await Migrator(migrations: Self.migrations).migrate(provider)

@@ -61,8 +61,12 @@ public final class OfferSignatureChecker: Sendable {
         else { throw .malformed("signature is not a base64 DER ECDSA signature") }
         guard
             signature.isValid(
-                publicKey: key, bundleId: bundleId, productId: productId, offerId: offerId,
-                appAccountToken: appAccountToken)
+                publicKey: key,
+                bundleId: bundleId,
+                productId: productId,
+                offerId: offerId,
+                appAccountToken: appAccountToken
+            )
         else { throw .invalidSignature }
         let signedAt = Date(timeIntervalSince1970: Double(signature.timestamp) / 1000)
         try redeem(nonce: signature.nonce.uuidString.lowercased(), signedAt: signedAt, now: now)
@@ -84,8 +88,17 @@ public final class OfferSignatureChecker: Sendable {
         guard let uuid = UUID(uuidString: nonce) else { throw .malformed("nonce \(nonce) is not a UUID") }
         try checkPromotionalOfferV1(
             PromotionalOfferV1Signature(
-                keyIdentifier: keyIdentifier, nonce: uuid, timestamp: timestamp, signature: signature),
-            bundleId: bundleId, productId: productId, offerId: offerId, appAccountToken: appAccountToken, now: now)
+                keyIdentifier: keyIdentifier,
+                nonce: uuid,
+                timestamp: timestamp,
+                signature: signature
+            ),
+            bundleId: bundleId,
+            productId: productId,
+            offerId: offerId,
+            appAccountToken: appAccountToken,
+            now: now
+        )
     }
 
     // MARK: JWS (WWDC25)
@@ -105,7 +118,11 @@ public final class OfferSignatureChecker: Sendable {
         now: Date
     ) throws(OfferSignatureFailure) -> OfferRequestClaims {
         let claims = try verifiedClaims(
-            jws, audience: AppStoreRequestSigner.promotionalOfferAudience, bundleId: bundleId, productId: productId)
+            jws,
+            audience: AppStoreRequestSigner.promotionalOfferAudience,
+            bundleId: bundleId,
+            productId: productId
+        )
         guard let offer = claims.offerIdentifier else { throw .missingClaim("offerIdentifier") }
         guard offer == offerIdentifier else { throw .wrongOffer(offer) }
         if let transactionId = claims.transactionId, !customerTransactionIds.contains(transactionId) {
@@ -130,8 +147,11 @@ public final class OfferSignatureChecker: Sendable {
         now: Date
     ) throws(OfferSignatureFailure) -> OfferRequestClaims {
         let claims = try verifiedClaims(
-            jws, audience: AppStoreRequestSigner.introductoryOfferEligibilityAudience, bundleId: bundleId,
-            productId: productId)
+            jws,
+            audience: AppStoreRequestSigner.introductoryOfferEligibilityAudience,
+            bundleId: bundleId,
+            productId: productId
+        )
         guard claims.allowIntroductoryOffer != nil else { throw .missingClaim("allowIntroductoryOffer") }
         guard let transactionId = claims.transactionId else { throw .missingClaim("transactionId") }
         guard customerTransactionIds.contains(transactionId) else { throw .transactionNotOwned(transactionId) }
@@ -143,7 +163,10 @@ public final class OfferSignatureChecker: Sendable {
 
     /// Parses `jws`, verifies its signature, then the claims every signed App Store request shares.
     private func verifiedClaims(
-        _ jws: String, audience: String, bundleId: String, productId: String
+        _ jws: String,
+        audience: String,
+        bundleId: String,
+        productId: String
     ) throws(OfferSignatureFailure) -> OfferRequestClaims {
         let token: ES256CompactJWS
         do throws(ES256CompactJWS.Problem) {
@@ -175,10 +198,17 @@ public final class OfferSignatureChecker: Sendable {
         // The reference specifies a fresh UUID; requiring one also gives every nonce a single spelling.
         guard let nonce = UUID(uuidString: rawNonce) else { throw .malformed("nonce \(rawNonce) is not a UUID") }
         return OfferRequestClaims(
-            keyId: token.keyId, issuerId: iss, bundleId: bid, audience: aud,
-            issuedAt: Date(timeIntervalSince1970: iat), nonce: nonce.uuidString.lowercased(), productId: product,
-            offerIdentifier: claims.offerIdentifier, transactionId: claims.transactionId,
-            allowIntroductoryOffer: claims.allowIntroductoryOffer)
+            keyId: token.keyId,
+            issuerId: iss,
+            bundleId: bid,
+            audience: aud,
+            issuedAt: Date(timeIntervalSince1970: iat),
+            nonce: nonce.uuidString.lowercased(),
+            productId: product,
+            offerIdentifier: claims.offerIdentifier,
+            transactionId: claims.transactionId,
+            allowIntroductoryOffer: claims.allowIntroductoryOffer
+        )
     }
 
     private static func failure(_ problem: ES256CompactJWS.Problem) -> OfferSignatureFailure {

@@ -101,7 +101,12 @@ public struct ServerAPITokenVerifier: Sendable {
         guard issuedAt.timeIntervalSince(now) <= allowedClockSkew else { throw .issuedInFuture(issuedAt: issuedAt) }
         guard expiresAt > now else { throw .expired(expiresAt: expiresAt) }
         return ServerAPITokenClaims(
-            keyId: jws.keyId, issuerId: iss, bundleId: bid, issuedAt: issuedAt, expiresAt: expiresAt)
+            keyId: jws.keyId,
+            issuerId: iss,
+            bundleId: bid,
+            issuedAt: issuedAt,
+            expiresAt: expiresAt
+        )
     }
 
     // Every claim optional so a missing one is reported by name; NumericDate may be fractional (RFC 7519 §2).

@@ -28,9 +28,13 @@ public struct NotificationDeliveryService: Service {
     let logger: Logger
 
     public init(
-        store: SimulatedAppStore, url: String, httpClient: HTTPClient, format: Format = .v2,
+        store: SimulatedAppStore,
+        url: String,
+        httpClient: HTTPClient,
+        format: Format = .v2,
         pollInterval: Duration = .milliseconds(100),
-        timeout: TimeAmount = .seconds(5), logger: Logger = Logger(label: "storekeeper.simulator.delivery")
+        timeout: TimeAmount = .seconds(5),
+        logger: Logger = Logger(label: "storekeeper.simulator.delivery")
     ) {
         self.store = store
         self.url = url
@@ -78,7 +82,8 @@ public struct NotificationDeliveryService: Service {
             sent += 1
             logger.debug(
                 "notification sent",
-                metadata: ["storekeeper.notification.uuid": "\(delivery.notificationUUID)", "result": "\(result.rawValue)"])
+                metadata: ["storekeeper.notification.uuid": "\(delivery.notificationUUID)", "result": "\(result.rawValue)"]
+            )
             await store.recordDelivery(notificationUUID: delivery.notificationUUID, result: result)
         }
         return sent

@@ -14,7 +14,10 @@ public struct V1NotificationComposer: Sendable {
     }
 
     /// The V1 type for a V2 notification, or nil when V1 has no such message.
-    public static func v1Type(for notification: SimulatedNotification, transaction: JWSTransactionDecodedPayload?)
+    public static func v1Type(
+        for notification: SimulatedNotification,
+        transaction: JWSTransactionDecodedPayload?
+    )
         -> NotificationTypeV1?
     {
         switch (notification.type, notification.subtype) {
@@ -52,16 +55,23 @@ public struct V1NotificationComposer: Sendable {
         let latest = try await SimulatedDevice.receiptBuilder(for: account, store: store, identity: identity)
             .build(transactions: contents.transactions)
         let unified = UnifiedReceipt(
-            environment: environment, latestReceipt: latest.base64,
+            environment: environment,
+            latestReceipt: latest.base64,
             latestReceiptInfo: Array(responses.latestReceiptInfo(contents.transactions).prefix(100)),
-            pendingRenewalInfo: contents.renewals.map(VerifyReceiptResponseBuilder.pendingRenewalInfo), status: 0)
+            pendingRenewalInfo: contents.renewals.map(VerifyReceiptResponseBuilder.pendingRenewalInfo),
+            status: 0
+        )
         let body = ResponseBodyV1(
-            notificationType: type, environment: environment == .production ? "PROD" : "Sandbox",
-            bid: await store.catalog.bundleId, bvrs: "1",
+            notificationType: type,
+            environment: environment == .production ? "PROD" : "Sandbox",
+            bid: await store.catalog.bundleId,
+            bvrs: "1",
             autoRenewStatus: renewal.map { $0.autoRenewStatus == .on ? "true" : "false" },
             autoRenewProductId: renewal?.autoRenewProductId,
             expirationIntent: renewal?.expirationIntent.map { Int64($0.rawValue) },
-            originalTransactionId: transaction?.originalTransactionId, unifiedReceipt: unified)
+            originalTransactionId: transaction?.originalTransactionId,
+            unifiedReceipt: unified
+        )
         // The model never re-emits the shared secret; Apple's V1 body does carry it, so it is added here.
         var object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(body)) as? [String: Any] ?? [:]
         if let sharedSecret { object["password"] = sharedSecret }

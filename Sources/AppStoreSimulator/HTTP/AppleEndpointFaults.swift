@@ -21,7 +21,10 @@ public final class AppleEndpointFaults: Sendable {
         }
     }
 
-    enum APIFault { case serverError, rateLimited(retryAfterSeconds: Int) }
+    enum APIFault {
+        case serverError
+        case rateLimited(retryAfterSeconds: Int)
+    }
 
     private let state = Mutex(Settings())
 

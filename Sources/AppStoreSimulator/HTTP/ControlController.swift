@@ -131,20 +131,32 @@ struct ControlController<Context: RequestContext>: Sendable {
             }
             return try HTTPJSON.response(
                 ExtendResult(
-                    originalTransactionId: result.originalTransactionId, webOrderLineItemId: result.webOrderLineItemId,
-                    success: result.success, effectiveDate: result.effectiveDate))
+                    originalTransactionId: result.originalTransactionId,
+                    webOrderLineItemId: result.webOrderLineItemId,
+                    success: result.success,
+                    effectiveDate: result.effectiveDate
+                )
+            )
         }
         control.post("extend-all") { request, _ in
             let body = try await HTTPJSON.decode(ExtendAll.self, from: request)
             let status = try await SimulatorError.mapped {
                 try await store.extendRenewalDateForAll(
-                    productId: body.productId, days: body.days, requestIdentifier: body.requestIdentifier,
-                    storefrontCountryCodes: body.storefrontCountryCodes)
+                    productId: body.productId,
+                    days: body.days,
+                    requestIdentifier: body.requestIdentifier,
+                    storefrontCountryCodes: body.storefrontCountryCodes
+                )
             }
             return try HTTPJSON.response(
                 MassResult(
-                    requestIdentifier: status.requestIdentifier, complete: status.complete, completeDate: status.completeDate,
-                    succeededCount: status.succeededCount, failedCount: status.failedCount))
+                    requestIdentifier: status.requestIdentifier,
+                    complete: status.complete,
+                    completeDate: status.completeDate,
+                    succeededCount: status.succeededCount,
+                    failedCount: status.failedCount
+                )
+            )
         }
         control.get("faults/delivery") { _, _ in try HTTPJSON.response(await store.currentDeliveryFaults) }
         control.post("faults/delivery") { request, _ in
@@ -163,8 +175,11 @@ struct ControlController<Context: RequestContext>: Sendable {
         control.get("notifications") { _, _ in
             let sent = await store.sentNotifications().map {
                 NotificationSummary(
-                    notificationUUID: $0.notificationUUID, notificationType: $0.type, subtype: $0.subtype,
-                    signedPayload: $0.signedPayload)
+                    notificationUUID: $0.notificationUUID,
+                    notificationType: $0.type,
+                    subtype: $0.subtype,
+                    signedPayload: $0.signedPayload
+                )
             }
             return try HTTPJSON.response(sent)
         }
@@ -199,7 +214,10 @@ struct ControlController<Context: RequestContext>: Sendable {
                 Truth(
                     at: moment,
                     entitlements: truth.entitlements.keys.sorted().map { Truth.Entitlement(productId: $0, until: truth.entitlements[$0] ?? nil) },
-                    consumables: truth.consumables, transactionIds: truth.transactions.compactMap(\.transactionId)))
+                    consumables: truth.consumables,
+                    transactionIds: truth.transactions.compactMap(\.transactionId)
+                )
+            )
         }
     }
 }

@@ -49,7 +49,10 @@ struct DeviceController<Context: RequestContext>: Sendable {
         let device = router.group("device")
         device.post("accounts") { request, _ in
             let body = try await HTTPJSON.decode(CreateAccount.self, from: request)
-            return try HTTPJSON.response(try await SimulatorError.mapped { try await store.createAccount(storefront: body.storefront) }, status: .created)
+            return try HTTPJSON.response(
+                try await SimulatorError.mapped { try await store.createAccount(storefront: body.storefront) },
+                status: .created
+            )
         }
         device.post("accounts/:account/billing") { request, context in
             let body = try await HTTPJSON.decode(Billing.self, from: request)
@@ -74,7 +77,9 @@ struct DeviceController<Context: RequestContext>: Sendable {
                 try await store.purchase(productId: body.productId, account: body.account, options: options)
             }
             return try HTTPJSON.response(
-                PurchaseResult(signedTransaction: purchase.signedTransaction, transaction: purchase.transaction), status: .created)
+                PurchaseResult(signedTransaction: purchase.signedTransaction, transaction: purchase.transaction),
+                status: .created
+            )
         }
         device.post("ask-to-buy") { request, _ in
             let body = try await HTTPJSON.decode(Purchase.self, from: request)
@@ -88,7 +93,9 @@ struct DeviceController<Context: RequestContext>: Sendable {
             let id = try PathParameter.require("request", in: context)
             let purchase = try await SimulatorError.mapped { try await store.approveAskToBuy(id) }
             return try HTTPJSON.response(
-                PurchaseResult(signedTransaction: purchase.signedTransaction, transaction: purchase.transaction), status: .created)
+                PurchaseResult(signedTransaction: purchase.signedTransaction, transaction: purchase.transaction),
+                status: .created
+            )
         }
         device.post("ask-to-buy/:request/decline") { _, context in
             let id = try PathParameter.require("request", in: context)
@@ -123,21 +130,41 @@ struct DeviceController<Context: RequestContext>: Sendable {
             if let offer = body.offer, offer.type == "promotional" {
                 if let jws = offer.jws {
                     try offers.checkPromotionalOfferV2(
-                        jws, bundleId: bundleId, productId: body.productId, offerIdentifier: offer.id,
-                        customerTransactionIds: owned, now: Date())
+                        jws,
+                        bundleId: bundleId,
+                        productId: body.productId,
+                        offerIdentifier: offer.id,
+                        customerTransactionIds: owned,
+                        now: Date()
+                    )
                 } else if let signature = offer.signature {
                     try offers.checkPromotionalOfferV1(
-                        keyIdentifier: signature.keyIdentifier, nonce: signature.nonce, timestamp: signature.timestamp,
-                        signature: signature.signature, bundleId: bundleId, productId: body.productId, offerId: offer.id,
-                        appAccountToken: body.appAccountToken?.uuidString.lowercased() ?? "", now: Date())
+                        keyIdentifier: signature.keyIdentifier,
+                        nonce: signature.nonce,
+                        timestamp: signature.timestamp,
+                        signature: signature.signature,
+                        bundleId: bundleId,
+                        productId: body.productId,
+                        offerId: offer.id,
+                        appAccountToken: body.appAccountToken?.uuidString.lowercased() ?? "",
+                        now: Date()
+                    )
                 } else {
                     throw SimulatorHTTPError(
-                        .badRequest, code: "unsigned_offer", message: "a promotional offer needs its signature or JWS")
+                        .badRequest,
+                        code: "unsigned_offer",
+                        message: "a promotional offer needs its signature or JWS"
+                    )
                 }
             }
             if let jws = body.introductoryOfferEligibility {
                 let claims = try offers.checkIntroductoryOfferEligibility(
-                    jws, bundleId: bundleId, productId: body.productId, customerTransactionIds: owned, now: Date())
+                    jws,
+                    bundleId: bundleId,
+                    productId: body.productId,
+                    customerTransactionIds: owned,
+                    now: Date()
+                )
                 options.introductoryOfferEligible = claims.allowIntroductoryOffer
             }
         } catch let failure as OfferSignatureFailure {
@@ -155,8 +182,10 @@ struct DeviceController<Context: RequestContext>: Sendable {
             case "offerCode": offer = .offerCode(referenceName: requested.id)
             default:
                 throw SimulatorHTTPError(
-                    .badRequest, code: "unknown_offer_type",
-                    message: "offer type \(requested.type) is not one of promotional, winBack, offerCode")
+                    .badRequest,
+                    code: "unknown_offer_type",
+                    message: "offer type \(requested.type) is not one of promotional, winBack, offerCode"
+                )
             }
         }
         return PurchaseOptions(appAccountToken: body.appAccountToken, offer: offer, quantity: body.quantity ?? 1)

@@ -30,7 +30,10 @@ enum HTTPJSON {
     static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
         let data = try AppStoreJSON.makeEncoder().encode(value)
         return Response(
-            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
     }
 }
 
@@ -60,7 +63,10 @@ struct SimulatorHTTPError: HTTPResponseError {
     func response(from request: Request, context: some RequestContext) throws -> Response {
         let data = try JSONSerialization.data(withJSONObject: ["error": code, "message": message], options: .sortedKeys)
         return Response(
-            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
     }
 }
 

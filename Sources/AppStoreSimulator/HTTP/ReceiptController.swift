@@ -62,10 +62,15 @@ struct ReceiptController<Context: RequestContext>: Sendable {
         let subscribed = contents.transactions.contains { $0.type == .autoRenewable }
         if subscribed, let sharedSecret, body.password != sharedSecret { return try status(21004) }
         let response = try VerifyReceiptResponseBuilder(
-            environment: endpoint, requestDate: await store.currentDate, excludeOldTransactions: body.excludeOldTransactions ?? false
+            environment: endpoint,
+            requestDate: await store.currentDate,
+            excludeOldTransactions: body.excludeOldTransactions ?? false
         ).response(
-            receipt: receipt, transactions: contents.transactions, renewalInfos: contents.renewals,
-            latestReceiptBuilder: try await builder(for: account))
+            receipt: receipt,
+            transactions: contents.transactions,
+            renewalInfos: contents.renewals,
+            latestReceiptBuilder: try await builder(for: account)
+        )
         return try HTTPJSON.response(response)
     }
 

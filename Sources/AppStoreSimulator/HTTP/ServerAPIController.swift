@@ -16,7 +16,9 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
         api.get("v1/transactions/:id") { request, context in
             try await guarded(request) {
                 let id = try PathParameter.require("id", in: context)
-                return try HTTPJSON.response(TransactionInfoResponse(signedTransactionInfo: try await known(id) { try await store.signedTransaction(id) }))
+                return try HTTPJSON.response(
+                    TransactionInfoResponse(signedTransactionInfo: try await known(id) { try await store.signedTransaction(id) })
+                )
             }
         }
         for version in ["v1", "v2"] {
@@ -29,9 +31,14 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                     let page = try self.page(history, revision: query.revision)
                     return try HTTPJSON.response(
                         HistoryResponse(
-                            revision: page.revision, hasMore: page.hasMore, bundleId: await store.catalog.bundleId,
-                            appAppleId: await store.catalog.appAppleId, environment: store.environment,
-                            signedTransactions: try await page.items.asyncMap { try await store.signedTransaction($0.transactionId!) }))
+                            revision: page.revision,
+                            hasMore: page.hasMore,
+                            bundleId: await store.catalog.bundleId,
+                            appAppleId: await store.catalog.appAppleId,
+                            environment: store.environment,
+                            signedTransactions: try await page.items.asyncMap { try await store.signedTransaction($0.transactionId!) }
+                        )
+                    )
                 }
             }
         }
@@ -64,8 +71,10 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                     return try apiError(.badRequest, code: 4_000_035, "customerConsented must be true")
                 }
                 let v2 = ConsumptionRequest(
-                    customerConsented: true, sampleContentProvided: body.sampleContentProvided,
-                    deliveryStatus: body.deliveryStatus == .deliveredAndWorkingProperly ? .delivered : .undeliveredOther)
+                    customerConsented: true,
+                    sampleContentProvided: body.sampleContentProvided,
+                    deliveryStatus: body.deliveryStatus == .deliveredAndWorkingProperly ? .delivered : .undeliveredOther
+                )
                 try await known(id) { try await store.recordConsumptionInformation(transactionId: id, v2) }
                 await store.logConsumptionAnswer(transactionId: id, endpoint: .v1, body: data)
                 return Response(status: .accepted)
@@ -84,7 +93,10 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                 return try HTTPJSON.response(
                     RefundHistoryResponse(
                         signedTransactions: try await page.items.asyncMap { try await store.signedTransaction($0.transactionId!) },
-                        revision: page.revision, hasMore: page.hasMore))
+                        revision: page.revision,
+                        hasMore: page.hasMore
+                    )
+                )
             }
         }
         api.get("v1/refund/lookup/:id") { request, context in
@@ -92,7 +104,10 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                 let id = try PathParameter.require("id", in: context)
                 let refunds = try await known(id) { try await store.refundHistory(anyTransactionId: id) }
                 return try HTTPJSON.response(
-                    RefundHistoryResponse(signedTransactions: try await refunds.prefix(50).asyncMap { try await store.signedTransaction($0.transactionId!) }))
+                    RefundHistoryResponse(
+                        signedTransactions: try await refunds.prefix(50).asyncMap { try await store.signedTransaction($0.transactionId!) }
+                    )
+                )
             }
         }
         api.put("v1/subscriptions/extend/:id") { request, context in
@@ -110,8 +125,12 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                 }
                 return try HTTPJSON.response(
                     ExtendRenewalDateResponse(
-                        originalTransactionId: result.originalTransactionId, webOrderLineItemId: result.webOrderLineItemId,
-                        success: true, effectiveDate: result.effectiveDate))
+                        originalTransactionId: result.originalTransactionId,
+                        webOrderLineItemId: result.webOrderLineItemId,
+                        success: true,
+                        effectiveDate: result.effectiveDate
+                    )
+                )
             }
         }
         api.post("v1/subscriptions/extend/mass") { request, _ in
@@ -119,8 +138,11 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                 let body = try await HTTPJSON.decode(MassExtendRenewalDateRequest.self, from: request)
                 _ = try await SimulatorError.mapped {
                     try await store.extendRenewalDateForAll(
-                        productId: body.productId, days: Int(body.extendByDays), requestIdentifier: body.requestIdentifier,
-                        storefrontCountryCodes: body.storefrontCountryCodes)
+                        productId: body.productId,
+                        days: Int(body.extendByDays),
+                        requestIdentifier: body.requestIdentifier,
+                        storefrontCountryCodes: body.storefrontCountryCodes
+                    )
                 }
                 return try HTTPJSON.response(MassExtendRenewalDateResponse(requestIdentifier: body.requestIdentifier))
             }
@@ -134,8 +156,13 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                 }
                 return try HTTPJSON.response(
                     MassExtendRenewalDateStatusResponse(
-                        requestIdentifier: status.requestIdentifier, complete: status.complete, completeDate: status.completeDate,
-                        succeededCount: status.succeededCount, failedCount: status.failedCount))
+                        requestIdentifier: status.requestIdentifier,
+                        complete: status.complete,
+                        completeDate: status.completeDate,
+                        succeededCount: status.succeededCount,
+                        failedCount: status.failedCount
+                    )
+                )
             }
         }
         api.post("v1/notifications/test") { request, _ in
@@ -145,7 +172,8 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                     return try apiError(.notFound, code: 4_040_007, "No App Store Server Notifications URL is configured for the app.")
                 }
                 return try HTTPJSON.response(
-                    SendTestNotificationResponse(testNotificationToken: try await store.sendTestNotification()))
+                    SendTestNotificationResponse(testNotificationToken: try await store.sendTestNotification())
+                )
             }
         }
         api.get("v1/notifications/test/:token") { request, context in
@@ -169,7 +197,8 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                 }
                 let page = try self.page(items, revision: request.uri.queryParameters["paginationToken"].map(String.init))
                 return try HTTPJSON.response(
-                    NotificationHistoryResponse(paginationToken: page.revision, hasMore: page.hasMore, notificationHistory: page.items))
+                    NotificationHistoryResponse(paginationToken: page.revision, hasMore: page.hasMore, notificationHistory: page.items)
+                )
             }
         }
         api.put("v1/transactions/:id/appAccountToken") { request, context in
@@ -189,9 +218,12 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
             try await guarded(request) {
                 let id = try PathParameter.require("id", in: context)
                 return try HTTPJSON.response(
-                    AppTransactionInfoResponse(signedAppTransactionInfo: try await known(id, code: 4_040_019) {
-                        try await store.signedAppTransaction(anyTransactionId: id)
-                    }))
+                    AppTransactionInfoResponse(
+                        signedAppTransactionInfo: try await known(id, code: 4_040_019) {
+                            try await store.signedAppTransaction(anyTransactionId: id)
+                        }
+                    )
+                )
             }
         }
         api.post("v1/transactions/:id/finish") { request, context in
@@ -259,10 +291,16 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
             revoked = value
         }
         return TransactionHistoryRequest(
-            revision: query["revision"].map(String.init), startDate: dates("startDate"), endDate: dates("endDate"),
-            productIds: query.getAll("productId"), productTypes: productTypes,
-            subscriptionGroupIdentifiers: query.getAll("subscriptionGroupIdentifier"), inAppOwnershipType: ownership,
-            sort: sort, revoked: revoked)
+            revision: query["revision"].map(String.init),
+            startDate: dates("startDate"),
+            endDate: dates("endDate"),
+            productIds: query.getAll("productId"),
+            productTypes: productTypes,
+            subscriptionGroupIdentifiers: query.getAll("subscriptionGroupIdentifier"),
+            inAppOwnershipType: ownership,
+            sort: sort,
+            revoked: revoked
+        )
     }
 
     /// Pages of 20; the revision (or pagination token) is the offset of the next page.

@@ -22,8 +22,11 @@ public enum SimulatorServer {
         public var faults: AppleEndpointFaults
 
         public init(
-            apiKeys: [String: P256.Signing.PublicKey], issuerId: String, receiptIdentity: ReceiptSigningIdentity,
-            sharedSecret: String? = nil, faults: AppleEndpointFaults = AppleEndpointFaults()
+            apiKeys: [String: P256.Signing.PublicKey],
+            issuerId: String,
+            receiptIdentity: ReceiptSigningIdentity,
+            sharedSecret: String? = nil,
+            faults: AppleEndpointFaults = AppleEndpointFaults()
         ) {
             self.apiKeys = apiKeys
             self.issuerId = issuerId
@@ -34,7 +37,11 @@ public enum SimulatorServer {
     }
 
     /// The router with every endpoint, for tests (`app.test(.router)`) and for ``buildApplication``.
-    public static func buildRouter(store: SimulatedAppStore, rootPEM: String, apple: AppleSide? = nil)
+    public static func buildRouter(
+        store: SimulatedAppStore,
+        rootPEM: String,
+        apple: AppleSide? = nil
+    )
         async -> Router<BasicRequestContext>
     {
         await build(store: store, rootPEM: rootPEM, apple: apple).router
@@ -54,25 +61,37 @@ public enum SimulatorServer {
         return try String(contentsOf: url, encoding: .utf8)
     }
 
-    static func build(store: SimulatedAppStore, rootPEM: String, apple: AppleSide?) async
+    static func build(
+        store: SimulatedAppStore,
+        rootPEM: String,
+        apple: AppleSide?
+    ) async
         -> (router: Router<BasicRequestContext>, routes: [SimulatorRoute])
     {
         let router = RouteRecorder(Router())
         router.get("health") { _, _ in "ok" }
         router.get("openapi.yaml") { _, _ in
             Response(
-                status: .ok, headers: [.contentType: "application/yaml"],
-                body: .init(byteBuffer: ByteBuffer(string: try openAPIDocument())))
+                status: .ok,
+                headers: [.contentType: "application/yaml"],
+                body: .init(byteBuffer: ByteBuffer(string: try openAPIDocument()))
+            )
         }
         let offers = apple.map { OfferSignatureChecker(publicKeys: $0.apiKeys, issuerId: $0.issuerId) }
         DeviceController<BasicRequestContext>(store: store, offers: offers).add(to: router)
         ControlController<BasicRequestContext>(store: store, rootPEM: rootPEM, faults: apple?.faults).add(to: router)
         if let apple {
             let tokens = ServerAPITokenVerifier(
-                publicKeys: apple.apiKeys, issuerId: apple.issuerId, bundleId: await store.catalog.bundleId)
+                publicKeys: apple.apiKeys,
+                issuerId: apple.issuerId,
+                bundleId: await store.catalog.bundleId
+            )
             ServerAPIController<BasicRequestContext>(store: store, tokens: tokens, faults: apple.faults).add(to: router)
             ReceiptController<BasicRequestContext>(
-                store: store, identity: apple.receiptIdentity, sharedSecret: apple.sharedSecret, faults: apple.faults
+                store: store,
+                identity: apple.receiptIdentity,
+                sharedSecret: apple.sharedSecret,
+                faults: apple.faults
             ).add(to: router)
         }
         return (router.router, router.routes)
@@ -81,12 +100,19 @@ public enum SimulatorServer {
     /// The application serving ``buildRouter`` on `host`:`port` (loopback by default), running `services`
     /// (a ``NotificationDeliveryService``, say) for as long as it runs.
     public static func buildApplication(
-        store: SimulatedAppStore, rootPEM: String, apple: AppleSide? = nil, host: String = "127.0.0.1", port: Int = 8090,
-        services: [any Service] = [], logger: Logger = Logger(label: "storekeeper.simulator")
+        store: SimulatedAppStore,
+        rootPEM: String,
+        apple: AppleSide? = nil,
+        host: String = "127.0.0.1",
+        port: Int = 8090,
+        services: [any Service] = [],
+        logger: Logger = Logger(label: "storekeeper.simulator")
     ) async -> some ApplicationProtocol {
         Application(
             router: await buildRouter(store: store, rootPEM: rootPEM, apple: apple),
             configuration: .init(address: .hostname(host, port: port), serverName: "storekeeper-simulator"),
-            services: services, logger: logger)
+            services: services,
+            logger: logger
+        )
     }
 }

@@ -94,7 +94,10 @@ public struct AppReceiptBuilder: Sendable {
         let opaque = opaqueValue ?? derivedOpaqueValue()
         receipt.opaqueValue = Data(opaque)
         receipt.sha1Hash = AppReceipt.deviceHash(
-            deviceIdentifier: deviceIdentifier, opaqueValue: opaque, bundleIdData: receipt.bundleIdData ?? Data())
+            deviceIdentifier: deviceIdentifier,
+            opaqueValue: opaque,
+            bundleIdData: receipt.bundleIdData ?? Data()
+        )
         receipt.creationDate = Self.wholeSeconds(creationDate)
         receipt.originalApplicationVersion = originalApplicationVersion
         receipt.originalPurchaseDate = originalPurchaseDate.map(Self.wholeSeconds)
@@ -119,7 +122,8 @@ public struct AppReceiptBuilder: Sendable {
         if let lineItem = transaction.webOrderLineItemId {
             guard let number = Int64(lineItem) else {
                 throw ReceiptIssuanceError.invalidTransaction(
-                    "web order line item id \(lineItem) of \(transaction.transactionId ?? "?") is not an integer")
+                    "web order line item id \(lineItem) of \(transaction.transactionId ?? "?") is not an integer"
+                )
             }
             purchase.webOrderLineItemId = number
         }
@@ -257,7 +261,8 @@ public struct AppReceiptBuilder: Sendable {
                     // certificates [0] IMPLICIT SET OF: DER sorts the members by encoding.
                     try signedData.serializeSetOf(
                         [leaf, identity.intermediate, identity.root],
-                        identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific))
+                        identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
+                    )
                     try signedData.appendConstructedNode(identifier: .set) { signerInfos in
                         try signerInfos.appendConstructedNode(identifier: .sequence) { signer in
                             try signer.serialize(1)  // version 1: issuerAndSerialNumber

@@ -41,8 +41,11 @@ public struct ReceiptSigningIdentity: Sendable {
         /// The defaults give a chain valid from 2020 to 2050, covering any receipt creation date a test picks.
         public init(
             name: String = "Storekeeper",
-            validity: ClosedRange<Date> = Date(timeIntervalSince1970: 1_577_836_800)...Date(
-                timeIntervalSince1970: 2_524_608_000),
+            validity: ClosedRange<Date> = Date(
+                timeIntervalSince1970: 1_577_836_800
+            )...Date(
+                timeIntervalSince1970: 2_524_608_000
+            ),
             ocspURL: String? = SimulatorSigningChain.defaultOCSPURL
         ) {
             self.name = name
@@ -100,20 +103,30 @@ public struct ReceiptSigningIdentity: Sendable {
         }
 
         let root = try Certificate(
-            version: .v3, serialNumber: serialNumber(for: rootKey.publicKey), publicKey: rootPublic,
-            notValidBefore: options.rootValidity.lowerBound, notValidAfter: options.rootValidity.upperBound,
-            issuer: rootName, subject: rootName, signatureAlgorithm: .sha256WithRSAEncryption,
+            version: .v3,
+            serialNumber: serialNumber(for: rootKey.publicKey),
+            publicKey: rootPublic,
+            notValidBefore: options.rootValidity.lowerBound,
+            notValidAfter: options.rootValidity.upperBound,
+            issuer: rootName,
+            subject: rootName,
+            signatureAlgorithm: .sha256WithRSAEncryption,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                 SubjectKeyIdentifier(hash: rootPublic)
             },
-            issuerPrivateKey: Certificate.PrivateKey(rootKey))
+            issuerPrivateKey: Certificate.PrivateKey(rootKey)
+        )
         let intermediate = try Certificate(
-            version: .v3, serialNumber: serialNumber(for: intermediateKey.publicKey), publicKey: intermediatePublic,
+            version: .v3,
+            serialNumber: serialNumber(for: intermediateKey.publicKey),
+            publicKey: intermediatePublic,
             notValidBefore: options.intermediateValidity.lowerBound,
             notValidAfter: options.intermediateValidity.upperBound,
-            issuer: rootName, subject: intermediateName, signatureAlgorithm: .sha256WithRSAEncryption,
+            issuer: rootName,
+            subject: intermediateName,
+            signatureAlgorithm: .sha256WithRSAEncryption,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
@@ -122,11 +135,17 @@ public struct ReceiptSigningIdentity: Sendable {
                 if let ocsp { ocsp }
                 marker(intermediateMarker)
             },
-            issuerPrivateKey: Certificate.PrivateKey(rootKey))
+            issuerPrivateKey: Certificate.PrivateKey(rootKey)
+        )
         let leaf = try Certificate(
-            version: .v3, serialNumber: serialNumber(for: leafKey.publicKey), publicKey: leafPublic,
-            notValidBefore: options.leafValidity.lowerBound, notValidAfter: options.leafValidity.upperBound,
-            issuer: intermediateName, subject: leafName, signatureAlgorithm: .sha256WithRSAEncryption,
+            version: .v3,
+            serialNumber: serialNumber(for: leafKey.publicKey),
+            publicKey: leafPublic,
+            notValidBefore: options.leafValidity.lowerBound,
+            notValidAfter: options.leafValidity.upperBound,
+            issuer: intermediateName,
+            subject: leafName,
+            signatureAlgorithm: .sha256WithRSAEncryption,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
@@ -135,27 +154,41 @@ public struct ReceiptSigningIdentity: Sendable {
                 if let ocsp { ocsp }
                 marker(receiptSigningMarker)
             },
-            issuerPrivateKey: Certificate.PrivateKey(intermediateKey))
+            issuerPrivateKey: Certificate.PrivateKey(intermediateKey)
+        )
         return try ReceiptSigningIdentity(
-            root: root, intermediate: intermediate, leaf: leaf,
-            rootKey: rootKey, intermediateKey: intermediateKey, leafKey: leafKey)
+            root: root,
+            intermediate: intermediate,
+            leaf: leaf,
+            rootKey: rootKey,
+            intermediateKey: intermediateKey,
+            leafKey: leafKey
+        )
     }
 
     /// Builds the chain over keys given as PEM (PKCS#1 `RSA PRIVATE KEY` or PKCS#8 `PRIVATE KEY`).
     public init(
-        rootKeyPEM: String, intermediateKeyPEM: String, leafKeyPEM: String, options: Options = Options()
+        rootKeyPEM: String,
+        intermediateKeyPEM: String,
+        leafKeyPEM: String,
+        options: Options = Options()
     ) throws {
         self = try Self.make(
             options,
             rootKey: Self.privateKey(pem: rootKeyPEM, role: "root"),
             intermediateKey: Self.privateKey(pem: intermediateKeyPEM, role: "intermediate"),
-            leafKey: Self.privateKey(pem: leafKeyPEM, role: "leaf"))
+            leafKey: Self.privateKey(pem: leafKeyPEM, role: "leaf")
+        )
     }
 
     /// Pairs existing certificates with their keys, checking that each key belongs to its certificate.
     public init(
-        root: Certificate, intermediate: Certificate, leaf: Certificate,
-        rootKey: _RSA.Signing.PrivateKey, intermediateKey: _RSA.Signing.PrivateKey, leafKey: _RSA.Signing.PrivateKey
+        root: Certificate,
+        intermediate: Certificate,
+        leaf: Certificate,
+        rootKey: _RSA.Signing.PrivateKey,
+        intermediateKey: _RSA.Signing.PrivateKey,
+        leafKey: _RSA.Signing.PrivateKey
     ) throws {
         for (role, certificate, key) in [
             ("root", root, rootKey), ("intermediate", intermediate, intermediateKey), ("leaf", leaf, leafKey),
@@ -236,9 +269,13 @@ public struct ReceiptSigningIdentity: Sendable {
         }
         do {
             return try ReceiptSigningIdentity(
-                root: Certificate(pemEncoded: rootPEM), intermediate: Certificate(pemEncoded: intermediatePEM),
+                root: Certificate(pemEncoded: rootPEM),
+                intermediate: Certificate(pemEncoded: intermediatePEM),
                 leaf: Certificate(pemEncoded: leafPEM),
-                rootKey: rootKey, intermediateKey: intermediateKey, leafKey: leafKey)
+                rootKey: rootKey,
+                intermediateKey: intermediateKey,
+                leafKey: leafKey
+            )
         } catch let error as ReceiptIssuanceError {
             throw error
         } catch {
@@ -247,7 +284,10 @@ public struct ReceiptSigningIdentity: Sendable {
     }
 
     /// Loads the identity stored in `directory`, or generates one and stores it there when there is none yet.
-    public static func loadOrGenerate(in directory: URL, options: Options = Options()) throws
+    public static func loadOrGenerate(
+        in directory: URL,
+        options: Options = Options()
+    ) throws
         -> ReceiptSigningIdentity
     {
         if FileManager.default.fileExists(atPath: directory.appendingPathComponent(rootKeyFile).path) {

@@ -12,15 +12,24 @@ enum SimulatedDevice {
 
     /// The builder of this account's app receipt, dated now. Production receipts carry the app's Apple ID
     /// (sandbox ones leave it out, so verifyReceipt answers 0, as Apple's sandbox does).
-    static func receiptBuilder(for accountId: String, store: SimulatedAppStore, identity: ReceiptSigningIdentity) async
+    static func receiptBuilder(
+        for accountId: String,
+        store: SimulatedAppStore,
+        identity: ReceiptSigningIdentity
+    ) async
         -> AppReceiptBuilder
     {
         let catalog = await store.catalog
         return AppReceiptBuilder(
-            identity: identity, bundleId: catalog.bundleId, appVersion: "1",
-            deviceIdentifier: identifier(of: accountId), receiptType: AppReceiptBuilder.receiptType(for: store.environment),
-            creationDate: await store.currentDate, opaqueValue: identifier(of: accountId),
+            identity: identity,
+            bundleId: catalog.bundleId,
+            appVersion: "1",
+            deviceIdentifier: identifier(of: accountId),
+            receiptType: AppReceiptBuilder.receiptType(for: store.environment),
+            creationDate: await store.currentDate,
+            opaqueValue: identifier(of: accountId),
             appItemId: store.environment == .production ? catalog.appAppleId : nil,
-            originalPurchaseDate: await store.account(accountId)?.originalAppPurchaseDate)
+            originalPurchaseDate: await store.account(accountId)?.originalAppPurchaseDate
+        )
     }
 }

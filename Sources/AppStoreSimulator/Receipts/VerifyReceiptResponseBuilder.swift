@@ -58,8 +58,11 @@ public struct VerifyReceiptResponseBuilder: Sendable {
         latestReceiptBuilder: AppReceiptBuilder
     ) throws -> VerifyReceiptResponse {
         response(
-            receipt: receipt, transactions: transactions, renewalInfos: renewalInfos,
-            latestReceipt: try latestReceiptBuilder.build(transactions: transactions).base64)
+            receipt: receipt,
+            transactions: transactions,
+            renewalInfos: renewalInfos,
+            latestReceipt: try latestReceiptBuilder.build(transactions: transactions).base64
+        )
     }
 
     // MARK: Parts
@@ -125,7 +128,8 @@ public struct VerifyReceiptResponseBuilder: Sendable {
     /// `subscription_group_identifier`, `is_upgraded`, `offer_code_ref_name` and `app_account_token` are
     /// documented for `latest_receipt_info` only and are left out of `in_app` entries.
     public static func legacyTransaction(
-        _ transaction: JWSTransactionDecodedPayload, inLatestReceiptInfo: Bool
+        _ transaction: JWSTransactionDecodedPayload,
+        inLatestReceiptInfo: Bool
     ) -> LegacyTransaction {
         let purchased = transaction.purchaseDate.map(LegacyReceiptDate.init)
         let originallyPurchased = transaction.originalPurchaseDate.map(LegacyReceiptDate.init)

@@ -34,7 +34,8 @@ public struct ReceiptVerificationClient: Sendable {
                 receiptData: receiptData,
                 password: configuration.sharedSecret,
                 excludeOldTransactions: configuration.excludeOldTransactions ? true : nil
-            ))
+            )
+        )
     }
 
     /// Verifies a receipt with exactly the given request body.
@@ -51,7 +52,8 @@ public struct ReceiptVerificationClient: Sendable {
             }
             logger.debug(
                 "verifyReceipt answered",
-                metadata: ["environment": "\(environment)", "status": "\(response.status.rawValue)"])
+                metadata: ["environment": "\(environment)", "status": "\(response.status.rawValue)"]
+            )
 
             let target: AppStoreEnvironment
             switch response.disposition {
@@ -78,7 +80,8 @@ public struct ReceiptVerificationClient: Sendable {
             // inconsistent, and following it would loop.
             guard !hasResent, target != environment else {
                 return .retryLater(
-                    reason: "verifyReceipt redirected again (status \(response.status.rawValue) from \(environment))")
+                    reason: "verifyReceipt redirected again (status \(response.status.rawValue) from \(environment))"
+                )
             }
             hasResent = true
             environment = target
@@ -100,7 +103,8 @@ public struct ReceiptVerificationClient: Sendable {
     }
 
     private func exchange(
-        _ body: VerifyReceiptRequest, environment: AppStoreEnvironment
+        _ body: VerifyReceiptRequest,
+        environment: AppStoreEnvironment
     ) async -> Result<VerifyReceiptResponse, ExchangeFailure> {
         let url = environment == .sandbox ? configuration.sandboxURL : configuration.productionURL
         var request = HTTPClientRequest(url: url.absoluteString)
@@ -117,18 +121,25 @@ public struct ReceiptVerificationClient: Sendable {
         let bytes: ByteBuffer
         do {
             let response = try await httpClient.execute(
-                request, timeout: TimeAmount(configuration.requestTimeout), logger: logger)
+                request,
+                timeout: TimeAmount(configuration.requestTimeout),
+                logger: logger
+            )
             status = response.status
             bytes = try await response.body.collect(upTo: configuration.maxResponseBytes)
         } catch {
             logger.info(
-                "verifyReceipt unreachable", metadata: ["environment": "\(environment)", "error": "\(error)"])
+                "verifyReceipt unreachable",
+                metadata: ["environment": "\(environment)", "error": "\(error)"]
+            )
             return .failure(ExchangeFailure(reason: "\(environment) verifyReceipt unreachable: \(error)"))
         }
         // Apple answers 200 even for logical errors, so anything else is a transport-level problem.
         guard status == .ok else {
             logger.info(
-                "verifyReceipt HTTP error", metadata: ["environment": "\(environment)", "http": "\(status.code)"])
+                "verifyReceipt HTTP error",
+                metadata: ["environment": "\(environment)", "http": "\(status.code)"]
+            )
             return .failure(ExchangeFailure(reason: "\(environment) verifyReceipt answered HTTP \(status.code)"))
         }
         do {

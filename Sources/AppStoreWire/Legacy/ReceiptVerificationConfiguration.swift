@@ -62,6 +62,7 @@ extension ReceiptVerificationConfiguration: CustomStringConvertible, CustomDebug
                 "excludeOldTransactions": excludeOldTransactions, "firstEnvironment": firstEnvironment,
                 "requestTimeout": requestTimeout, "maxResponseBytes": maxResponseBytes,
             ],
-            displayStyle: .struct)
+            displayStyle: .struct
+        )
     }
 }

@@ -182,6 +182,7 @@ extension ResponseBodyV1: CustomStringConvertible, CustomDebugStringConvertible,
                 "expirationIntent": expirationIntent as Any, "originalTransactionId": originalTransactionId as Any,
                 "deprecation": deprecation as Any, "unifiedReceipt": unifiedReceipt as Any,
             ],
-            displayStyle: .struct)
+            displayStyle: .struct
+        )
     }
 }

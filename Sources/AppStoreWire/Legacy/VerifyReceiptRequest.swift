@@ -37,6 +37,7 @@ extension VerifyReceiptRequest: CustomStringConvertible, CustomDebugStringConver
                 "password": password == nil ? "nil" : "<redacted>",
                 "excludeOldTransactions": excludeOldTransactions.map(String.init) ?? "nil",
             ],
-            displayStyle: .struct)
+            displayStyle: .struct
+        )
     }
 }

@@ -71,7 +71,9 @@ public struct VerifyReceiptResponse: Codable, Hashable, Sendable {
         latestReceipt = try container.decodeLegacyString(.latestReceipt)
         latestReceiptInfo = try container.decodeIfPresent([LegacyTransaction].self, forKey: .latestReceiptInfo)
         pendingRenewalInfo = try container.decodeIfPresent(
-            [LegacyPendingRenewalInfo].self, forKey: .pendingRenewalInfo)
+            [LegacyPendingRenewalInfo].self,
+            forKey: .pendingRenewalInfo
+        )
         let alternate = try decoder.container(keyedBy: AlternateKeys.self)
         isRetryable = try container.decodeLegacyBool(.isRetryable) ?? alternate.decodeLegacyBool(.isRetryable)
         exception = try container.decodeLegacyString(.exception)

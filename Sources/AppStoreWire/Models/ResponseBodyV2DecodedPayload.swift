@@ -70,17 +70,24 @@ public struct ResponseBodyV2DecodedPayload: AppStoreSignedPayload, Codable, Send
         }
         if let summary {
             return PayloadIdentity(
-                bundleId: summary.bundleId, environment: summary.environment, appAppleId: summary.appAppleId)
+                bundleId: summary.bundleId,
+                environment: summary.environment,
+                appAppleId: summary.appAppleId
+            )
         }
         if let appData {
             return PayloadIdentity(
-                bundleId: appData.bundleId, environment: appData.environment, appAppleId: appData.appAppleId)
+                bundleId: appData.bundleId,
+                environment: appData.environment,
+                appAppleId: appData.appAppleId
+            )
         }
         if let externalPurchaseToken {
             return PayloadIdentity(
                 bundleId: externalPurchaseToken.bundleId,
                 environment: externalPurchaseToken.impliedEnvironment,
-                appAppleId: externalPurchaseToken.appAppleId)
+                appAppleId: externalPurchaseToken.appAppleId
+            )
         }
         return PayloadIdentity()
     }

@@ -52,7 +52,9 @@ public struct AppReceiptParser: Sendable {
     }
 
     /// Parses the container and the payload, returning both for signature verification.
-    func parseSignedReceipt(_ bytes: [UInt8]) throws(AppReceiptError) -> (
+    func parseSignedReceipt(
+        _ bytes: [UInt8]
+    ) throws(AppReceiptError) -> (
         signedData: PKCS7SignedData, receipt: AppReceipt
     ) {
         try checkSize(bytes.count)
@@ -108,7 +110,9 @@ public struct AppReceiptParser: Sendable {
         return receipt
     }
 
-    private static func inAppPurchase(from attribute: ReceiptAttribute) throws(AppReceiptError)
+    private static func inAppPurchase(
+        from attribute: ReceiptAttribute
+    ) throws(AppReceiptError)
         -> AppReceiptInAppPurchase
     {
         let fields: [ReceiptAttribute]

@@ -61,14 +61,20 @@ public struct AppReceiptSignatureVerifier: Sendable {
     ///
     /// - Parameter validationTime: when the chain must be valid; defaults to the receipt's creation date,
     ///   or now when the receipt has none.
-    public func verify(base64Encoded text: String, validationTime: Date? = nil) async throws(AppReceiptError)
+    public func verify(
+        base64Encoded text: String,
+        validationTime: Date? = nil
+    ) async throws(AppReceiptError)
         -> AppReceipt
     {
         try await verify(bytes: parser.decodeBase64(text), validationTime: validationTime)
     }
 
     /// Verifies and parses the raw bytes of a receipt.
-    public func verify(_ bytes: some DataProtocol, validationTime: Date? = nil) async throws(AppReceiptError)
+    public func verify(
+        _ bytes: some DataProtocol,
+        validationTime: Date? = nil
+    ) async throws(AppReceiptError)
         -> AppReceipt
     {
         try parser.checkSize(bytes.count)  // before copying the input
@@ -107,7 +113,10 @@ public struct AppReceiptSignatureVerifier: Sendable {
         let signedBytes = try Self.signedBytes(signer, content: content, algorithm: algorithm)
         guard
             signerCertificate.publicKey.isValidSignature(
-                signer.signature, for: signedBytes, signatureAlgorithm: algorithm)
+                signer.signature,
+                for: signedBytes,
+                signatureAlgorithm: algorithm
+            )
         else {
             throw .invalidSignature(reason: "the signature does not match the receipt content")
         }
@@ -156,26 +165,28 @@ public struct AppReceiptSignatureVerifier: Sendable {
     private static let ecPublicKey: ASN1ObjectIdentifier = [1, 2, 840, 10045, 2, 1]
 
     /// Signature algorithms by their own OID, with the digest each implies.
-    private static let combinedAlgorithms:
-        [ASN1ObjectIdentifier: (Certificate.SignatureAlgorithm, ASN1ObjectIdentifier)] = [
-            [1, 2, 840, 113549, 1, 1, 5]: (.sha1WithRSAEncryption, sha1),
-            [1, 2, 840, 113549, 1, 1, 11]: (.sha256WithRSAEncryption, sha256),
-            [1, 2, 840, 113549, 1, 1, 12]: (.sha384WithRSAEncryption, sha384),
-            [1, 2, 840, 113549, 1, 1, 13]: (.sha512WithRSAEncryption, sha512),
-            [1, 2, 840, 10045, 4, 3, 2]: (.ecdsaWithSHA256, sha256),
-            [1, 2, 840, 10045, 4, 3, 3]: (.ecdsaWithSHA384, sha384),
-            [1, 2, 840, 10045, 4, 3, 4]: (.ecdsaWithSHA512, sha512),
-        ]
+    private static let combinedAlgorithms: [ASN1ObjectIdentifier: (Certificate.SignatureAlgorithm, ASN1ObjectIdentifier)] = [
+        [1, 2, 840, 113549, 1, 1, 5]: (.sha1WithRSAEncryption, sha1),
+        [1, 2, 840, 113549, 1, 1, 11]: (.sha256WithRSAEncryption, sha256),
+        [1, 2, 840, 113549, 1, 1, 12]: (.sha384WithRSAEncryption, sha384),
+        [1, 2, 840, 113549, 1, 1, 13]: (.sha512WithRSAEncryption, sha512),
+        [1, 2, 840, 10045, 4, 3, 2]: (.ecdsaWithSHA256, sha256),
+        [1, 2, 840, 10045, 4, 3, 3]: (.ecdsaWithSHA384, sha384),
+        [1, 2, 840, 10045, 4, 3, 4]: (.ecdsaWithSHA512, sha512),
+    ]
 
     /// Maps the signer's (digest, signature) OIDs to one algorithm. PKCS#7 signers, Apple's included, often
     /// name only the key type (`rsaEncryption`) and leave the hash to `digestAlgorithm`.
-    private static func signatureAlgorithm(_ signer: PKCS7SignerInfo) throws(AppReceiptError)
+    private static func signatureAlgorithm(
+        _ signer: PKCS7SignerInfo
+    ) throws(AppReceiptError)
         -> Certificate.SignatureAlgorithm
     {
         if let (algorithm, digest) = combinedAlgorithms[signer.signatureAlgorithm] {
             guard digest == signer.digestAlgorithm else {
                 throw .invalidSignature(
-                    reason: "digest \(signer.digestAlgorithm) does not match signature algorithm \(algorithm)")
+                    reason: "digest \(signer.digestAlgorithm) does not match signature algorithm \(algorithm)"
+                )
             }
             return algorithm
         }

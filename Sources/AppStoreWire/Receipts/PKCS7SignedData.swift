@@ -25,7 +25,8 @@ struct PKCS7SignedData {
             let outerType = try ASN1ObjectIdentifier(berEncoded: &nodes)
             guard outerType == Self.signedDataOID else {
                 throw AppReceiptError.wrongContentType(
-                    "ContentInfo is \(outerType), expected SignedData \(Self.signedDataOID)")
+                    "ContentInfo is \(outerType), expected SignedData \(Self.signedDataOID)"
+                )
             }
             return try BER.explicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { node in
                 try Self(signedData: node)

@@ -38,7 +38,9 @@ struct PKCS7SignerInfo {
                         throw ASN1Error.invalidASN1Object(reason: "IssuerAndSerialNumber.serialNumber is invalid")
                     }
                     return .issuerAndSerialNumber(
-                        issuer: issuer, serialNumber: Certificate.SerialNumber(bytes: serialBytes))
+                        issuer: issuer,
+                        serialNumber: Certificate.SerialNumber(bytes: serialBytes)
+                    )
                 }
             } else if sidNode.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
                 let keyId = try ASN1OctetString(berEncoded: sidNode, withIdentifier: sidNode.identifier)

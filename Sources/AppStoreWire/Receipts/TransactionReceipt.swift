@@ -33,7 +33,10 @@ public struct TransactionReceipt: Sendable, Hashable, Codable {
     public var properties: [String: String]
 
     /// Decodes a base64 transaction receipt as the app sends it.
-    public init(base64Encoded text: String, maximumSize: Int = TransactionReceipt.defaultMaximumSize)
+    public init(
+        base64Encoded text: String,
+        maximumSize: Int = TransactionReceipt.defaultMaximumSize
+    )
         throws(TransactionReceiptError)
     {
         guard text.utf8.count <= maximumSize else {

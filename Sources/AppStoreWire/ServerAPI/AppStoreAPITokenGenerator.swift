@@ -33,14 +33,19 @@ public struct AppStoreAPITokenGenerator: Sendable {
         let key: P256.Signing.PrivateKey
         do {
             key = try P256.Signing.PrivateKey(
-                pemRepresentation: privateKeyPEM.trimmingCharacters(in: .whitespacesAndNewlines))
+                pemRepresentation: privateKeyPEM.trimmingCharacters(in: .whitespacesAndNewlines)
+            )
         } catch {
             // Deliberately drop the underlying error: nothing about the key may leak into logs.
             throw AppStoreAPITokenError.invalidPrivateKey
         }
         try self.init(
-            privateKey: key, keyId: keyId, issuerId: issuerId, bundleId: bundleId,
-            tokenLifetimeSeconds: tokenLifetimeSeconds)
+            privateKey: key,
+            keyId: keyId,
+            issuerId: issuerId,
+            bundleId: bundleId,
+            tokenLifetimeSeconds: tokenLifetimeSeconds
+        )
     }
 
     public init(
@@ -85,8 +90,13 @@ public struct AppStoreAPITokenGenerator: Sendable {
         let header = try encoder.encode(Header(kid: keyId))
         let claims = try encoder.encode(
             Claims(
-                iss: issuerId, iat: issuedAt, exp: issuedAt + Int64(tokenLifetimeSeconds), aud: Self.audience,
-                bid: bundleId))
+                iss: issuerId,
+                iat: issuedAt,
+                exp: issuedAt + Int64(tokenLifetimeSeconds),
+                aud: Self.audience,
+                bid: bundleId
+            )
+        )
         let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)
         // rawRepresentation is the fixed-size R‖S that JWS ES256 requires (not DER).
         let privateKey = try P256.Signing.PrivateKey(rawRepresentation: privateKeyScalar)
@@ -108,6 +118,7 @@ extension AppStoreAPITokenGenerator: CustomStringConvertible, CustomDebugStringC
             children: [
                 "keyId": keyId, "issuerId": issuerId, "bundleId": bundleId,
                 "tokenLifetimeSeconds": tokenLifetimeSeconds, "privateKey": "<redacted>",
-            ])
+            ]
+        )
     }
 }

@@ -16,13 +16,19 @@ public struct AppStoreServerAPIBaseURL: Sendable, Hashable, CustomStringConverti
     public static let production = Self(url: URL(string: "https://api.storekit.apple.com")!, environment: .production)
     /// Apple's sandbox host (recommended since 2026-05).
     public static let sandbox = Self(
-        url: URL(string: "https://api.storekit-sandbox.apple.com")!, environment: .sandbox)
+        url: URL(string: "https://api.storekit-sandbox.apple.com")!,
+        environment: .sandbox
+    )
     /// Apple's older production host, still served.
     public static let legacyProduction = Self(
-        url: URL(string: "https://api.storekit.itunes.apple.com")!, environment: .production)
+        url: URL(string: "https://api.storekit.itunes.apple.com")!,
+        environment: .production
+    )
     /// Apple's older sandbox host, still served.
     public static let legacySandbox = Self(
-        url: URL(string: "https://api.storekit-sandbox.itunes.apple.com")!, environment: .sandbox)
+        url: URL(string: "https://api.storekit-sandbox.itunes.apple.com")!,
+        environment: .sandbox
+    )
 
     /// Apple's host for an environment; nil for `Xcode` and `LocalTesting`, which have no server.
     public init?(environment: AppStoreEnvironment) {

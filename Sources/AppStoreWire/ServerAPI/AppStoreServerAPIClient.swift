@@ -53,12 +53,19 @@ public struct AppStoreServerAPIClient: Sendable {
     ) throws {
         guard let baseURL = AppStoreServerAPIBaseURL(environment: environment) else {
             throw AppStoreServerAPIError(
-                kind: .invalidRequest, errorMessage: "no App Store Server API for environment \(environment)",
-                attempts: 0)
+                kind: .invalidRequest,
+                errorMessage: "no App Store Server API for environment \(environment)",
+                attempts: 0
+            )
         }
         self.init(
-            httpClient: httpClient, tokenGenerator: tokenGenerator, baseURL: baseURL, retryPolicy: retryPolicy,
-            requestTimeout: requestTimeout, logger: logger)
+            httpClient: httpClient,
+            tokenGenerator: tokenGenerator,
+            baseURL: baseURL,
+            retryPolicy: retryPolicy,
+            requestTimeout: requestTimeout,
+            logger: logger
+        )
     }
 
     // MARK: - Transactions
@@ -70,14 +77,16 @@ public struct AppStoreServerAPIClient: Sendable {
 
     /// Get Transaction History (v2): `GET /inApps/v2/history/{transactionId}`, one page.
     public func getTransactionHistory(
-        transactionId: String, request: TransactionHistoryRequest = .init()
+        transactionId: String,
+        request: TransactionHistoryRequest = .init()
     ) async throws -> HistoryResponse {
         try await call(.GET, "/inApps/v2/history/\(segment(transactionId))", query: request.queryItems)
     }
 
     /// Get Transaction History V1 (deprecated): `GET /inApps/v1/history/{transactionId}`, one page.
     public func getTransactionHistoryV1(
-        transactionId: String, request: TransactionHistoryRequest = .init()
+        transactionId: String,
+        request: TransactionHistoryRequest = .init()
     ) async throws -> HistoryResponse {
         try await call(.GET, "/inApps/v1/history/\(segment(transactionId))", query: request.queryItems)
     }
@@ -114,12 +123,17 @@ public struct AppStoreServerAPIClient: Sendable {
     /// Get Refund History (v2): `GET /inApps/v2/refund/lookup/{transactionId}`, one page.
     public func getRefundHistory(transactionId: String, revision: String? = nil) async throws -> RefundHistoryResponse {
         try await call(
-            .GET, "/inApps/v2/refund/lookup/\(segment(transactionId))",
-            query: revision.map { [URLQueryItem(name: "revision", value: $0)] } ?? [])
+            .GET,
+            "/inApps/v2/refund/lookup/\(segment(transactionId))",
+            query: revision.map { [URLQueryItem(name: "revision", value: $0)] } ?? []
+        )
     }
 
     /// Every page of the refund history, following `revision` while `hasMore`.
-    public func getAllRefundHistory(transactionId: String, maxPages: Int = 10_000) async throws
+    public func getAllRefundHistory(
+        transactionId: String,
+        maxPages: Int = 10_000
+    ) async throws
         -> [RefundHistoryResponse]
     {
         var revision: String?
@@ -145,8 +159,10 @@ public struct AppStoreServerAPIClient: Sendable {
     /// Set App Account Token: `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`.
     public func setAppAccountToken(originalTransactionId: String, appAccountToken: UUID) async throws {
         try await callWithoutResponse(
-            .PUT, "/inApps/v1/transactions/\(segment(originalTransactionId))/appAccountToken",
-            body: UpdateAppAccountTokenRequest(appAccountToken: appAccountToken))
+            .PUT,
+            "/inApps/v1/transactions/\(segment(originalTransactionId))/appAccountToken",
+            body: UpdateAppAccountTokenRequest(appAccountToken: appAccountToken)
+        )
     }
 
     /// Finish Transaction: `POST /inApps/v1/transactions/{transactionId}/finish`.
@@ -159,13 +175,19 @@ public struct AppStoreServerAPIClient: Sendable {
     /// Send Consumption Information (v2): `PUT /inApps/v2/transactions/consumption/{transactionId}`.
     public func sendConsumptionInformation(transactionId: String, request: ConsumptionRequest) async throws {
         try await callWithoutResponse(
-            .PUT, "/inApps/v2/transactions/consumption/\(segment(transactionId))", body: request)
+            .PUT,
+            "/inApps/v2/transactions/consumption/\(segment(transactionId))",
+            body: request
+        )
     }
 
     /// Send Consumption Information V1: `PUT /inApps/v1/transactions/consumption/{transactionId}`.
     public func sendConsumptionInformationV1(transactionId: String, request: ConsumptionRequestV1) async throws {
         try await callWithoutResponse(
-            .PUT, "/inApps/v1/transactions/consumption/\(segment(transactionId))", body: request)
+            .PUT,
+            "/inApps/v1/transactions/consumption/\(segment(transactionId))",
+            body: request
+        )
     }
 
     // MARK: - Subscriptions
@@ -173,16 +195,20 @@ public struct AppStoreServerAPIClient: Sendable {
     /// Get All Subscription Statuses: `GET /inApps/v1/subscriptions/{transactionId}`, optionally only
     /// subscriptions in the given statuses.
     public func getAllSubscriptionStatuses(
-        transactionId: String, status: [SubscriptionStatus] = []
+        transactionId: String,
+        status: [SubscriptionStatus] = []
     ) async throws -> StatusResponse {
         try await call(
-            .GET, "/inApps/v1/subscriptions/\(segment(transactionId))",
-            query: status.map { URLQueryItem(name: "status", value: String($0.rawValue)) })
+            .GET,
+            "/inApps/v1/subscriptions/\(segment(transactionId))",
+            query: status.map { URLQueryItem(name: "status", value: String($0.rawValue)) }
+        )
     }
 
     /// Extend a Subscription Renewal Date: `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}`.
     public func extendSubscriptionRenewalDate(
-        originalTransactionId: String, request: ExtendRenewalDateRequest
+        originalTransactionId: String,
+        request: ExtendRenewalDateRequest
     ) async throws -> ExtendRenewalDateResponse {
         try await call(.PUT, "/inApps/v1/subscriptions/extend/\(segment(originalTransactionId))", body: request)
     }
@@ -198,10 +224,13 @@ public struct AppStoreServerAPIClient: Sendable {
     /// Get Status of Subscription Renewal Date Extensions:
     /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`.
     public func getStatusOfSubscriptionRenewalDateExtensions(
-        productId: String, requestIdentifier: String
+        productId: String,
+        requestIdentifier: String
     ) async throws -> MassExtendRenewalDateStatusResponse {
         try await call(
-            .GET, "/inApps/v1/subscriptions/extend/mass/\(segment(productId))/\(segment(requestIdentifier))")
+            .GET,
+            "/inApps/v1/subscriptions/extend/mass/\(segment(productId))/\(segment(requestIdentifier))"
+        )
     }
 
     // MARK: - Notifications
@@ -218,18 +247,23 @@ public struct AppStoreServerAPIClient: Sendable {
 
     /// Get Notification History: `POST /inApps/v1/notifications/history?paginationToken=…`, one page.
     public func getNotificationHistory(
-        paginationToken: String? = nil, request: NotificationHistoryRequest
+        paginationToken: String? = nil,
+        request: NotificationHistoryRequest
     ) async throws -> NotificationHistoryResponse {
         // A read that happens to be a POST: resending it changes nothing.
         try await call(
-            .POST, "/inApps/v1/notifications/history",
+            .POST,
+            "/inApps/v1/notifications/history",
             query: paginationToken.map { [URLQueryItem(name: "paginationToken", value: $0)] } ?? [],
-            body: request, idempotent: true)
+            body: request,
+            idempotent: true
+        )
     }
 
     /// Every notification in the range, following `paginationToken` while `hasMore`.
     public func getAllNotificationHistory(
-        request: NotificationHistoryRequest, maxPages: Int = 10_000
+        request: NotificationHistoryRequest,
+        maxPages: Int = 10_000
     ) async throws -> [NotificationHistoryResponseItem] {
         var token: String?
         var items: [NotificationHistoryResponseItem] = []
@@ -255,7 +289,9 @@ public struct AppStoreServerAPIClient: Sendable {
     private func nextToken(_ token: String?, previous: String?, pages: Int, _ maxPages: Int) throws -> String {
         guard let token, !token.isEmpty, token != previous else {
             throw AppStoreServerAPIError(
-                kind: .malformedResponse, errorMessage: "page says hasMore but gives no new paging token")
+                kind: .malformedResponse,
+                errorMessage: "page says hasMore but gives no new paging token"
+            )
         }
         guard pages < maxPages else {
             throw AppStoreServerAPIError(kind: .malformedResponse, errorMessage: "more than \(maxPages) pages")
@@ -270,7 +306,10 @@ public struct AppStoreServerAPIClient: Sendable {
     /// - Parameter idempotent: whether sending the request twice has the effect of sending it once; nil
     ///   means "unless it is a POST".
     private func call<Response: Decodable>(
-        _ method: HTTPMethod, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
+        _ method: HTTPMethod,
+        _ path: String,
+        query: [URLQueryItem] = [],
+        body: (any Encodable & Sendable)? = nil,
         idempotent: Bool? = nil
     ) async throws -> Response {
         let raw = try await perform(method, path, query: query, body: body, idempotent: idempotent ?? (method != .POST))
@@ -278,20 +317,29 @@ public struct AppStoreServerAPIClient: Sendable {
             return try AppStoreJSON.makeDecoder().decode(Response.self, from: raw.body)
         } catch {
             throw AppStoreServerAPIError(
-                kind: .malformedResponse, httpStatus: raw.status,
-                errorMessage: "could not decode \(Response.self)", underlyingError: error)
+                kind: .malformedResponse,
+                httpStatus: raw.status,
+                errorMessage: "could not decode \(Response.self)",
+                underlyingError: error
+            )
         }
     }
 
     private func callWithoutResponse(
-        _ method: HTTPMethod, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
+        _ method: HTTPMethod,
+        _ path: String,
+        query: [URLQueryItem] = [],
+        body: (any Encodable & Sendable)? = nil,
         idempotent: Bool? = nil
     ) async throws {
         _ = try await perform(method, path, query: query, body: body, idempotent: idempotent ?? (method != .POST))
     }
 
     private func perform(
-        _ method: HTTPMethod, _ path: String, query: [URLQueryItem], body: (any Encodable & Sendable)?,
+        _ method: HTTPMethod,
+        _ path: String,
+        query: [URLQueryItem],
+        body: (any Encodable & Sendable)?,
         idempotent: Bool
     ) async throws -> RawResponse {
         var url = baseURL.url.absoluteString
@@ -304,8 +352,11 @@ public struct AppStoreServerAPIClient: Sendable {
             bodyData = try body.map { try AppStoreJSON.makeEncoder().encode($0) }
         } catch {
             throw AppStoreServerAPIError(
-                kind: .invalidRequest, errorMessage: "could not encode the request body", attempts: 0,
-                underlyingError: error)
+                kind: .invalidRequest,
+                errorMessage: "could not encode the request body",
+                attempts: 0,
+                underlyingError: error
+            )
         }
 
         var attempt = 0
@@ -338,12 +389,18 @@ public struct AppStoreServerAPIClient: Sendable {
                     "method": "\(method.rawValue)", "path": "\(path)", "attempt": "\(attempt)",
                     "http": "\(failure.httpStatus.map(String.init) ?? "-")",
                     "errorCode": "\(failure.errorCode.map { String($0.rawValue) } ?? "-")",
-                ])
+                ]
+            )
             try await retryPolicy.sleep(delay)
         }
     }
 
-    private func exchange(_ method: HTTPMethod, url: String, body: Data?, attempt: Int)
+    private func exchange(
+        _ method: HTTPMethod,
+        url: String,
+        body: Data?,
+        attempt: Int
+    )
         async throws(AppStoreServerAPIError)
         -> RawResponse
     {
@@ -356,8 +413,11 @@ public struct AppStoreServerAPIClient: Sendable {
             token = try tokenGenerator.makeToken()
         } catch {
             throw AppStoreServerAPIError(
-                kind: .invalidRequest, errorMessage: "could not sign the API token", attempts: attempt,
-                underlyingError: error)
+                kind: .invalidRequest,
+                errorMessage: "could not sign the API token",
+                attempts: attempt,
+                underlyingError: error
+            )
         }
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Accept", value: "application/json")
@@ -374,7 +434,10 @@ public struct AppStoreServerAPIClient: Sendable {
         } catch {
             throw AppStoreServerAPIError(
                 kind: Self.isRequestError(error) ? .invalidRequest : .transport,
-                errorMessage: "\(error)", attempts: attempt, underlyingError: error)
+                errorMessage: "\(error)",
+                attempts: attempt,
+                underlyingError: error
+            )
         }
         let status = Int(response.status.code)
         do {
@@ -382,8 +445,12 @@ public struct AppStoreServerAPIClient: Sendable {
         } catch {
             // The status line arrived but the body did not: treat like a dropped connection.
             throw AppStoreServerAPIError(
-                kind: .transport, httpStatus: status, errorMessage: "response body failed: \(error)",
-                attempts: attempt, underlyingError: error)
+                kind: .transport,
+                httpStatus: status,
+                errorMessage: "response body failed: \(error)",
+                attempts: attempt,
+                underlyingError: error
+            )
         }
         return RawResponse(status: status, headers: response.headers, body: Data(bytes.readableBytesView))
     }
@@ -401,8 +468,12 @@ public struct AppStoreServerAPIClient: Sendable {
             message = String(decoding: raw.body.prefix(512), as: UTF8.self)
         }
         return AppStoreServerAPIError(
-            kind: .httpStatus, httpStatus: raw.status, errorCode: decoded?.errorCode, errorMessage: message,
-            retryAfter: raw.headers.first(name: "Retry-After").flatMap { retryAfterDate($0, now: now) })
+            kind: .httpStatus,
+            httpStatus: raw.status,
+            errorCode: decoded?.errorCode,
+            errorMessage: message,
+            retryAfter: raw.headers.first(name: "Retry-After").flatMap { retryAfterDate($0, now: now) }
+        )
     }
 
     /// Apple's `Retry-After` is a UNIX time in milliseconds; a small number is read as RFC 9110

@@ -20,8 +20,10 @@ public struct PromotionalOfferV1Signer: Sendable {
     /// Creates a signer from the PEM text of an In-App Purchase key (`SubscriptionKey_XXXXXXXXXX.p8`).
     public init(p8PEM: String, keyIdentifier: String, bundleId: String) throws {
         self.init(
-            privateKey: try P256.Signing.PrivateKey(pemRepresentation: p8PEM), keyIdentifier: keyIdentifier,
-            bundleId: bundleId)
+            privateKey: try P256.Signing.PrivateKey(pemRepresentation: p8PEM),
+            keyIdentifier: keyIdentifier,
+            bundleId: bundleId
+        )
     }
 
     /// The public key to check this signer's signatures with.

@@ -16,21 +16,62 @@ public enum Base64URL {
     }
 
     /// Encodes bytes as unpadded base64url.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        var out: [UInt8] = []
-        var buffer: UInt32 = 0
-        var bits = 0
-        for byte in bytes {
-            buffer = (buffer << 8) | UInt32(byte)
-            bits += 8
-            while bits >= 6 {
-                bits -= 6
-                out.append(alphabet[Int((buffer >> UInt32(bits)) & 0x3F)])
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        String(decoding: encodedBytes(bytes), as: UTF8.self)
+    }
+
+    /// Encodes bytes as unpadded base64url, as UTF-8 bytes (for callers assembling a larger buffer).
+    public static func encodedBytes(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        if let fast = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return fast }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
+    }
+
+    /// Decodes an unpadded segment, as RFC 7515 writes them: `nil` for a character outside the alphabet, an
+    /// impossible length, or unused low bits that are not zero, so that encoding the result gives back exactly
+    /// `buffer`.
+    public static func decode(unpadded buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        decode(buffer: buffer, allowPadding: false)
+    }
+
+    /// Whether `byte` is one of the 64 characters of the alphabet.
+    @inlinable
+    public static func isAlphabet(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"):
+            true
+        default: false
+        }
+    }
+
+    private static func encode(buffer bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        alphabet.withUnsafeBufferPointer { alphabet in
+            [UInt8](unsafeUninitializedCapacity: (bytes.count * 4 + 2) / 3) { out, count in
+                var index = 0
+                var written = 0
+                while index + 3 <= bytes.count {
+                    let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+                    out[written] = alphabet[Int(chunk >> 18 & 63)]
+                    out[written + 1] = alphabet[Int(chunk >> 12 & 63)]
+                    out[written + 2] = alphabet[Int(chunk >> 6 & 63)]
+                    out[written + 3] = alphabet[Int(chunk & 63)]
+                    index += 3
+                    written += 4
+                }
+                let rest = bytes.count - index
+                if rest > 0 {
+                    let chunk = UInt32(bytes[index]) << 16 | (rest == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
+                    out[written] = alphabet[Int(chunk >> 18 & 63)]
+                    out[written + 1] = alphabet[Int(chunk >> 12 & 63)]
+                    written += 2
+                    if rest == 2 {
+                        out[written] = alphabet[Int(chunk >> 6 & 63)]
+                        written += 1
+                    }
+                }
+                count = written
             }
         }
-        if bits > 0 { out.append(alphabet[Int((buffer << UInt32(6 - bits)) & 0x3F)]) }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes a buffer; JWS segments pass `allowPadding: false`, since RFC 7515 segments are never padded and a
@@ -49,8 +90,10 @@ public enum Base64URL {
             var index = 0
             var written = 0
             while index + 4 <= count {
-                let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])]
-                let c = table[Int(buffer[index + 2])], d = table[Int(buffer[index + 3])]
+                let a = table[Int(buffer[index])]
+                let b = table[Int(buffer[index + 1])]
+                let c = table[Int(buffer[index + 2])]
+                let d = table[Int(buffer[index + 3])]
                 if (a | b | c | d) & 0x80 != 0 {
                     valid = false
                     break
@@ -67,7 +110,8 @@ public enum Base64URL {
                 case 0:
                     break
                 case 2:
-                    let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])]
+                    let a = table[Int(buffer[index])]
+                    let b = table[Int(buffer[index + 1])]
                     if (a | b) & 0x80 != 0 || b & 0x0F != 0 {
                         valid = false
                     } else {
@@ -75,7 +119,8 @@ public enum Base64URL {
                         written += 1
                     }
                 case 3:
-                    let a = table[Int(buffer[index])], b = table[Int(buffer[index + 1])]
+                    let a = table[Int(buffer[index])]
+                    let b = table[Int(buffer[index + 1])]
                     let c = table[Int(buffer[index + 2])]
                     if (a | b | c) & 0x80 != 0 || c & 0x03 != 0 {
                         valid = false
@@ -95,10 +140,12 @@ public enum Base64URL {
         return output
     }
 
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
     /// Maps each byte to its 6-bit value, or 0x80 when it is not in the base64url alphabet.
     private static let table: [UInt8] = {
         var table = [UInt8](repeating: 0x80, count: 256)
-        for (value, char) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8.enumerated() {
+        for (value, char) in alphabet.enumerated() {
             table[Int(char)] = UInt8(value)
         }
         return table

@@ -44,16 +44,6 @@ enum FastJSONDecoder {
             return string
         }
 
-        func keyEquals(_ index: Int, _ key: String) -> Bool {
-            let node = nodes[index]
-            let length = Int(node.end - node.start)
-            var key = key
-            return key.withUTF8 { keyBytes in
-                keyBytes.count == length
-                    && (length == 0 || memcmp(keyBytes.baseAddress!, bytes.baseAddress! + Int(node.start), length) == 0)
-            }
-        }
-
         /// The digits of an integer written plainly (`-?(0|[1-9][0-9]*)`), or a refusal.
         func integer<I: FixedWidthInteger>(_ index: Int, as: I.Type) throws -> I {
             let node = nodes[index]
@@ -154,8 +144,10 @@ enum FastJSONDecoder {
                     let candidate = nodes[keyIndex]
                     if key.end - key.start == candidate.end - candidate.start,
                         memcmp(
-                            bytes.baseAddress! + Int(key.start), bytes.baseAddress! + Int(candidate.start),
-                            Int(key.end - key.start)) == 0
+                            bytes.baseAddress! + Int(key.start),
+                            bytes.baseAddress! + Int(candidate.start),
+                            Int(key.end - key.start)
+                        ) == 0
                     {
                         throw Unsupported()
                     }
@@ -207,10 +199,12 @@ enum FastJSONDecoder {
             // Eight bytes at a time while none of them ends the string or needs the byte loop's checks: the
             // signed transaction and renewal info are kilobytes of base64url inside one string.
             let raw = UnsafeRawBufferPointer(bytes)
-            let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let high: UInt64 = 0x8080_8080_8080_8080
             while position + 8 <= bytes.count {
                 let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-                let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+                let quote = word ^ (ones &* 0x22)
+                let backslash = word ^ (ones &* 0x5C)
                 let special =
                     ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word) | word
                 if special & high != 0 { break }
@@ -453,7 +447,10 @@ enum FastJSONDecoder {
             return try SingleValueContainer(document: document, node: node, codingPath: codingPath).decode(UInt64.self)
         }
 
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        func nestedContainer<NestedKey: CodingKey>(
+            keyedBy type: NestedKey.Type,
+            forKey key: Key
+        ) throws
             -> KeyedDecodingContainer<NestedKey>
         {
             try NodeDecoder(document: document, node: try require(key), codingPath: codingPath)
@@ -532,7 +529,9 @@ enum FastJSONDecoder {
             return try FastJSONDecoder.value(T.self, document: document, node: node, codingPath: codingPath)
         }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy type: NestedKey.Type
+        ) throws
             -> KeyedDecodingContainer<NestedKey>
         {
             try NodeDecoder(document: document, node: try take(), codingPath: codingPath).container(keyedBy: NestedKey.self)

@@ -82,14 +82,16 @@ public struct SignedDataVerifier: Sendable {
             let unsafe = configuration.environments.intersection([.xcode, .localTesting])
             guard unsafe.isEmpty else {
                 throw ConfigurationError(
-                    description: "a production verifier never accepts \(unsafe.map(\.rawValue).sorted())")
+                    description: "a production verifier never accepts \(unsafe.map(\.rawValue).sorted())"
+                )
             }
             guard configuration.bundleId != nil else {
                 throw ConfigurationError(description: "a production verifier needs the app's bundle id")
             }
             if configuration.environments.contains(.production), configuration.appAppleId == nil {
                 throw ConfigurationError(
-                    description: "a production verifier accepting Production data needs the app's appAppleId")
+                    description: "a production verifier accepting Production data needs the app's appAppleId"
+                )
             }
         }
         guard !configuration.roots.certificates.isEmpty else {
@@ -108,14 +110,18 @@ public struct SignedDataVerifier: Sendable {
     // MARK: Typed entry points
 
     /// Verifies and decodes a `signedTransactionInfo`.
-    public func verifyTransaction(_ jws: String) async throws(SignedDataVerificationError)
+    public func verifyTransaction(
+        _ jws: String
+    ) async throws(SignedDataVerificationError)
         -> JWSTransactionDecodedPayload
     {
         try await verify(jws, as: JWSTransactionDecodedPayload.self)
     }
 
     /// Verifies and decodes a `signedRenewalInfo`.
-    public func verifyRenewalInfo(_ jws: String) async throws(SignedDataVerificationError)
+    public func verifyRenewalInfo(
+        _ jws: String
+    ) async throws(SignedDataVerificationError)
         -> JWSRenewalInfoDecodedPayload
     {
         try await verify(jws, as: JWSRenewalInfoDecodedPayload.self)
@@ -127,7 +133,9 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Verifies and decodes a notification's `signedPayload` (the outer envelope only).
-    public func verifyNotification(_ jws: String) async throws(SignedDataVerificationError)
+    public func verifyNotification(
+        _ jws: String
+    ) async throws(SignedDataVerificationError)
         -> ResponseBodyV2DecodedPayload
     {
         try await verify(jws, as: ResponseBodyV2DecodedPayload.self)
@@ -136,7 +144,10 @@ public struct SignedDataVerifier: Sendable {
     // MARK: Generic path
 
     /// Verifies `jws` and decodes its payload as `P`.
-    public func verify<P: AppStoreSignedPayload>(_ jws: String, as type: P.Type = P.self)
+    public func verify<P: AppStoreSignedPayload>(
+        _ jws: String,
+        as type: P.Type = P.self
+    )
         async throws(SignedDataVerificationError) -> P
     {
         var jws = jws
@@ -159,7 +170,10 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Decodes `jws` as `P` without any verification (for inspection tools; never trust the result).
-    public static func decodeUnverified<P: Decodable>(_ jws: String, as type: P.Type = P.self)
+    public static func decodeUnverified<P: Decodable>(
+        _ jws: String,
+        as type: P.Type = P.self
+    )
         throws(SignedDataVerificationError) -> (header: JWSHeader, payload: P)
     {
         var jws = jws
@@ -175,7 +189,10 @@ public struct SignedDataVerifier: Sendable {
 
     /// Decodes only the payload of a compact JWS, without checking its signature or reading its header; for
     /// JWS nested inside one whose signature was checked (the x5c chain in the header is not needed then).
-    public static func decodeUnverifiedPayload<P: Decodable>(_ jws: String, as type: P.Type = P.self)
+    public static func decodeUnverifiedPayload<P: Decodable>(
+        _ jws: String,
+        as type: P.Type = P.self
+    )
         throws(SignedDataVerificationError) -> P
     {
         var jws = jws
@@ -202,7 +219,10 @@ public struct SignedDataVerifier: Sendable {
         case needsChain(Pending<P>)
     }
 
-    private func verifyUsingCache<P: AppStoreSignedPayload>(_ bytes: UnsafeBufferPointer<UInt8>, as: P.Type)
+    private func verifyUsingCache<P: AppStoreSignedPayload>(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        as: P.Type
+    )
         throws(SignedDataVerificationError) -> Outcome<P>
     {
         let parts = try CompactJWS(bytes, maximumSize: configuration.maximumInputSize)
@@ -217,8 +237,7 @@ public struct SignedDataVerifier: Sendable {
         let digest = SHA256.hash(data: UnsafeRawBufferPointer(parts.signingInput))
         let date = validationDate(for: payload)
 
-        if let cached, cached.validFrom <= date.timeIntervalSince1970, date.timeIntervalSince1970 <= cached.validUntil
-        {
+        if let cached, cached.validFrom <= date.timeIntervalSince1970, date.timeIntervalSince1970 <= cached.validUntil {
             try checkSignature(signature, digest: digest, key: cached.leafKey)
             try checkIdentity(payload)
             return .verified(payload)
@@ -227,8 +246,14 @@ public struct SignedDataVerifier: Sendable {
         if let header { resolvedHeader = header } else { resolvedHeader = try parts.decodeHeader() }
         return .needsChain(
             Pending(
-                header: resolvedHeader, cacheKey: Array(parts.header), payload: payload, signature: signature,
-                digest: digest, validationDate: date))
+                header: resolvedHeader,
+                cacheKey: Array(parts.header),
+                payload: payload,
+                signature: signature,
+                digest: digest,
+                validationDate: date
+            )
+        )
     }
 
     private func validationDate(for payload: some AppStoreSignedPayload) -> Date {
@@ -240,7 +265,9 @@ public struct SignedDataVerifier: Sendable {
     }
 
     private func checkSignature(
-        _ signature: P256.Signing.ECDSASignature, digest: SHA256.Digest, key: P256.Signing.PublicKey
+        _ signature: P256.Signing.ECDSASignature,
+        digest: SHA256.Digest,
+        key: P256.Signing.PublicKey
     ) throws(SignedDataVerificationError) {
         guard key.isValidSignature(signature, for: digest) else {
             throw .invalidSignature("ES256 signature does not match the signed data and the leaf certificate's key")
@@ -248,7 +275,9 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Path validation of `x5c` to a pinned root at the validation date, with Apple's marker extensions.
-    private func validateChain<P>(_ pending: Pending<P>) async throws(SignedDataVerificationError)
+    private func validateChain<P>(
+        _ pending: Pending<P>
+    ) async throws(SignedDataVerificationError)
         -> (entry: VerifiedChainCache.Entry, anchored: Bool)
     {
         guard let x5c = pending.header.x5c else {
@@ -276,11 +305,13 @@ public struct SignedDataVerifier: Sendable {
         for (name, certificate) in [("leaf", leaf), ("intermediate", intermediate)] {
             if date < certificate.notValidBefore {
                 throw .invalidCertificate(
-                    "\(name) certificate is not valid until \(certificate.notValidBefore), after the validation time \(date)")
+                    "\(name) certificate is not valid until \(certificate.notValidBefore), after the validation time \(date)"
+                )
             }
             if date > certificate.notValidAfter {
                 throw .invalidCertificate(
-                    "\(name) certificate expired at \(certificate.notValidAfter), before the validation time \(date)")
+                    "\(name) certificate expired at \(certificate.notValidAfter), before the validation time \(date)"
+                )
             }
         }
 
@@ -304,7 +335,10 @@ public struct SignedDataVerifier: Sendable {
 
     /// Xcode and LocalTesting data is signed by a local key, not Apple's chain: only its self-consistency can be
     /// checked, which is why such data is accepted only when explicitly enabled outside production.
-    private func localTestingKey(x5c: [String], environment: AppStoreEnvironment)
+    private func localTestingKey(
+        x5c: [String],
+        environment: AppStoreEnvironment
+    )
         throws(SignedDataVerificationError) -> VerifiedChainCache.Entry
     {
         guard configuration.deployment == .development, configuration.environments.contains(environment) else {

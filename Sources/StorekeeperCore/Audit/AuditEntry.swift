@@ -17,8 +17,15 @@ public struct AuditEntry: Sendable, Hashable, Codable {
     public var createdAt: Date
 
     public init(
-        action: AuditAction, user: UserID, subject: String, amount: Int64? = nil, periodStart: Date? = nil,
-        periodEnd: Date? = nil, cause: AuditCause, detail: String? = nil, createdAt: Date
+        action: AuditAction,
+        user: UserID,
+        subject: String,
+        amount: Int64? = nil,
+        periodStart: Date? = nil,
+        periodEnd: Date? = nil,
+        cause: AuditCause,
+        detail: String? = nil,
+        createdAt: Date
     ) {
         self.action = action
         self.user = user

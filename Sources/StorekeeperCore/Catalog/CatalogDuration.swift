@@ -54,7 +54,8 @@ public struct CatalogDuration: Sendable, Hashable, Codable, CustomStringConverti
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let parsed = CatalogDuration(iso8601: text) else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 duration like P1M: \(text)"))
+                .init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 duration like P1M: \(text)")
+            )
         }
         self = parsed
     }

@@ -26,9 +26,17 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
     public var sampleContentProvided: Bool
 
     public init(
-        id: String, kind: ProductKind, entitlement: String? = nil, coins: Int64? = nil, duration: CatalogDuration? = nil,
-        subscriptionGroup: String? = nil, level: Int? = nil, hasIntroductoryOffer: Bool = false,
-        introductoryOfferFreeVariant: String? = nil, onSale: Bool = true, sampleContentProvided: Bool = false
+        id: String,
+        kind: ProductKind,
+        entitlement: String? = nil,
+        coins: Int64? = nil,
+        duration: CatalogDuration? = nil,
+        subscriptionGroup: String? = nil,
+        level: Int? = nil,
+        hasIntroductoryOffer: Bool = false,
+        introductoryOfferFreeVariant: String? = nil,
+        onSale: Bool = true,
+        sampleContentProvided: Bool = false
     ) {
         self.id = id
         self.kind = kind

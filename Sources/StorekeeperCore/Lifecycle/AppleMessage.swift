@@ -26,9 +26,19 @@ public struct AppleMessage: Sendable {
     public var consumptionReason: String?
 
     public init(
-        id: String, format: String, type: String, subtype: String?, effect: LifecycleEffect, bundleId: String,
-        environment: String, signedDate: Date, transactions: [VerifiedTransaction], cancelled: [VerifiedTransaction] = [],
-        focus: VerifiedTransaction?, snapshot: SubscriptionSnapshot?, consumptionReason: String?
+        id: String,
+        format: String,
+        type: String,
+        subtype: String?,
+        effect: LifecycleEffect,
+        bundleId: String,
+        environment: String,
+        signedDate: Date,
+        transactions: [VerifiedTransaction],
+        cancelled: [VerifiedTransaction] = [],
+        focus: VerifiedTransaction?,
+        snapshot: SubscriptionSnapshot?,
+        consumptionReason: String?
     ) {
         self.id = id
         self.format = format

@@ -30,8 +30,13 @@ public struct ConsumptionAnswer: Sendable, Hashable, Codable {
         public var now: Date
 
         public init(
-            kind: ProductKind?, delivered: Bool, coinsCredited: Int64 = 0, balance: Int64 = 0, periodStart: Date? = nil,
-            periodEnd: Date? = nil, now: Date
+            kind: ProductKind?,
+            delivered: Bool,
+            coinsCredited: Int64 = 0,
+            balance: Int64 = 0,
+            periodStart: Date? = nil,
+            periodEnd: Date? = nil,
+            now: Date
         ) {
             self.kind = kind
             self.delivered = delivered
@@ -54,8 +59,11 @@ public struct ConsumptionAnswer: Sendable, Hashable, Codable {
     public static func build(_ facts: Facts, sampleContentProvided: Bool, preference: String?) -> ConsumptionAnswer {
         guard facts.delivered else {
             return ConsumptionAnswer(
-                deliveryStatus: "UNDELIVERED_OTHER", consumptionPercentage: facts.kind == .autoRenewable ? nil : 0,
-                refundPreference: preference == nil ? nil : "GRANT_FULL", sampleContentProvided: sampleContentProvided)
+                deliveryStatus: "UNDELIVERED_OTHER",
+                consumptionPercentage: facts.kind == .autoRenewable ? nil : 0,
+                refundPreference: preference == nil ? nil : "GRANT_FULL",
+                sampleContentProvided: sampleContentProvided
+            )
         }
         var percentage: Int32?
         switch facts.kind {
@@ -79,7 +87,10 @@ public struct ConsumptionAnswer: Sendable, Hashable, Codable {
         var preference = preference
         if preference == "GRANT_PRORATED", (percentage ?? 1) == 0 { preference = "GRANT_FULL" }
         return ConsumptionAnswer(
-            deliveryStatus: "DELIVERED", consumptionPercentage: percentage, refundPreference: preference,
-            sampleContentProvided: sampleContentProvided)
+            deliveryStatus: "DELIVERED",
+            consumptionPercentage: percentage,
+            refundPreference: preference,
+            sampleContentProvided: sampleContentProvided
+        )
     }
 }

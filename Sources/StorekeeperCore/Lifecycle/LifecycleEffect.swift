@@ -32,9 +32,15 @@ public struct LifecycleEffect: Sendable, Hashable {
     public var recordOnly: String?
 
     public init(
-        deliver: Bool = false, revoke: Revocation? = nil, reinstate: Bool = false, extendToExpiry: Bool = false,
-        extendToGracePeriodEnd: Bool = false, answerConsumptionRequest: Bool = false,
-        closeConsumptionRequest: Bool = false, updatesSubscription: Bool = false, impliedState: SubscriptionState? = nil,
+        deliver: Bool = false,
+        revoke: Revocation? = nil,
+        reinstate: Bool = false,
+        extendToExpiry: Bool = false,
+        extendToGracePeriodEnd: Bool = false,
+        answerConsumptionRequest: Bool = false,
+        closeConsumptionRequest: Bool = false,
+        updatesSubscription: Bool = false,
+        impliedState: SubscriptionState? = nil,
         recordOnly: String? = nil
     ) {
         self.deliver = deliver
@@ -87,7 +93,11 @@ public enum LifecycleRules {
             return LifecycleEffect(updatesSubscription: true)
         case "REFUND":
             return LifecycleEffect(
-                deliver: true, revoke: .refund, closeConsumptionRequest: true, updatesSubscription: true)
+                deliver: true,
+                revoke: .refund,
+                closeConsumptionRequest: true,
+                updatesSubscription: true
+            )
         case "REFUND_DECLINED":
             return LifecycleEffect(closeConsumptionRequest: true, recordOnly: "Apple declined the refund request")
         case "REFUND_REVERSED":

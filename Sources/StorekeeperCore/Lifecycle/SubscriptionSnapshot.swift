@@ -26,11 +26,23 @@ public struct SubscriptionSnapshot: Sendable, Hashable {
     public var signedDate: Date
 
     public init(
-        originalTransactionId: String, bundleId: String, productId: String, subscriptionGroup: String? = nil,
-        environment: String, state: SubscriptionState? = nil, expirationReason: String? = nil, autoRenew: Bool? = nil,
-        autoRenewProductId: String? = nil, expiresAt: Date? = nil, gracePeriodExpiresAt: Date? = nil,
-        offerType: Int? = nil, offerId: String? = nil, priceIncrease: String? = nil, latestTransactionId: String? = nil,
-        event: String, signedDate: Date
+        originalTransactionId: String,
+        bundleId: String,
+        productId: String,
+        subscriptionGroup: String? = nil,
+        environment: String,
+        state: SubscriptionState? = nil,
+        expirationReason: String? = nil,
+        autoRenew: Bool? = nil,
+        autoRenewProductId: String? = nil,
+        expiresAt: Date? = nil,
+        gracePeriodExpiresAt: Date? = nil,
+        offerType: Int? = nil,
+        offerId: String? = nil,
+        priceIncrease: String? = nil,
+        latestTransactionId: String? = nil,
+        event: String,
+        signedDate: Date
     ) {
         self.originalTransactionId = originalTransactionId
         self.bundleId = bundleId

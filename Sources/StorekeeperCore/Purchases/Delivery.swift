@@ -19,8 +19,16 @@ public struct Delivery: Sendable, Hashable {
     public var riskFlags: [String] = []
 
     public init(
-        transactionId: String, originalTransactionId: String, productId: String, productKind: ProductKind, user: UserID,
-        environment: String, orderId: String?, newlyDelivered: Bool, grant: DeliveryGrant?, transferredFrom: UserID? = nil,
+        transactionId: String,
+        originalTransactionId: String,
+        productId: String,
+        productKind: ProductKind,
+        user: UserID,
+        environment: String,
+        orderId: String?,
+        newlyDelivered: Bool,
+        grant: DeliveryGrant?,
+        transferredFrom: UserID? = nil,
         riskFlags: [String] = []
     ) {
         self.riskFlags = riskFlags

@@ -18,7 +18,10 @@ public enum DeliveryRules {
     ///   quantity, measured on the server's clock (seed 002);
     /// - auto-renewable: from the purchase to Apple's `expiresDate`.
     public static func period(
-        for product: CatalogProduct, transaction: VerifiedTransaction, currentPassEnd: Date?, now: Date
+        for product: CatalogProduct,
+        transaction: VerifiedTransaction,
+        currentPassEnd: Date?,
+        now: Date
     ) -> (start: Date, end: Date?)? {
         switch product.kind {
         case .consumable:
@@ -55,14 +58,19 @@ public enum DeliveryRules {
     public static func problem(for product: CatalogProduct, transaction: VerifiedTransaction) -> StorekeeperError? {
         if transaction.quantity > maximumQuantity {
             return StorekeeperError(
-                .unprocessable, code: "quantity_out_of_range",
-                message: "quantity \(transaction.quantity) is more than \(maximumQuantity); kept for support", outcome: .retry)
+                .unprocessable,
+                code: "quantity_out_of_range",
+                message: "quantity \(transaction.quantity) is more than \(maximumQuantity); kept for support",
+                outcome: .retry
+            )
         }
         if product.kind == .consumable, coins(for: product, transaction: transaction) == nil {
             return StorekeeperError(
-                .unprocessable, code: "invalid_catalog",
+                .unprocessable,
+                code: "invalid_catalog",
                 message: "the catalog's coins for \(product.id) are out of range; the purchase is kept until the catalog is fixed",
-                outcome: .retry)
+                outcome: .retry
+            )
         }
         return nil
     }

@@ -42,10 +42,16 @@ public enum OrderMatch {
     }
 
     public static func decide(
-        transaction: VerifiedTransaction, tokenOrder: OrderReference?, namedOrder: OrderReference?, submitter: UserID?
+        transaction: VerifiedTransaction,
+        tokenOrder: OrderReference?,
+        namedOrder: OrderReference?,
+        submitter: UserID?
     ) -> Decision {
         var decision = Decision(
-            order: tokenOrder, completes: tokenOrder.map { $0.productId == transaction.productId } ?? false, ignored: nil)
+            order: tokenOrder,
+            completes: tokenOrder.map { $0.productId == transaction.productId } ?? false,
+            ignored: nil
+        )
         guard let named = namedOrder, named.id != tokenOrder?.id else { return decision }
         let claimable =
             transaction.appAccountToken == nil && named.bundleId == transaction.bundleId
@@ -61,12 +67,20 @@ public enum OrderMatch {
 
     /// The audit entry for an ignored claim, on the order's owner.
     public static func ignoredEntry(
-        _ order: OrderReference, transaction: VerifiedTransaction, submitter: UserID?, at date: Date
+        _ order: OrderReference,
+        transaction: VerifiedTransaction,
+        submitter: UserID?,
+        at date: Date
     ) -> AuditEntry {
         AuditEntry(
-            action: .orderIgnored, user: order.user, subject: order.id, cause: .transaction(transaction.transactionId),
+            action: .orderIgnored,
+            user: order.user,
+            subject: order.id,
+            cause: .transaction(transaction.transactionId),
             detail: "named for transaction \(transaction.transactionId) of \(transaction.productId) by "
                 + (submitter.map { "\($0.rawValue)" } ?? "an API key")
-                + "; an order only takes a transaction of its own product, token and user", createdAt: date)
+                + "; an order only takes a transaction of its own product, token and user",
+            createdAt: date
+        )
     }
 }

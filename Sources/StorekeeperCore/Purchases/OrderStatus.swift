@@ -22,8 +22,15 @@ public struct Order: Sendable, Hashable {
     public var transactionId: String?
 
     public init(
-        id: String, user: UserID, bundleId: String, productId: String, appAccountToken: UUID, status: OrderStatus,
-        createdAt: Date, expiresAt: Date, transactionId: String?
+        id: String,
+        user: UserID,
+        bundleId: String,
+        productId: String,
+        appAccountToken: UUID,
+        status: OrderStatus,
+        createdAt: Date,
+        expiresAt: Date,
+        transactionId: String?
     ) {
         self.id = id
         self.user = user

@@ -24,10 +24,19 @@ public struct TransactionCommerce: Sendable, Hashable, Codable {
     public var revocationPercentage: Int?
 
     public init(
-        price: Int64? = nil, currency: String? = nil, storefront: String? = nil, storefrontId: String? = nil,
-        offerId: String? = nil, offerDiscountType: String? = nil, offerPeriod: String? = nil, appTransactionId: String? = nil,
-        transactionReason: String? = nil, webOrderLineItemId: String? = nil, ownershipType: String? = nil,
-        revocationType: String? = nil, revocationPercentage: Int? = nil
+        price: Int64? = nil,
+        currency: String? = nil,
+        storefront: String? = nil,
+        storefrontId: String? = nil,
+        offerId: String? = nil,
+        offerDiscountType: String? = nil,
+        offerPeriod: String? = nil,
+        appTransactionId: String? = nil,
+        transactionReason: String? = nil,
+        webOrderLineItemId: String? = nil,
+        ownershipType: String? = nil,
+        revocationType: String? = nil,
+        revocationPercentage: Int? = nil
     ) {
         self.price = price
         self.currency = currency

@@ -25,7 +25,10 @@ public struct Attribution: Sendable, Hashable {
     ///   - boundUser: the user already bound to the `originalTransactionId`.
     ///   - submitter: the authenticated caller (or the user an API-key call names).
     public static func decide(
-        orderUser: UserID?, boundUser: UserID?, submitter: UserID?, policy: TransferPolicy
+        orderUser: UserID?,
+        boundUser: UserID?,
+        submitter: UserID?,
+        policy: TransferPolicy
     ) -> Decision {
         // An existing binding outranks an order: renewals and upgrades stay with the subscription's owner.
         guard let prior = boundUser ?? orderUser else {

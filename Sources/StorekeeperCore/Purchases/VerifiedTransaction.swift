@@ -30,10 +30,21 @@ public struct VerifiedTransaction: Sendable, Hashable {
     public var commerce: TransactionCommerce
 
     public init(
-        transactionId: String, originalTransactionId: String, bundleId: String, productId: String, environment: String,
-        purchaseDate: Date, expiresDate: Date? = nil, quantity: Int = 1, appAccountToken: UUID? = nil,
-        offerType: Int? = nil, subscriptionGroup: String? = nil, revocationDate: Date? = nil,
-        source: Source, signedData: String? = nil, commerce: TransactionCommerce = TransactionCommerce()
+        transactionId: String,
+        originalTransactionId: String,
+        bundleId: String,
+        productId: String,
+        environment: String,
+        purchaseDate: Date,
+        expiresDate: Date? = nil,
+        quantity: Int = 1,
+        appAccountToken: UUID? = nil,
+        offerType: Int? = nil,
+        subscriptionGroup: String? = nil,
+        revocationDate: Date? = nil,
+        source: Source,
+        signedData: String? = nil,
+        commerce: TransactionCommerce = TransactionCommerce()
     ) {
         self.commerce = commerce
         self.transactionId = transactionId

@@ -1,6 +1,6 @@
 import Foundation
-import StorekeeperCore
 import SQLKit
+import StorekeeperCore
 import StorekeeperStorage
 
 /// One delivery a caller asks the ledger for.
@@ -95,7 +95,9 @@ enum DeliveryPlanner {
 
     /// Plans and writes one round (at most one request per transaction); returns the requests to decide again.
     private static func deliverRound(
-        _ round: [Int], of requests: [DeliveryRequest], into results: inout [Result<DeliveryResult, any Error>?],
+        _ round: [Int],
+        of requests: [DeliveryRequest],
+        into results: inout [Result<DeliveryResult, any Error>?],
         in uow: UnitOfWork
     ) async throws -> [Int] {
         let db = uow.db
@@ -104,7 +106,9 @@ enum DeliveryPlanner {
         // Orders named by id or found by appAccountToken, and the owners of the original transactions.
         let found = try await OrdersTable.find(
             ids: Set(round.compactMap { requests[$0].orderId }),
-            tokens: Set(round.compactMap { requests[$0].transaction.appAccountToken?.uuidString.lowercased() }), on: db)
+            tokens: Set(round.compactMap { requests[$0].transaction.appAccountToken?.uuidString.lowercased() }),
+            on: db
+        )
         var ordersById: [String: OrderReference] = [:]
         var ordersByToken: [String: OrderReference] = [:]
         // Orders already completed by an earlier transaction (a renewal carries the first purchase's token).
@@ -124,8 +128,11 @@ enum DeliveryPlanner {
             let request = requests[index]
             let transaction = request.transaction
             let match = OrderMatch.decide(
-                transaction: transaction, tokenOrder: transaction.appAccountToken.flatMap { ordersByToken[$0.uuidString.lowercased()] },
-                namedOrder: request.orderId.flatMap { ordersById[$0] }, submitter: request.submitter)
+                transaction: transaction,
+                tokenOrder: transaction.appAccountToken.flatMap { ordersByToken[$0.uuidString.lowercased()] },
+                namedOrder: request.orderId.flatMap { ordersById[$0] },
+                submitter: request.submitter
+            )
             if let ignored = match.ignored {
                 uow.record(OrderMatch.ignoredEntry(ignored, transaction: transaction, submitter: request.submitter, at: now))
             }
@@ -155,8 +162,12 @@ enum DeliveryPlanner {
             let original = requests[plan.index].transaction.originalTransactionId
             try await UsersTable.ensure([plan.owner], now: now, on: db)
             try await UserDataMover.move(
-                from: from, to: plan.owner, scope: .original(original), cause: .transaction(requests[plan.index].transaction.transactionId),
-                in: uow)
+                from: from,
+                to: plan.owner,
+                scope: .original(original),
+                cause: .transaction(requests[plan.index].transaction.transactionId),
+                in: uow
+            )
             bound[original] = plan.owner
         }
 
@@ -170,7 +181,10 @@ enum DeliveryPlanner {
                 newBindings.map { original, binding in
                     let t = requests[binding.index].transaction
                     return .init(original: original, user: binding.user, bundleId: t.bundleId, productId: t.productId)
-                }, now: now, on: db)
+                },
+                now: now,
+                on: db
+            )
             let lost = Set(newBindings.keys).subtracting(won)
             if !lost.isEmpty {
                 requeue = plans.filter { lost.contains(requests[$0.index].transaction.originalTransactionId) }.map(\.index)
@@ -180,7 +194,10 @@ enum DeliveryPlanner {
 
         if !parked.isEmpty {
             try await PendingTransactionsTable.insert(
-                parked.map { (requests[$0].transaction, "no user to attribute to") }, now: now, on: db)
+                parked.map { (requests[$0].transaction, "no user to attribute to") },
+                now: now,
+                on: db
+            )
             // Nobody to tell: no user could be attributed (an event goes to the user it is assigned to later).
             for index in parked { results[index] = .success(.parked(transactionId: requests[index].transaction.transactionId)) }
         }
@@ -190,9 +207,16 @@ enum DeliveryPlanner {
             plans.map { plan in
                 let request = requests[plan.index]
                 return .init(
-                    transaction: request.transaction, owner: plan.owner, productKind: request.product.kind,
-                    subscriptionGroup: request.product.subscriptionGroup, orderId: plan.order?.id)
-            }, now: now, on: db)
+                    transaction: request.transaction,
+                    owner: plan.owner,
+                    productKind: request.product.kind,
+                    subscriptionGroup: request.product.subscriptionGroup,
+                    orderId: plan.order?.id
+                )
+            },
+            now: now,
+            on: db
+        )
 
         // Delivered before: report who holds it; a refused submitter's claim is recorded on the holder.
         let repeated = plans.filter { !fresh.contains(requests[$0.index].transaction.transactionId) }
@@ -208,10 +232,19 @@ enum DeliveryPlanner {
             results[plan.index] = .success(
                 .delivered(
                     Delivery(
-                        transactionId: request.transaction.transactionId, originalTransactionId: request.transaction.originalTransactionId,
-                        productId: request.transaction.productId, productKind: request.product.kind, user: holder?.user ?? plan.owner,
-                        environment: request.transaction.environment, orderId: holder?.orderId, newlyDelivered: false, grant: nil,
-                        transferredFrom: plan.transferFrom)))
+                        transactionId: request.transaction.transactionId,
+                        originalTransactionId: request.transaction.originalTransactionId,
+                        productId: request.transaction.productId,
+                        productKind: request.product.kind,
+                        user: holder?.user ?? plan.owner,
+                        environment: request.transaction.environment,
+                        orderId: holder?.orderId,
+                        newlyDelivered: false,
+                        grant: nil,
+                        transferredFrom: plan.transferFrom
+                    )
+                )
+            )
         }
 
         let delivering = plans.filter { fresh.contains(requests[$0.index].transaction.transactionId) }
@@ -248,10 +281,17 @@ enum DeliveryPlanner {
             for changed in try await EntitlementGrantsTable.endReplacedPeriods(originals: renewed.sorted(), overlapping: earliestStart, on: db) {
                 uow.record(
                     AuditEntry(
-                        action: .entitlementReplaced, user: changed.user, subject: changed.entitlement, periodStart: changed.start,
-                        periodEnd: changed.end, cause: .delivery,
-                        detail: "period of \(changed.transactionId) ends where the next transaction of its subscription starts (upgrade or crossgrade)",
-                        createdAt: now))
+                        action: .entitlementReplaced,
+                        user: changed.user,
+                        subject: changed.entitlement,
+                        periodStart: changed.start,
+                        periodEnd: changed.end,
+                        cause: .delivery,
+                        detail:
+                            "period of \(changed.transactionId) ends where the next transaction of its subscription starts (upgrade or crossgrade)",
+                        createdAt: now
+                    )
+                )
             }
         }
 
@@ -259,10 +299,18 @@ enum DeliveryPlanner {
             let request = requests[plan.index]
             let t = request.transaction
             let delivery = Delivery(
-                transactionId: t.transactionId, originalTransactionId: t.originalTransactionId, productId: t.productId,
-                productKind: request.product.kind, user: plan.owner, environment: t.environment, orderId: plan.order?.id,
-                newlyDelivered: true, grant: grants[plan.index], transferredFrom: plan.transferFrom,
-                riskFlags: farmed.contains(t.transactionId) ? [introductoryOfferRepeatedFlag] : [])
+                transactionId: t.transactionId,
+                originalTransactionId: t.originalTransactionId,
+                productId: t.productId,
+                productKind: request.product.kind,
+                user: plan.owner,
+                environment: t.environment,
+                orderId: plan.order?.id,
+                newlyDelivered: true,
+                grant: grants[plan.index],
+                transferredFrom: plan.transferFrom,
+                riskFlags: farmed.contains(t.transactionId) ? [introductoryOfferRepeatedFlag] : []
+            )
             uow.emit(deliveredEvent(delivery, transaction: t, at: now))
             if let submitter = plan.refusedSubmitter {
                 uow.record(refusal(t, owner: plan.owner, submitter: submitter, at: now))
@@ -279,13 +327,17 @@ enum DeliveryPlanner {
     /// Coins: one balance change per user for the round's total (within the wallet's limit, else the round fails and
     /// its requests are retried one by one), then each entry's balance walked back from it.
     private static func creditCoins(
-        _ plans: [Plan], of requests: [DeliveryRequest], grants: inout [Int: DeliveryGrant], in uow: UnitOfWork
+        _ plans: [Plan],
+        of requests: [DeliveryRequest],
+        grants: inout [Int: DeliveryGrant],
+        in uow: UnitOfWork
     ) async throws {
         guard !plans.isEmpty else { return }
         var totals: [UserID: Int64] = [:]
         for plan in plans {
             // Bounded per purchase (DeliveryRules.problem refused anything else), so a round's total cannot overflow.
-            totals[plan.owner, default: 0] += DeliveryRules.coins(for: requests[plan.index].product, transaction: requests[plan.index].transaction) ?? 0
+            totals[plan.owner, default: 0] +=
+                DeliveryRules.coins(for: requests[plan.index].product, transaction: requests[plan.index].transaction) ?? 0
         }
         let finals = try await WalletsTable.add(totals.map { ($0.key, $0.value) }, currency: "coins", on: uow.db)
         guard finals.count == totals.count else { throw WalletLimits.limitReached("a purchase would take a wallet past the limit") }
@@ -298,11 +350,20 @@ enum DeliveryPlanner {
             let balance = running[plan.owner, default: 0] + amount
             running[plan.owner] = balance
             let key = WalletKey.transaction(request.transaction.transactionId)
-            entries.append(.init(key: key, user: plan.owner, currency: "coins", amount: amount, balanceAfter: balance, reason: request.transaction.productId))
+            entries.append(
+                .init(key: key, user: plan.owner, currency: "coins", amount: amount, balanceAfter: balance, reason: request.transaction.productId)
+            )
             uow.record(
                 AuditEntry(
-                    action: .walletCredited, user: plan.owner, subject: "coins", amount: amount, cause: .wallet(key),
-                    detail: request.transaction.productId, createdAt: uow.now))
+                    action: .walletCredited,
+                    user: plan.owner,
+                    subject: "coins",
+                    amount: amount,
+                    cause: .wallet(key),
+                    detail: request.transaction.productId,
+                    createdAt: uow.now
+                )
+            )
             grants[plan.index] = .coins(amount: amount, balance: balance)
         }
         try await WalletEntriesTable.insert(entries, now: uow.now, on: uow.db)
@@ -310,29 +371,54 @@ enum DeliveryPlanner {
 
     /// Entitlements; passes stack on the latest end, including passes earlier in this round.
     private static func grantEntitlements(
-        _ plans: [Plan], of requests: [DeliveryRequest], grants: inout [Int: DeliveryGrant], in uow: UnitOfWork
+        _ plans: [Plan],
+        of requests: [DeliveryRequest],
+        grants: inout [Int: DeliveryGrant],
+        in uow: UnitOfWork
     ) async throws {
         guard !plans.isEmpty else { return }
         var passEnds = try await EntitlementGrantsTable.passEnds(
-            of: plans.filter { requests[$0.index].product.kind == .nonRenewing }.map(\.owner), kind: uow.kind, on: uow.db)
+            of: plans.filter { requests[$0.index].product.kind == .nonRenewing }.map(\.owner),
+            kind: uow.kind,
+            on: uow.db
+        )
         var rows: [EntitlementGrantsTable.Row] = []
         for plan in plans {
             let request = requests[plan.index]
             let t = request.transaction
             let entitlement = request.product.entitlement ?? request.product.id
             let period = DeliveryRules.period(
-                for: request.product, transaction: t, currentPassEnd: passEnds[plan.owner]?[entitlement], now: uow.now)!
+                for: request.product,
+                transaction: t,
+                currentPassEnd: passEnds[plan.owner]?[entitlement],
+                now: uow.now
+            )!
             if request.product.kind == .nonRenewing, let end = period.end { passEnds[plan.owner, default: [:]][entitlement] = end }
             rows.append(
                 .init(
-                    transactionId: t.transactionId, user: plan.owner, entitlement: entitlement, productId: t.productId,
-                    productKind: request.product.kind, originalTransactionId: t.originalTransactionId, start: period.start,
-                    end: period.end, environment: t.environment))
+                    transactionId: t.transactionId,
+                    user: plan.owner,
+                    entitlement: entitlement,
+                    productId: t.productId,
+                    productKind: request.product.kind,
+                    originalTransactionId: t.originalTransactionId,
+                    start: period.start,
+                    end: period.end,
+                    environment: t.environment
+                )
+            )
             uow.record(
                 AuditEntry(
-                    action: .entitlementGranted, user: plan.owner, subject: entitlement, periodStart: period.start, periodEnd: period.end,
-                    cause: .transaction(t.transactionId), detail: t.isSandbox ? "\(t.productId) (sandbox)" : t.productId,
-                    createdAt: uow.now))
+                    action: .entitlementGranted,
+                    user: plan.owner,
+                    subject: entitlement,
+                    periodStart: period.start,
+                    periodEnd: period.end,
+                    cause: .transaction(t.transactionId),
+                    detail: t.isSandbox ? "\(t.productId) (sandbox)" : t.productId,
+                    createdAt: uow.now
+                )
+            )
             grants[plan.index] = .entitlement(name: entitlement, start: period.start, end: period.end)
         }
         try await EntitlementGrantsTable.insert(rows, now: uow.now, on: uow.db)
@@ -347,15 +433,20 @@ enum DeliveryPlanner {
     /// the same group under another original transaction, that is another Apple ID (seed 001's trial farming).
     /// Apple charged, so they are delivered; the flag makes them visible.
     private static func introductoryOfferRepeated(
-        _ delivered: [(transaction: VerifiedTransaction, owner: UserID)], on db: any SQLDatabase
+        _ delivered: [(transaction: VerifiedTransaction, owner: UserID)],
+        on db: any SQLDatabase
     ) async throws -> Set<String> {
         let intro = delivered.filter { $0.transaction.isIntroductoryOffer && $0.transaction.subscriptionGroup != nil }
         guard !intro.isEmpty else { return [] }
         let earlier = try await AppleTransactionsTable.introductoryOffers(
-            users: Set(intro.map(\.owner)), groups: Set(intro.compactMap(\.transaction.subscriptionGroup)), on: db)
+            users: Set(intro.map(\.owner)),
+            groups: Set(intro.compactMap(\.transaction.subscriptionGroup)),
+            on: db
+        )
         var flagged = Set<String>()
         for (transaction, owner) in intro
-        where (earlier[owner] ?? []).contains(where: { $0.group == transaction.subscriptionGroup && $0.original != transaction.originalTransactionId }) {
+        where (earlier[owner] ?? []).contains(where: { $0.group == transaction.subscriptionGroup && $0.original != transaction.originalTransactionId }
+        ) {
             flagged.insert(transaction.transactionId)
         }
         return flagged
@@ -363,17 +454,25 @@ enum DeliveryPlanner {
 
     private static func introductoryOfferEntry(_ transaction: VerifiedTransaction, owner: UserID, now: Date) -> AuditEntry {
         AuditEntry(
-            action: .riskIntroductoryOfferRepeated, user: owner, subject: transaction.originalTransactionId,
+            action: .riskIntroductoryOfferRepeated,
+            user: owner,
+            subject: transaction.originalTransactionId,
             cause: .transaction(transaction.transactionId),
             detail: "\(transaction.productId): an introductory offer again in group \(transaction.subscriptionGroup ?? "?"), "
-                + "under another Apple ID; delivered (Apple charged)", createdAt: now)
+                + "under another Apple ID; delivered (Apple charged)",
+            createdAt: now
+        )
     }
 
     private static func refusal(_ transaction: VerifiedTransaction, owner: UserID, submitter: UserID, at now: Date) -> AuditEntry {
         AuditEntry(
-            action: .transactionClaimRefused, user: owner, subject: transaction.originalTransactionId,
+            action: .transactionClaimRefused,
+            user: owner,
+            subject: transaction.originalTransactionId,
             cause: .transaction(transaction.transactionId),
-            detail: "submitted by \(submitter.rawValue); the transfer policy is refuse", createdAt: now)
+            detail: "submitted by \(submitter.rawValue); the transfer policy is refuse",
+            createdAt: now
+        )
     }
 
     private static func deliveredEvent(_ delivery: Delivery, transaction: VerifiedTransaction, at now: Date) -> LedgerEvent {

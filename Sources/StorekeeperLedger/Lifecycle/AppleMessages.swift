@@ -30,7 +30,8 @@ enum AppleMessages {
             for transaction in message.transactions {
                 if let product = products.product(transaction.productId) {
                     requests.append(
-                        DeliveryRequest(transaction: transaction, product: product, orderId: nil, submitter: nil, policy: rules.transferPolicy))
+                        DeliveryRequest(transaction: transaction, product: product, orderId: nil, submitter: nil, policy: rules.transferPolicy)
+                    )
                 } else {
                     unknown.append(transaction)
                 }
@@ -51,7 +52,11 @@ enum AppleMessages {
     /// caller rolls back and tries again isolated); with it, each message runs in a savepoint and failures are
     /// returned by message id.
     static func applyEffects(
-        _ messages: [AppleMessage], isolated: Bool, deliveriesDone: Bool, rules: LedgerRules, in uow: UnitOfWork
+        _ messages: [AppleMessage],
+        isolated: Bool,
+        deliveriesDone: Bool,
+        rules: LedgerRules,
+        in uow: UnitOfWork
     ) async throws -> [String: any Error] {
         var failures: [String: any Error] = [:]
         var deliveriesDone = deliveriesDone
@@ -128,20 +133,35 @@ enum AppleMessages {
             for transaction in message.cancelled {
                 guard let date = transaction.revocationDate else { continue }
                 _ = try await Revocations.revoke(
-                    transactionId: transaction.transactionId, at: date, kind: message.type == "REVOKE" ? .revoke : .refund,
-                    revocationType: transaction.commerce.revocationType, revocationPercentage: transaction.commerce.revocationPercentage,
-                    policy: rules.coinClawback, decidedAt: message.signedDate, cause: cause, in: uow)
+                    transactionId: transaction.transactionId,
+                    at: date,
+                    kind: message.type == "REVOKE" ? .revoke : .refund,
+                    revocationType: transaction.commerce.revocationType,
+                    revocationPercentage: transaction.commerce.revocationPercentage,
+                    policy: rules.coinClawback,
+                    decidedAt: message.signedDate,
+                    cause: cause,
+                    in: uow
+                )
             }
         } else if let focus = message.focus {
             if let revocation = effect.revoke ?? (focus.revocationDate != nil && message.type == "STATUS" ? .refund : nil) {
                 let outcome = try await Revocations.revoke(
-                    transactionId: focus.transactionId, at: focus.revocationDate ?? message.signedDate, kind: revocation,
-                    revocationType: focus.commerce.revocationType, revocationPercentage: focus.commerce.revocationPercentage,
-                    policy: rules.coinClawback, decidedAt: message.signedDate, cause: cause, in: uow)
+                    transactionId: focus.transactionId,
+                    at: focus.revocationDate ?? message.signedDate,
+                    kind: revocation,
+                    revocationType: focus.commerce.revocationType,
+                    revocationPercentage: focus.commerce.revocationPercentage,
+                    policy: rules.coinClawback,
+                    decidedAt: message.signedDate,
+                    cause: cause,
+                    in: uow
+                )
                 if case .notDelivered = outcome {
                     uow.logger.notice(
                         "refund of a transaction Storekeeper never delivered",
-                        metadata: ["storekeeper.transaction.id": "\(focus.transactionId)", "type": "\(message.type)"])
+                        metadata: ["storekeeper.transaction.id": "\(focus.transactionId)", "type": "\(message.type)"]
+                    )
                 }
             }
             if effect.reinstate {
@@ -152,21 +172,39 @@ enum AppleMessages {
             }
             if effect.extendToGracePeriodEnd, let grace = message.snapshot?.gracePeriodExpiresAt {
                 try await extend(
-                    focus.transactionId, to: grace, reason: "billing grace period: service continues while Apple retries the charge",
-                    cause: cause, in: uow)
+                    focus.transactionId,
+                    to: grace,
+                    reason: "billing grace period: service continues while Apple retries the charge",
+                    cause: cause,
+                    in: uow
+                )
             }
             if effect.answerConsumptionRequest {
                 let user = try await AppleTransactionsTable.delivered(focus.transactionId, on: uow.db)?.user
                 let inserted = try await ConsumptionRequestsTable.insert(
-                    id: message.id, bundleId: message.bundleId, environment: message.environment, transactionId: focus.transactionId,
-                    originalTransactionId: focus.originalTransactionId, user: user, reason: message.consumptionReason,
-                    requestedAt: message.signedDate, now: uow.now, on: uow.db)
+                    id: message.id,
+                    bundleId: message.bundleId,
+                    environment: message.environment,
+                    transactionId: focus.transactionId,
+                    originalTransactionId: focus.originalTransactionId,
+                    user: user,
+                    reason: message.consumptionReason,
+                    requestedAt: message.signedDate,
+                    now: uow.now,
+                    on: uow.db
+                )
                 if inserted, let user {
                     uow.record(
                         AuditEntry(
-                            action: .refundRequested, user: user, subject: focus.transactionId, cause: cause,
-                            detail: "the customer asked Apple for a refund (\(message.consumptionReason ?? "no reason given")); answer due in 12 hours",
-                            createdAt: uow.now))
+                            action: .refundRequested,
+                            user: user,
+                            subject: focus.transactionId,
+                            cause: cause,
+                            detail:
+                                "the customer asked Apple for a refund (\(message.consumptionReason ?? "no reason given")); answer due in 12 hours",
+                            createdAt: uow.now
+                        )
+                    )
                 }
             }
             if effect.closeConsumptionRequest {
@@ -182,8 +220,16 @@ enum AppleMessages {
         for grant in try await EntitlementGrantsTable.extend(transactionId: transactionId, to: end, on: uow.db) {
             uow.record(
                 AuditEntry(
-                    action: .entitlementExtended, user: grant.user, subject: grant.entitlement, periodStart: grant.start, periodEnd: end,
-                    cause: cause, detail: reason, createdAt: uow.now))
+                    action: .entitlementExtended,
+                    user: grant.user,
+                    subject: grant.entitlement,
+                    periodStart: grant.start,
+                    periodEnd: end,
+                    cause: cause,
+                    detail: reason,
+                    createdAt: uow.now
+                )
+            )
         }
     }
 
@@ -213,8 +259,15 @@ enum AppleMessages {
             if let reason = merged.expirationReason, state == .expired || state == .refunded { detail += " (\(reason))" }
             uow.record(
                 AuditEntry(
-                    action: .subscription(state), user: user, subject: original,
-                    periodEnd: merged.gracePeriodExpiresAt ?? merged.expiresAt, cause: cause, detail: detail, createdAt: uow.now))
+                    action: .subscription(state),
+                    user: user,
+                    subject: original,
+                    periodEnd: merged.gracePeriodExpiresAt ?? merged.expiresAt,
+                    cause: cause,
+                    detail: detail,
+                    createdAt: uow.now
+                )
+            )
             var details = [
                 "originalTransactionId": original, "productId": merged.productId, "state": state.rawValue, "event": merged.event,
                 "previousState": previous?.state?.rawValue ?? "",

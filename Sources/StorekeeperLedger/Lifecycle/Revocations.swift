@@ -18,8 +18,15 @@ enum Revocations {
     /// Takes back what `transactionId` delivered, from `date` on: the grant's remaining time (membership, pass,
     /// unlock) or the coins (the policy decides whether spent coins become a debt or are forgiven).
     static func revoke(
-        transactionId: String, at date: Date, kind revocation: LifecycleEffect.Revocation, revocationType: String?,
-        revocationPercentage: Int?, policy: CoinClawbackPolicy, decidedAt: Date, cause: AuditCause, in uow: UnitOfWork
+        transactionId: String,
+        at date: Date,
+        kind revocation: LifecycleEffect.Revocation,
+        revocationType: String?,
+        revocationPercentage: Int?,
+        policy: CoinClawbackPolicy,
+        decidedAt: Date,
+        cause: AuditCause,
+        in uow: UnitOfWork
     ) async throws -> Outcome {
         guard let delivered = try await AppleTransactionsTable.delivered(transactionId, on: uow.db) else { return .notDelivered }
         let record = try await RevocationsTable.find(transactionId, kind: uow.kind, on: uow.db)
@@ -33,9 +40,16 @@ enum Revocations {
         for grant in try await EntitlementGrantsTable.revoke(transactionId: transactionId, at: date, on: uow.db) {
             uow.record(
                 AuditEntry(
-                    action: .entitlementRevoked, user: grant.user, subject: grant.entitlement, periodStart: max(grant.start, date),
-                    periodEnd: grant.end, cause: cause,
-                    detail: "\(delivered.productId) \(transactionId) \(what); service from the revocation date on removed", createdAt: uow.now))
+                    action: .entitlementRevoked,
+                    user: grant.user,
+                    subject: grant.entitlement,
+                    periodStart: max(grant.start, date),
+                    periodEnd: grant.end,
+                    cause: cause,
+                    detail: "\(delivered.productId) \(transactionId) \(what); service from the revocation date on removed",
+                    createdAt: uow.now
+                )
+            )
         }
         var taken: Int64 = 0
         var forgiven: Int64 = 0
@@ -44,28 +58,60 @@ enum Revocations {
             (taken, forgiven) = policy.clawback(refunded: credited.amount, balance: balance)
             if taken > 0 {
                 _ = try await WalletPostings.post(
-                    user: user, currency: credited.currency, amount: -taken, key: .refund(transactionId, generation: generation),
-                    reason: "\(delivered.productId) \(what)", allowNegative: true, in: uow)
+                    user: user,
+                    currency: credited.currency,
+                    amount: -taken,
+                    key: .refund(transactionId, generation: generation),
+                    reason: "\(delivered.productId) \(what)",
+                    allowNegative: true,
+                    in: uow
+                )
             }
             if forgiven > 0 {
                 uow.record(
                     AuditEntry(
-                        action: .walletClawbackForgiven, user: user, subject: credited.currency, amount: forgiven, cause: cause,
+                        action: .walletClawbackForgiven,
+                        user: user,
+                        subject: credited.currency,
+                        amount: forgiven,
+                        cause: cause,
                         detail: "\(forgiven) refunded \(credited.currency) were already spent; forgiven under the floor policy",
-                        createdAt: uow.now))
+                        createdAt: uow.now
+                    )
+                )
             }
         }
         try await RevocationsTable.insert(
             .init(
-                transactionId: transactionId, user: user, original: delivered.original, productId: delivered.productId,
-                productKind: delivered.productKind.rawValue, kind: revocation.rawValue, status: "revoked", at: date,
-                generation: generation, coinsTaken: taken, coinsForgiven: forgiven, decidedAt: decidedAt),
-            replace: true, now: uow.now, on: uow.db)
+                transactionId: transactionId,
+                user: user,
+                original: delivered.original,
+                productId: delivered.productId,
+                productKind: delivered.productKind.rawValue,
+                kind: revocation.rawValue,
+                status: "revoked",
+                at: date,
+                generation: generation,
+                coinsTaken: taken,
+                coinsForgiven: forgiven,
+                decidedAt: decidedAt
+            ),
+            replace: true,
+            now: uow.now,
+            on: uow.db
+        )
         uow.record(
             AuditEntry(
-                action: revocation == .refund ? .transactionRefunded : .transactionRevoked, user: user, subject: transactionId,
-                amount: taken > 0 ? -taken : nil, periodStart: date, cause: cause,
-                detail: "\(delivered.productId) \(what)" + (forgiven > 0 ? "; \(forgiven) coins forgiven" : ""), createdAt: uow.now))
+                action: revocation == .refund ? .transactionRefunded : .transactionRevoked,
+                user: user,
+                subject: transactionId,
+                amount: taken > 0 ? -taken : nil,
+                periodStart: date,
+                cause: cause,
+                detail: "\(delivered.productId) \(what)" + (forgiven > 0 ? "; \(forgiven) coins forgiven" : ""),
+                createdAt: uow.now
+            )
+        )
         var details = [
             "transactionId": transactionId, "productId": delivered.productId, "kind": revocation.rawValue,
             "revokedAt": String(date.millis),
@@ -89,10 +135,23 @@ enum Revocations {
             if let delivered = try await AppleTransactionsTable.delivered(transactionId, on: uow.db) {
                 try await RevocationsTable.insert(
                     .init(
-                        transactionId: transactionId, user: delivered.user, original: delivered.original, productId: delivered.productId,
-                        productKind: delivered.productKind.rawValue, kind: "refund", status: "reinstated", at: decidedAt, generation: 0,
-                        coinsTaken: 0, coinsForgiven: 0, decidedAt: decidedAt),
-                    replace: false, now: uow.now, on: uow.db)
+                        transactionId: transactionId,
+                        user: delivered.user,
+                        original: delivered.original,
+                        productId: delivered.productId,
+                        productKind: delivered.productKind.rawValue,
+                        kind: "refund",
+                        status: "reinstated",
+                        at: decidedAt,
+                        generation: 0,
+                        coinsTaken: 0,
+                        coinsForgiven: 0,
+                        decidedAt: decidedAt
+                    ),
+                    replace: false,
+                    now: uow.now,
+                    on: uow.db
+                )
             }
             return false
         case .reinstate:
@@ -103,25 +162,49 @@ enum Revocations {
         for grant in try await EntitlementGrantsTable.reinstate(transactionId: transactionId, on: uow.db) {
             uow.record(
                 AuditEntry(
-                    action: .entitlementReinstated, user: grant.user, subject: grant.entitlement, periodStart: grant.start,
-                    periodEnd: grant.end, cause: cause, detail: "\(record.productId) \(transactionId): Apple reversed the refund",
-                    createdAt: uow.now))
+                    action: .entitlementReinstated,
+                    user: grant.user,
+                    subject: grant.entitlement,
+                    periodStart: grant.start,
+                    periodEnd: grant.end,
+                    cause: cause,
+                    detail: "\(record.productId) \(transactionId): Apple reversed the refund",
+                    createdAt: uow.now
+                )
+            )
         }
         if record.coinsTaken > 0, let credited = try await WalletEntriesTable.find(.transaction(transactionId), on: uow.db) {
             _ = try await WalletPostings.post(
-                user: user, currency: credited.currency, amount: record.coinsTaken,
-                key: .refundReversed(transactionId, generation: record.generation), reason: "\(record.productId): Apple reversed the refund",
-                allowNegative: true, in: uow)
+                user: user,
+                currency: credited.currency,
+                amount: record.coinsTaken,
+                key: .refundReversed(transactionId, generation: record.generation),
+                reason: "\(record.productId): Apple reversed the refund",
+                allowNegative: true,
+                in: uow
+            )
         }
         try await RevocationsTable.markReinstated(transactionId, decidedAt: decidedAt, now: uow.now, on: uow.db)
         uow.record(
             AuditEntry(
-                action: .transactionReinstated, user: user, subject: transactionId, amount: record.coinsTaken > 0 ? record.coinsTaken : nil,
-                cause: cause, detail: "\(record.productId): Apple reversed the refund", createdAt: uow.now))
+                action: .transactionReinstated,
+                user: user,
+                subject: transactionId,
+                amount: record.coinsTaken > 0 ? record.coinsTaken : nil,
+                cause: cause,
+                detail: "\(record.productId): Apple reversed the refund",
+                createdAt: uow.now
+            )
+        )
         uow.emit(
             LedgerEvent(
-                type: .reinstated, user: user, subject: transactionId, occurredAt: uow.now,
-                details: ["transactionId": transactionId, "productId": record.productId, "coinsRestored": String(record.coinsTaken)]))
+                type: .reinstated,
+                user: user,
+                subject: transactionId,
+                occurredAt: uow.now,
+                details: ["transactionId": transactionId, "productId": record.productId, "coinsRestored": String(record.coinsTaken)]
+            )
+        )
         return true
     }
 

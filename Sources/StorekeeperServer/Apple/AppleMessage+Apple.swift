@@ -22,13 +22,18 @@ extension AppleMessage {
                 try SignedDataVerifier.decodeUnverifiedPayload($0, as: JWSRenewalInfoDecodedPayload.self)
             }
             return v2(
-                id: received.id, type: payload.notificationType.rawValue, subtype: payload.subtype?.rawValue,
+                id: received.id,
+                type: payload.notificationType.rawValue,
+                subtype: payload.subtype?.rawValue,
                 bundleId: received.bundleId ?? payload.data?.bundleId ?? "",
                 environment: payload.data?.environment?.rawValue ?? received.environment ?? "Production",
-                signedDate: payload.signedDate ?? stored.receivedAt, transaction: transaction,
-                signedTransaction: payload.data?.signedTransactionInfo, renewal: renewal,
+                signedDate: payload.signedDate ?? stored.receivedAt,
+                transaction: transaction,
+                signedTransaction: payload.data?.signedTransactionInfo,
+                renewal: renewal,
                 status: payload.data?.status.map { Int($0.rawValue) },
-                consumptionReason: payload.data?.consumptionRequestReason?.rawValue)
+                consumptionReason: payload.data?.consumptionRequestReason?.rawValue
+            )
         case "v1":
             // Unsigned: only what verifyReceipt confirms is applied (see V1Confirmation).
             throw StorekeeperError(.internal, code: "unconfirmed_v1", message: "a V1 notification is applied only once Apple confirms it")
@@ -39,9 +44,17 @@ extension AppleMessage {
 
     /// A V2 notification, or a status from Get All Subscription Statuses (`type` `STATUS`).
     static func v2(
-        id: String, type: String, subtype: String?, bundleId: String, environment: String, signedDate: Date,
-        transaction: JWSTransactionDecodedPayload?, signedTransaction: String?, renewal: JWSRenewalInfoDecodedPayload?,
-        status: Int?, consumptionReason: String?
+        id: String,
+        type: String,
+        subtype: String?,
+        bundleId: String,
+        environment: String,
+        signedDate: Date,
+        transaction: JWSTransactionDecodedPayload?,
+        signedTransaction: String?,
+        renewal: JWSRenewalInfoDecodedPayload?,
+        status: Int?,
+        consumptionReason: String?
     ) -> AppleMessage {
         let effect =
             type == "STATUS"
@@ -73,18 +86,39 @@ extension AppleMessage {
                 priceIncrease = status == .customerHasNotResponded ? "PENDING" : "ACCEPTED"
             }
             snapshot = SubscriptionSnapshot(
-                originalTransactionId: verified.originalTransactionId, bundleId: bundleId, productId: verified.productId,
-                subscriptionGroup: verified.subscriptionGroup, environment: environment, state: state, expirationReason: reason,
+                originalTransactionId: verified.originalTransactionId,
+                bundleId: bundleId,
+                productId: verified.productId,
+                subscriptionGroup: verified.subscriptionGroup,
+                environment: environment,
+                state: state,
+                expirationReason: reason,
                 autoRenew: renewal?.autoRenewStatus.map { $0 == .on },
-                autoRenewProductId: renewal?.autoRenewProductId, expiresAt: verified.expiresDate,
-                gracePeriodExpiresAt: renewal?.gracePeriodExpiresDate, offerType: verified.offerType,
-                offerId: transaction?.offerIdentifier, priceIncrease: priceIncrease, latestTransactionId: verified.transactionId,
-                event: subtype.map { "\(type)/\($0)" } ?? type, signedDate: signedDate)
+                autoRenewProductId: renewal?.autoRenewProductId,
+                expiresAt: verified.expiresDate,
+                gracePeriodExpiresAt: renewal?.gracePeriodExpiresDate,
+                offerType: verified.offerType,
+                offerId: transaction?.offerIdentifier,
+                priceIncrease: priceIncrease,
+                latestTransactionId: verified.transactionId,
+                event: subtype.map { "\(type)/\($0)" } ?? type,
+                signedDate: signedDate
+            )
         }
         return AppleMessage(
-            id: id, format: "v2", type: type, subtype: subtype, effect: effect, bundleId: bundleId, environment: environment,
-            signedDate: signedDate, transactions: verified.map { [$0] } ?? [], focus: verified, snapshot: snapshot,
-            consumptionReason: consumptionReason)
+            id: id,
+            format: "v2",
+            type: type,
+            subtype: subtype,
+            effect: effect,
+            bundleId: bundleId,
+            environment: environment,
+            signedDate: signedDate,
+            transactions: verified.map { [$0] } ?? [],
+            focus: verified,
+            snapshot: snapshot,
+            consumptionReason: consumptionReason
+        )
     }
 
     /// A V1 notification as Apple's `verifyReceipt` confirmed it: the body (unsigned, so only a hint) gives the type and
@@ -92,17 +126,29 @@ extension AppleMessage {
     /// Only auto-renewable transactions are delivered from it (what V1 notifications are about); cancellations of
     /// any confirmed entry are taken back.
     static func v1(
-        id: String, body: ResponseBodyV1, confirmed response: VerifyReceiptResponse, bundleId: String, receivedAt: Date,
+        id: String,
+        body: ResponseBodyV1,
+        confirmed response: VerifyReceiptResponse,
+        bundleId: String,
+        receivedAt: Date,
         isAutoRenewable: (String) -> Bool
     ) -> AppleMessage {
         let type = body.notificationType?.rawValue ?? "UNKNOWN"
         let entries = (response.latestReceiptInfo ?? []) + (response.receipt?.inApp ?? [])
         var message = legacy(
-            id: id, type: type, effect: LifecycleRules.effect(v1: type), event: "V1 \(type)",
-            environment: response.environment?.rawValue ?? "Production", entries: entries,
-            pending: response.pendingRenewalInfo ?? [], original: body.originalTransactionId,
-            autoRenew: body.autoRenewStatus.map { $0 == "true" }, autoRenewProductId: body.autoRenewProductId, bundleId: bundleId,
-            receivedAt: receivedAt)
+            id: id,
+            type: type,
+            effect: LifecycleRules.effect(v1: type),
+            event: "V1 \(type)",
+            environment: response.environment?.rawValue ?? "Production",
+            entries: entries,
+            pending: response.pendingRenewalInfo ?? [],
+            original: body.originalTransactionId,
+            autoRenew: body.autoRenewStatus.map { $0 == "true" },
+            autoRenewProductId: body.autoRenewProductId,
+            bundleId: bundleId,
+            receivedAt: receivedAt
+        )
         message.transactions = message.transactions.filter { isAutoRenewable($0.productId) }
         if let focus = message.focus, !isAutoRenewable(focus.productId) {
             message.focus = nil
@@ -115,30 +161,62 @@ extension AppleMessage {
     static func v1Unconfirmed(id: String, body: ResponseBodyV1, bundleId: String, receivedAt: Date, reason: String) -> AppleMessage {
         let type = body.notificationType?.rawValue ?? "UNKNOWN"
         return AppleMessage(
-            id: id, format: "v1", type: type, subtype: nil, effect: LifecycleEffect(recordOnly: reason), bundleId: bundleId,
-            environment: body.environment == "PROD" ? "Production" : "Sandbox", signedDate: receivedAt, transactions: [], focus: nil,
-            snapshot: nil, consumptionReason: nil)
+            id: id,
+            format: "v1",
+            type: type,
+            subtype: nil,
+            effect: LifecycleEffect(recordOnly: reason),
+            bundleId: bundleId,
+            environment: body.environment == "PROD" ? "Production" : "Sandbox",
+            signedDate: receivedAt,
+            transactions: [],
+            focus: nil,
+            snapshot: nil,
+            consumptionReason: nil
+        )
     }
 
     /// What `verifyReceipt` says of one subscription now (the renewal sweep for apps without a Server API key):
     /// delivered and applied like a status from Get All Subscription Statuses. A receipt a client sent is dated by
     /// its latest purchase (`datedByPurchase`), so any notification Apple sent after that still wins the merge.
     static func receiptStatus(
-        original: String, response: VerifyReceiptResponse, bundleId: String, now: Date, datedByPurchase: Bool = false
+        original: String,
+        response: VerifyReceiptResponse,
+        bundleId: String,
+        now: Date,
+        datedByPurchase: Bool = false
     ) -> AppleMessage {
         var message = legacy(
-            id: "receipt:\(original):\(Int64(now.timeIntervalSince1970 * 1000))", type: "STATUS", effect: LifecycleEffect(deliver: true, updatesSubscription: true),
-            event: "verifyReceipt", environment: response.environment?.rawValue ?? "Production",
-            entries: response.latestReceiptInfo ?? [], pending: response.pendingRenewalInfo ?? [], original: original,
-            autoRenew: nil, autoRenewProductId: nil, bundleId: bundleId, receivedAt: now)
+            id: "receipt:\(original):\(Int64(now.timeIntervalSince1970 * 1000))",
+            type: "STATUS",
+            effect: LifecycleEffect(deliver: true, updatesSubscription: true),
+            event: "verifyReceipt",
+            environment: response.environment?.rawValue ?? "Production",
+            entries: response.latestReceiptInfo ?? [],
+            pending: response.pendingRenewalInfo ?? [],
+            original: original,
+            autoRenew: nil,
+            autoRenewProductId: nil,
+            bundleId: bundleId,
+            receivedAt: now
+        )
         if datedByPurchase, let purchased = message.focus?.purchaseDate { message.snapshot?.signedDate = purchased }
         return message
     }
 
     private static func legacy(
-        id: String, type: String, effect: LifecycleEffect, event: String, environment: String, entries: [LegacyTransaction],
-        pending pendingInfo: [LegacyPendingRenewalInfo], original: String?, autoRenew: Bool?, autoRenewProductId: String?,
-        bundleId: String, receivedAt: Date
+        id: String,
+        type: String,
+        effect: LifecycleEffect,
+        event: String,
+        environment: String,
+        entries: [LegacyTransaction],
+        pending pendingInfo: [LegacyPendingRenewalInfo],
+        original: String?,
+        autoRenew: Bool?,
+        autoRenewProductId: String?,
+        bundleId: String,
+        receivedAt: Date
     ) -> AppleMessage {
         var seen = Set<String>()
         var transactions: [VerifiedTransaction] = []
@@ -174,17 +252,38 @@ extension AppleMessage {
                 reason = pending?.expirationIntentValue.map { Self.reason(intent: ExpirationIntent(rawValue: Int32($0))) }
             }
             snapshot = SubscriptionSnapshot(
-                originalTransactionId: focus.originalTransactionId, bundleId: bundleId, productId: focus.productId,
-                subscriptionGroup: focus.subscriptionGroup, environment: environment, state: state, expirationReason: reason,
+                originalTransactionId: focus.originalTransactionId,
+                bundleId: bundleId,
+                productId: focus.productId,
+                subscriptionGroup: focus.subscriptionGroup,
+                environment: environment,
+                state: state,
+                expirationReason: reason,
                 autoRenew: autoRenew ?? pending?.autoRenewStatusValue,
-                autoRenewProductId: autoRenewProductId ?? pending?.autoRenewProductId, expiresAt: focus.expiresDate,
-                gracePeriodExpiresAt: grace, offerType: focus.offerType, latestTransactionId: focus.transactionId,
-                event: event, signedDate: receivedAt)
+                autoRenewProductId: autoRenewProductId ?? pending?.autoRenewProductId,
+                expiresAt: focus.expiresDate,
+                gracePeriodExpiresAt: grace,
+                offerType: focus.offerType,
+                latestTransactionId: focus.transactionId,
+                event: event,
+                signedDate: receivedAt
+            )
         }
         return AppleMessage(
-            id: id, format: "v1", type: type, subtype: nil, effect: effect, bundleId: bundleId, environment: environment,
-            signedDate: receivedAt, transactions: transactions, cancelled: transactions.filter { $0.revocationDate != nil },
-            focus: focus, snapshot: snapshot, consumptionReason: nil)
+            id: id,
+            format: "v1",
+            type: type,
+            subtype: nil,
+            effect: effect,
+            bundleId: bundleId,
+            environment: environment,
+            signedDate: receivedAt,
+            transactions: transactions,
+            cancelled: transactions.filter { $0.revocationDate != nil },
+            focus: focus,
+            snapshot: snapshot,
+            consumptionReason: nil
+        )
     }
 
     static func reason(intent: ExpirationIntent) -> String {

@@ -11,18 +11,36 @@ extension VerifiedTransaction {
             let bundleId = payload.bundleId
         else { return nil }
         self.init(
-            transactionId: id, originalTransactionId: payload.originalTransactionId ?? id, bundleId: bundleId,
-            productId: productId, environment: payload.environment?.rawValue ?? "Production", purchaseDate: purchaseDate,
-            expiresDate: payload.expiresDate, quantity: Int(payload.quantity ?? 1), appAccountToken: payload.appAccountTokenUUID,
-            offerType: payload.offerType.map { Int($0.rawValue) }, subscriptionGroup: payload.subscriptionGroupIdentifier,
-            revocationDate: payload.revocationDate, source: source, signedData: signedData,
+            transactionId: id,
+            originalTransactionId: payload.originalTransactionId ?? id,
+            bundleId: bundleId,
+            productId: productId,
+            environment: payload.environment?.rawValue ?? "Production",
+            purchaseDate: purchaseDate,
+            expiresDate: payload.expiresDate,
+            quantity: Int(payload.quantity ?? 1),
+            appAccountToken: payload.appAccountTokenUUID,
+            offerType: payload.offerType.map { Int($0.rawValue) },
+            subscriptionGroup: payload.subscriptionGroupIdentifier,
+            revocationDate: payload.revocationDate,
+            source: source,
+            signedData: signedData,
             commerce: TransactionCommerce(
-                price: payload.price, currency: payload.currency, storefront: payload.storefront, storefrontId: payload.storefrontId,
-                offerId: payload.offerIdentifier, offerDiscountType: payload.offerDiscountType?.rawValue,
-                offerPeriod: payload.offerPeriod, appTransactionId: payload.appTransactionId,
-                transactionReason: payload.transactionReason?.rawValue, webOrderLineItemId: payload.webOrderLineItemId,
-                ownershipType: payload.inAppOwnershipType?.rawValue, revocationType: payload.revocationType?.rawValue,
-                revocationPercentage: payload.revocationPercentage.map(Int.init)))
+                price: payload.price,
+                currency: payload.currency,
+                storefront: payload.storefront,
+                storefrontId: payload.storefrontId,
+                offerId: payload.offerIdentifier,
+                offerDiscountType: payload.offerDiscountType?.rawValue,
+                offerPeriod: payload.offerPeriod,
+                appTransactionId: payload.appTransactionId,
+                transactionReason: payload.transactionReason?.rawValue,
+                webOrderLineItemId: payload.webOrderLineItemId,
+                ownershipType: payload.inAppOwnershipType?.rawValue,
+                revocationType: payload.revocationType?.rawValue,
+                revocationPercentage: payload.revocationPercentage.map(Int.init)
+            )
+        )
     }
 
     /// A transaction from a receipt entry Apple's `verifyReceipt` (or a V1 notification) vouched for.
@@ -39,13 +57,25 @@ extension VerifiedTransaction {
             offerType = 3
         }
         self.init(
-            transactionId: id, originalTransactionId: entry.originalTransactionId ?? id, bundleId: bundleId,
-            productId: productId, environment: environment, purchaseDate: purchaseDate, expiresDate: entry.expiresDateValue,
-            quantity: entry.quantityValue ?? 1, appAccountToken: entry.appAccountTokenValue, offerType: offerType,
-            subscriptionGroup: entry.subscriptionGroupIdentifier, revocationDate: entry.cancellationDateValue, source: .receipt,
+            transactionId: id,
+            originalTransactionId: entry.originalTransactionId ?? id,
+            bundleId: bundleId,
+            productId: productId,
+            environment: environment,
+            purchaseDate: purchaseDate,
+            expiresDate: entry.expiresDateValue,
+            quantity: entry.quantityValue ?? 1,
+            appAccountToken: entry.appAccountTokenValue,
+            offerType: offerType,
+            subscriptionGroup: entry.subscriptionGroupIdentifier,
+            revocationDate: entry.cancellationDateValue,
+            source: .receipt,
             // What a receipt carries of money and offers: no price, currency or storefront.
             commerce: TransactionCommerce(
-                offerId: entry.promotionalOfferId ?? entry.offerCodeRefName, webOrderLineItemId: entry.webOrderLineItemId,
-                ownershipType: entry.inAppOwnershipType))
+                offerId: entry.promotionalOfferId ?? entry.offerCodeRefName,
+                webOrderLineItemId: entry.webOrderLineItemId,
+                ownershipType: entry.inAppOwnershipType
+            )
+        )
     }
 }

@@ -76,19 +76,26 @@ public struct Authenticator: Sendable {
             }
             guard let user = try await guests.verify(credential) else {
                 throw StorekeeperError(
-                    .unauthorized, code: "invalid_guest_token", message: "the guest credential is not one this server issued")
+                    .unauthorized,
+                    code: "invalid_guest_token",
+                    message: "the guest credential is not one this server issued"
+                )
             }
             return ClientIdentity(user: user, method: "guest")
         }
         if request.headers[Self.legacyDeviceHeader] != nil {
             throw StorekeeperError(
-                .unauthorized, code: "device_id_not_accepted",
+                .unauthorized,
+                code: "device_id_not_accepted",
                 message: "a device id is not a credential: get one from POST /v1/guests and send it as X-Storekeeper-Guest "
-                    + "(guests from before credentials: POST /v1/guests/claim)")
+                    + "(guests from before credentials: POST /v1/guests/claim)"
+            )
         }
         throw StorekeeperError(
-            .unauthorized, code: "unauthenticated",
-            message: "send a Bearer user token, an X-API-Key, or an X-Storekeeper-Guest credential")
+            .unauthorized,
+            code: "unauthenticated",
+            message: "send a Bearer user token, an X-API-Key, or an X-Storekeeper-Guest credential"
+        )
     }
 
     /// The client's user; API-key calls must name one with `X-Storekeeper-User`.

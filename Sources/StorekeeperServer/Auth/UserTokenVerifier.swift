@@ -103,7 +103,11 @@ public struct UserTokenVerifier: Sendable {
 
     /// Makes an HS256 token (tests, the demo and the benchmark play the app's backend).
     public static func hs256Token(
-        subject: String, secret: String, issuer: String? = nil, audience: String? = nil, lifetime: TimeInterval = 3600,
+        subject: String,
+        secret: String,
+        issuer: String? = nil,
+        audience: String? = nil,
+        lifetime: TimeInterval = 3600,
         now: Date = Date()
     ) -> String {
         var claims: [String: Any] = ["sub": subject, "exp": Int(now.timeIntervalSince1970 + lifetime)]

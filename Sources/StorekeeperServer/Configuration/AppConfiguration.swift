@@ -31,9 +31,18 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
     public var serverAPIURL: URL?
 
     public init(
-        name: String = "main", bundleId: String, appAppleId: Int64? = nil, deployment: Deployment = .production,
-        allowSandbox: Bool = true, extraRootFiles: [String] = [], extraRootsPEM: [String] = [], sharedSecret: String? = nil,
-        apiKeyId: String? = nil, apiIssuerId: String? = nil, apiKeyPath: String? = nil, apiKeyPEM: String? = nil,
+        name: String = "main",
+        bundleId: String,
+        appAppleId: Int64? = nil,
+        deployment: Deployment = .production,
+        allowSandbox: Bool = true,
+        extraRootFiles: [String] = [],
+        extraRootsPEM: [String] = [],
+        sharedSecret: String? = nil,
+        apiKeyId: String? = nil,
+        apiIssuerId: String? = nil,
+        apiKeyPath: String? = nil,
+        apiKeyPEM: String? = nil,
         verifyReceiptProductionURL: URL = URL(string: "https://buy.itunes.apple.com/verifyReceipt")!,
         verifyReceiptSandboxURL: URL = URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!,
         serverAPIURL: URL? = nil
@@ -64,7 +73,8 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
         guard let bundleId = try reader.string("bundleId"), !bundleId.isEmpty else {
             throw ConfigurationError.missing("apps.\(name).bundleId")
         }
-        let deployment = Deployment(rawValue: try reader.choice("deployment", ["production", "development"], default: "production"))
+        let deployment =
+            Deployment(rawValue: try reader.choice("deployment", ["production", "development"], default: "production"))
             ?? .production
         func url(_ key: String, _ fallback: String?) throws -> URL? {
             guard let text = try reader.string(key) ?? fallback else { return nil }
@@ -74,16 +84,20 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
             return url
         }
         self.init(
-            name: name, bundleId: bundleId,
+            name: name,
+            bundleId: bundleId,
             appAppleId: try reader.int("appAppleId", in: 1...Int(Int64.max)).map(Int64.init),
-            deployment: deployment, allowSandbox: try reader.bool("allowSandbox", default: true),
+            deployment: deployment,
+            allowSandbox: try reader.bool("allowSandbox", default: true),
             extraRootFiles: try reader.list("extraRoots") ?? [],
             sharedSecret: try reader.string("sharedSecret", isSecret: true),
-            apiKeyId: try reader.string("apiKey.id"), apiIssuerId: try reader.string("apiKey.issuer"),
+            apiKeyId: try reader.string("apiKey.id"),
+            apiIssuerId: try reader.string("apiKey.issuer"),
             apiKeyPath: try reader.string("apiKey.path"),
             verifyReceiptProductionURL: try url("verifyReceipt.productionURL", "https://buy.itunes.apple.com/verifyReceipt")!,
             verifyReceiptSandboxURL: try url("verifyReceipt.sandboxURL", "https://sandbox.itunes.apple.com/verifyReceipt")!,
-            serverAPIURL: try url("serverAPI.url", nil))
+            serverAPIURL: try url("serverAPI.url", nil)
+        )
         if deployment == .production, appAppleId == nil {
             throw ConfigurationError.missing("apps.\(name).appAppleId (required in production)")
         }

@@ -22,9 +22,15 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
     public var leeway: Duration
 
     public init(
-        jwtHS256Secret: String? = nil, jwtES256PublicKeyPEM: String? = nil, jwtIssuer: String? = nil,
-        jwtAudience: String? = nil, apiKeys: [String: String] = [:], adminKeys: [String: String] = [:],
-        allowGuests: Bool = true, allowLegacyGuestClaims: Bool = true, leeway: Duration = .seconds(60)
+        jwtHS256Secret: String? = nil,
+        jwtES256PublicKeyPEM: String? = nil,
+        jwtIssuer: String? = nil,
+        jwtAudience: String? = nil,
+        apiKeys: [String: String] = [:],
+        adminKeys: [String: String] = [:],
+        allowGuests: Bool = true,
+        allowLegacyGuestClaims: Bool = true,
+        leeway: Duration = .seconds(60)
     ) {
         self.allowLegacyGuestClaims = allowLegacyGuestClaims
         self.jwtHS256Secret = jwtHS256Secret
@@ -63,11 +69,15 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
             }
         }
         self.init(
-            jwtHS256Secret: try reader.string("jwt.hs256Secret", isSecret: true), jwtES256PublicKeyPEM: pem,
-            jwtIssuer: try reader.string("jwt.issuer"), jwtAudience: try reader.string("jwt.audience"),
-            apiKeys: try pairs("apiKeys"), adminKeys: try pairs("adminKeys"),
+            jwtHS256Secret: try reader.string("jwt.hs256Secret", isSecret: true),
+            jwtES256PublicKeyPEM: pem,
+            jwtIssuer: try reader.string("jwt.issuer"),
+            jwtAudience: try reader.string("jwt.audience"),
+            apiKeys: try pairs("apiKeys"),
+            adminKeys: try pairs("adminKeys"),
             allowGuests: try reader.bool("guests", default: true),
-            allowLegacyGuestClaims: try reader.bool("legacyGuestClaims", default: true))
+            allowLegacyGuestClaims: try reader.bool("legacyGuestClaims", default: true)
+        )
         if let secret = jwtHS256Secret, secret.utf8.count < 32 {
             throw ConfigurationError.invalid("auth.jwt.hs256Secret must be at least 32 bytes")
         }

@@ -31,11 +31,18 @@ public struct LifecycleConfiguration: Sendable {
     public var consumptionAPIVersion: String
 
     public init(
-        coinClawback: CoinClawbackPolicy = .debt, batchSize: Int = 256, maxAttempts: Int = 8,
-        pollInterval: Duration = .milliseconds(250), processNotifications: Bool = true,
-        catchUpInterval: Duration? = .seconds(3_600), catchUpLookback: TimeInterval = 180 * 86_400,
-        sweepInterval: Duration? = .seconds(900), consumptionInterval: Duration? = .seconds(30),
-        customerConsented: Bool = false, refundPreference: [ProductKind: String] = [:], consumptionAPIVersion: String = "v2"
+        coinClawback: CoinClawbackPolicy = .debt,
+        batchSize: Int = 256,
+        maxAttempts: Int = 8,
+        pollInterval: Duration = .milliseconds(250),
+        processNotifications: Bool = true,
+        catchUpInterval: Duration? = .seconds(3_600),
+        catchUpLookback: TimeInterval = 180 * 86_400,
+        sweepInterval: Duration? = .seconds(900),
+        consumptionInterval: Duration? = .seconds(30),
+        customerConsented: Bool = false,
+        refundPreference: [ProductKind: String] = [:],
+        consumptionAPIVersion: String = "v2"
     ) {
         self.coinClawback = coinClawback
         self.batchSize = batchSize
@@ -67,19 +74,24 @@ public struct LifecycleConfiguration: Sendable {
             guard let value = try reader.string("consumption.refundPreference.\(kind.rawValue)") else { continue }
             guard ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(value) else {
                 throw ConfigurationError.invalid(
-                    "lifecycle.consumption.refundPreference.\(kind.rawValue) must be DECLINE, GRANT_FULL or GRANT_PRORATED")
+                    "lifecycle.consumption.refundPreference.\(kind.rawValue) must be DECLINE, GRANT_FULL or GRANT_PRORATED"
+                )
             }
             preferences[kind] = value
         }
         self.init(
-            coinClawback: policy, batchSize: try reader.int("batchSize", in: 1...10_000, default: 256),
+            coinClawback: policy,
+            batchSize: try reader.int("batchSize", in: 1...10_000, default: 256),
             maxAttempts: try reader.int("maxAttempts", in: 1...1_000, default: 8),
             pollInterval: .milliseconds(try reader.int("pollMilliseconds", in: 10...60_000, default: 250)),
             processNotifications: try reader.bool("process", default: true),
             catchUpInterval: try interval("catchUpSeconds", 3_600),
             catchUpLookback: Double(try reader.int("catchUpLookbackDays", in: 1...180, default: 180)) * 86_400,
-            sweepInterval: try interval("sweepSeconds", 900), consumptionInterval: try interval("consumption.intervalSeconds", 30),
+            sweepInterval: try interval("sweepSeconds", 900),
+            consumptionInterval: try interval("consumption.intervalSeconds", 30),
             customerConsented: try reader.bool("consumption.customerConsented", default: false),
-            refundPreference: preferences, consumptionAPIVersion: try reader.choice("consumption.api", ["v2", "v1"], default: "v2"))
+            refundPreference: preferences,
+            consumptionAPIVersion: try reader.choice("consumption.api", ["v2", "v1"], default: "v2")
+        )
     }
 }

@@ -8,7 +8,8 @@ extension ServerConfiguration {
     /// In JSON, `apps` is the object that holds each app's keys (`{"apps": {"main": {"bundleId": …}}}`), so the
     /// app names are that object's keys unless the environment names them (`APPS`).
     public static func reader(
-        environment: [String: String] = ProcessInfo.processInfo.environment, file: String?
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        file: String?
     ) async throws -> ConfigReader {
         var providers: [any ConfigProvider] = [EnvironmentVariablesProvider(environmentVariables: environment)]
         if let file {

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import Logging
 import StorekeeperCore
 import StorekeeperStorage
 
@@ -32,13 +33,22 @@ public struct ServerConfiguration: Sendable {
     public var postgresTLS: PostgresTLS = PostgresTLS()
     /// The most connections this process holds to PostgreSQL (`db.postgres.maxConnections`).
     public var postgresMaximumConnections: Int = 20
+    /// The level of the server's logs.
+    public var logLevel: Logger.Level = .info
 
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, database: Database = .sqlite(path: "storekeeper.sqlite"),
-        catalogFile: String? = nil, apps: [AppConfiguration], auth: AuthConfiguration,
-        transferPolicy: TransferPolicy = .refuse, orderLifetime: Duration = .seconds(86_400),
-        maxBodyBytes: Int = 1 << 20, catalogRefreshInterval: Duration = .seconds(5),
-        postgresTLS: PostgresTLS = PostgresTLS(), postgresMaximumConnections: Int = 20,
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        database: Database = .sqlite(path: "storekeeper.sqlite"),
+        catalogFile: String? = nil,
+        apps: [AppConfiguration],
+        auth: AuthConfiguration,
+        transferPolicy: TransferPolicy = .refuse,
+        orderLifetime: Duration = .seconds(86_400),
+        maxBodyBytes: Int = 1 << 20,
+        catalogRefreshInterval: Duration = .seconds(5),
+        postgresTLS: PostgresTLS = PostgresTLS(),
+        postgresMaximumConnections: Int = 20,
         lifecycle: LifecycleConfiguration = LifecycleConfiguration()
     ) {
         self.postgresTLS = postgresTLS
@@ -70,6 +80,7 @@ public struct ServerConfiguration: Sendable {
     /// - `policy.transfer` (`POLICY_TRANSFER`: `refuse` or `transfer`), `orders.lifetimeSeconds`
     ///   (`ORDERS_LIFETIME_SECONDS`, 86400)
     /// - `lifecycle.*` (see ``LifecycleConfiguration/init(reader:)``)
+    /// - `log.level` (`LOG_LEVEL`, info)
     ///
     /// A value of the wrong type or out of range stops the start with a message naming its key.
     public init(reader configReader: ConfigReader) throws {
@@ -102,7 +113,15 @@ public struct ServerConfiguration: Sendable {
         transferPolicy = TransferPolicy(rawValue: try reader.choice("policy.transfer", ["refuse", "transfer"], default: "refuse")) ?? .refuse
         orderLifetime = .seconds(try reader.int("orders.lifetimeSeconds", in: 60...(366 * 86_400), default: 86_400))
         lifecycle = try LifecycleConfiguration(reader: reader.scoped(to: "lifecycle"))
+        logLevel = try Self.logLevel(reader: configReader)
         try validate()
+    }
+
+    /// `log.level` (`LOG_LEVEL`: trace, debug, info, notice, warning, error or critical; default info), readable
+    /// before the rest so that a start that fails on another key still logs at the level asked for.
+    public static func logLevel(reader: ConfigReader) throws -> Logger.Level {
+        let name = try StrictConfigReader(reader).choice("log.level", Logger.Level.allCases.map(\.rawValue), default: "info")
+        return Logger.Level(rawValue: name) ?? .info
     }
 
     public func validate() throws {

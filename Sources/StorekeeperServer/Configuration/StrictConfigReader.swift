@@ -72,9 +72,15 @@ struct StrictConfigReader {
         } catch {
             if "\(error)".hasPrefix("Missing required config value") { return nil }
         }
-        guard let text = try read(key, type: "a list (an array of strings, or a comma-separated string)", {
-            try reader.requiredString(forKey: ConfigKey(key), isSecret: isSecret)
-        }) else { return nil }
+        guard
+            let text = try read(
+                key,
+                type: "a list (an array of strings, or a comma-separated string)",
+                {
+                    try reader.requiredString(forKey: ConfigKey(key), isSecret: isSecret)
+                }
+            )
+        else { return nil }
         return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }

@@ -41,8 +41,14 @@ struct AdminController {
     }
 
     @Sendable func user(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        return try await ClientController.userBody(
-            try userId(context), request: request, context: context, accounts: accounts, orders: orders, subscriptions: subscriptions)
+        try await ClientController.userBody(
+            try userId(context),
+            request: request,
+            context: context,
+            accounts: accounts,
+            orders: orders,
+            subscriptions: subscriptions
+        )
     }
 
     @Sendable func auditTrail(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
@@ -55,10 +61,20 @@ struct AdminController {
                 userId: user.rawValue,
                 entries: entries.map {
                     .init(
-                        id: $0.id, action: $0.entry.action.rawValue, subject: $0.entry.subject, amount: $0.entry.amount,
-                        periodStart: $0.entry.periodStart, periodEnd: $0.entry.periodEnd, cause: $0.entry.cause.rawValue,
-                        detail: $0.entry.detail, createdAt: $0.entry.createdAt)
-                }, next: entries.count == limit ? entries.last?.id : nil))
+                        id: $0.id,
+                        action: $0.entry.action.rawValue,
+                        subject: $0.entry.subject,
+                        amount: $0.entry.amount,
+                        periodStart: $0.entry.periodStart,
+                        periodEnd: $0.entry.periodEnd,
+                        cause: $0.entry.cause.rawValue,
+                        detail: $0.entry.detail,
+                        createdAt: $0.entry.createdAt
+                    )
+                },
+                next: entries.count == limit ? entries.last?.id : nil
+            )
+        )
     }
 
     @Sendable func adjust(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
@@ -71,7 +87,12 @@ struct AdminController {
         try InputText.check(body.idempotencyKey, field: "idempotencyKey")
         try InputText.check(body.reason, field: "reason", maxBytes: 500)
         switch try await ledger.adjust(
-            user: user, amount: body.amount, idempotencyKey: body.idempotencyKey, admin: admin, reason: body.reason)
+            user: user,
+            amount: body.amount,
+            idempotencyKey: body.idempotencyKey,
+            admin: admin,
+            reason: body.reason
+        )
         {
         case .applied(let balance): return try context.json(API.WalletAnswer(currency: "coins", balance: balance, repeated: false))
         case .duplicate(let balance): return try context.json(API.WalletAnswer(currency: "coins", balance: balance, repeated: true))
@@ -81,7 +102,7 @@ struct AdminController {
     }
 
     @Sendable func getCatalog(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        return try context.json(catalog.catalog)
+        try context.json(catalog.catalog)
     }
 
     @Sendable func putProduct(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
@@ -114,10 +135,20 @@ struct AdminController {
             API.PendingBody(
                 pending: items.map {
                     .init(
-                        transactionId: $0.transactionId, originalTransactionId: $0.originalTransactionId, bundleId: $0.bundleId,
-                        productId: $0.productId, environment: $0.environment, reason: $0.reason, createdAt: $0.createdAt,
-                        price: $0.commerce.price, currency: $0.commerce.currency, storefront: $0.commerce.storefront)
-                }))
+                        transactionId: $0.transactionId,
+                        originalTransactionId: $0.originalTransactionId,
+                        bundleId: $0.bundleId,
+                        productId: $0.productId,
+                        environment: $0.environment,
+                        reason: $0.reason,
+                        createdAt: $0.createdAt,
+                        price: $0.commerce.price,
+                        currency: $0.commerce.currency,
+                        storefront: $0.commerce.storefront
+                    )
+                }
+            )
+        )
     }
 
     /// `POST /v1/admin/pending/{transactionId}/assign {userId, reason}`: support delivers a parked purchase (no user
@@ -136,7 +167,9 @@ struct AdminController {
         }
         let delivery = try await purchases.assign(transaction, to: user, admin: admin, reason: reason)
         context.logger.notice(
-            "pending purchase assigned", metadata: ["storekeeper.transaction.id": "\(id)", "user": "\(user)", "admin": "\(admin)"])
+            "pending purchase assigned",
+            metadata: ["storekeeper.transaction.id": "\(id)", "user": "\(user)", "admin": "\(admin)"]
+        )
         return try context.json(API.PurchaseAnswer(outcome: "delivered", delivery: API.DeliveryBody(delivery)))
     }
 
@@ -157,8 +190,17 @@ struct AdminController {
             API.EventsBody(
                 events: page.map {
                     .init(
-                        position: $0.position, userId: $0.event.user.rawValue, sequence: $0.userSequence, type: $0.event.type.rawValue,
-                        subject: $0.event.subject, occurredAt: $0.event.occurredAt, details: $0.event.details)
-                }, next: page.count == Int(limit) ? page.last?.position : nil))
+                        position: $0.position,
+                        userId: $0.event.user.rawValue,
+                        sequence: $0.userSequence,
+                        type: $0.event.type.rawValue,
+                        subject: $0.event.subject,
+                        occurredAt: $0.event.occurredAt,
+                        details: $0.event.details
+                    )
+                },
+                next: page.count == Int(limit) ? page.last?.position : nil
+            )
+        )
     }
 }

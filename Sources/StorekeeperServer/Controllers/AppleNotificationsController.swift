@@ -23,7 +23,10 @@ struct AppleNotificationsController {
     let metrics: ServerMetrics
 
     struct SignedBody: Decodable { var signedPayload: String }
-    struct Answer: Encodable { var status: String; var id: String }
+    struct Answer: Encodable {
+        var status: String
+        var id: String
+    }
 
     func add(to routes: APIRoutes) {
         let router = routes.router
@@ -38,12 +41,17 @@ struct AppleNotificationsController {
         let admin = routes.admin
         admin.get("notifications") { request, context in
             let status = try InputText.oneOf(
-                request.uri.queryParameters.get("status"), name: "status", allowed: ["pending", "processed", "dead"])
+                request.uri.queryParameters.get("status"),
+                name: "status",
+                allowed: ["pending", "processed", "dead"]
+            )
             let limit = try InputText.integer(request.uri.queryParameters.get("limit"), name: "limit", in: 1...1000) ?? 100
             let items = try await inbox.list(status: status, limit: limit)
             return try context.json(
                 NotificationList(
-                    notifications: items.map(NotificationList.Item.init)))
+                    notifications: items.map(NotificationList.Item.init)
+                )
+            )
         }
         admin.get("notifications/refusals") { request, context in
             let limit = try InputText.integer(request.uri.queryParameters.get("limit"), name: "limit", in: 1...1000) ?? 100
@@ -155,7 +163,9 @@ struct AppleNotificationsController {
         let address = context.remoteAddress
         let source = address?.ipAddress ?? "unknown"
         context.logger.notice(
-            "notification refused", metadata: ["code": "\(error.code)", "source": "\(source)", "format": "\(format)"])
+            "notification refused",
+            metadata: ["code": "\(error.code)", "source": "\(source)", "format": "\(format)"]
+        )
         do {
             try await ledger.countRefusal(source: source, reason: error.code, format: format, body: body)
         } catch {
@@ -187,7 +197,8 @@ struct AppleNotificationsController {
             "notification received",
             metadata: [
                 "storekeeper.notification.uuid": "\(stored.id)", "type": "\(stored.type)", "duplicate": "\(!stored.isNew)",
-            ])
+            ]
+        )
         return try context.json(Answer(status: stored.isNew ? "stored" : "duplicate", id: stored.id))
     }
 
@@ -210,8 +221,11 @@ struct AppleNotificationsController {
             SHA256.hash(data: Data(secret.utf8)) == SHA256.hash(data: Data(password.utf8))
         else {
             throw await reject(
-                text, format: "v1", context: context,
-                error: .rejected(.forbidden, "invalid_password", "the shared secret does not match (or none is configured)"))
+                text,
+                format: "v1",
+                context: context,
+                error: .rejected(.forbidden, "invalid_password", "the shared secret does not match (or none is configured)")
+            )
         }
         // The body is unsigned: its entries are only a hint (processing asks verifyReceipt about `latest_receipt`),
         // and it is stored without the shared secret, deduplicated on the hash of what Apple sent.
@@ -222,12 +236,19 @@ struct AppleNotificationsController {
         }
         let stored = try await ledger.store(
             .init(
-                id: id, format: "v1", bundleId: app.configuration.bundleId,
+                id: id,
+                format: "v1",
+                bundleId: app.configuration.bundleId,
                 notificationType: try InputText.check(notification.notificationType?.rawValue, field: "notificationType", maxBytes: 64),
-                subtype: nil, originalTransactionId: try InputText.check(latest?.originalTransactionId, field: "originalTransactionId", maxBytes: 64),
+                subtype: nil,
+                originalTransactionId: try InputText.check(latest?.originalTransactionId, field: "originalTransactionId", maxBytes: 64),
                 transactionId: try InputText.check(latest?.transactionId, field: "transactionId", maxBytes: 64),
-                signedDate: nil, environment: try InputText.check(notification.environment, field: "environment", maxBytes: 32),
-                body: redacted), applying: nil)
+                signedDate: nil,
+                environment: try InputText.check(notification.environment, field: "environment", maxBytes: 32),
+                body: redacted
+            ),
+            applying: nil
+        )
         if stored { intake.onStored() }
         return try context.json(Answer(status: stored ? "stored" : "duplicate", id: id))
     }

@@ -50,7 +50,8 @@ struct ClientController {
         let issued = try await ledger.issueGuest()
         return try context.json(
             API.GuestCredential(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token),
-            status: .created)
+            status: .created
+        )
     }
 
     /// `POST /v1/guests/claim {deviceId, signedTransactions}`: a guest from before credentials (keyed by a device
@@ -65,7 +66,9 @@ struct ClientController {
         }
         guard (1...50).contains(body.signedTransactions.count) else {
             throw StorekeeperError.badRequest(
-                "proof_required", "send 1-50 signedTransactions of this device's StoreKit history as proof")
+                "proof_required",
+                "send 1-50 signedTransactions of this device's StoreKit history as proof"
+            )
         }
         var originals = Set<String>()
         for jws in body.signedTransactions {
@@ -77,12 +80,16 @@ struct ClientController {
             context.logger.notice("legacy guest claimed", metadata: ["user": "\(guest)"])
             return try context.json(
                 API.GuestCredential(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token),
-                status: .created)
+                status: .created
+            )
         case .alreadyClaimed:
             throw StorekeeperError(.conflict, code: "already_claimed", message: "this guest has a credential already")
         case .notProved:
             throw StorekeeperError(
-                .forbidden, code: "claim_not_proved", message: "none of these Apple-signed transactions belongs to this guest")
+                .forbidden,
+                code: "claim_not_proved",
+                message: "none of these Apple-signed transactions belongs to this guest"
+            )
         }
     }
 
@@ -104,15 +111,24 @@ struct ClientController {
             try await accounts.hadIntroductoryOffer(user, group: group)
         {
             throw StorekeeperError(
-                .conflict, code: "introductory_offer_not_eligible",
+                .conflict,
+                code: "introductory_offer_not_eligible",
                 message: "this user already had an introductory offer in group \(group); sell the variant without one",
-                details: product.introductoryOfferFreeVariant.map { ["alternativeProductId": $0] })
+                details: product.introductoryOfferFreeVariant.map { ["alternativeProductId": $0] }
+            )
         }
         let now = Date()
         let order = Order(
-            id: "ord_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), user: user,
-            bundleId: app.configuration.bundleId, productId: product.id, appAccountToken: UUID(), status: .created,
-            createdAt: now, expiresAt: now.addingTimeInterval(Double(orderLifetime.components.seconds)), transactionId: nil)
+            id: "ord_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""),
+            user: user,
+            bundleId: app.configuration.bundleId,
+            productId: product.id,
+            appAccountToken: UUID(),
+            status: .created,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(Double(orderLifetime.components.seconds)),
+            transactionId: nil
+        )
         try await ledger.createOrder(order)
         return try context.json(API.OrderBody(order, now: now), status: .created)
     }
@@ -159,9 +175,12 @@ struct ClientController {
             case .parked(let id):
                 return try context.json(
                     API.PurchaseAnswer(
-                        outcome: "retry", code: "unattributed",
-                        message: "transaction \(id) is verified but names no user: sign in and submit again; support can also assign it"),
-                    status: .accepted)
+                        outcome: "retry",
+                        code: "unattributed",
+                        message: "transaction \(id) is verified but names no user: sign in and submit again; support can also assign it"
+                    ),
+                    status: .accepted
+                )
             case .ownedByAnotherUser:
                 throw StorekeeperError.rejected(.conflict, "owned_by_another_user", "the transaction belongs to another user")
             }
@@ -170,7 +189,12 @@ struct ClientController {
             throw StorekeeperError.badRequest("missing_purchase", "send signedTransaction (StoreKit 2) or receipt (legacy)")
         }
         let results = try await purchases.submitReceipt(
-            receipt, transactionId: body.transactionId, orderId: body.orderId, bundleId: body.bundleId, identity: identity)
+            receipt,
+            transactionId: body.transactionId,
+            orderId: body.orderId,
+            bundleId: body.bundleId,
+            identity: identity
+        )
         return try answer(results, focus: body.transactionId, context: context)
     }
 
@@ -209,8 +233,13 @@ struct ClientController {
         }
         return try context.json(
             API.PurchaseAnswer(
-                outcome: outcome, code: focusProblem?.code, message: focusProblem?.message, deliveries: deliveries,
-                problems: problems.isEmpty ? nil : problems))
+                outcome: outcome,
+                code: focusProblem?.code,
+                message: focusProblem?.message,
+                deliveries: deliveries,
+                problems: problems.isEmpty ? nil : problems
+            )
+        )
     }
 
     @Sendable func me(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
@@ -221,7 +250,11 @@ struct ClientController {
     /// The user's state; `?at=<epoch ms>` evaluates entitlements at another moment (support: "what did they have
     /// when they wrote to us"; tests: a simulated clock).
     static func userBody(
-        _ user: UserID, request: Request, context: StorekeeperRequestContext, accounts: AccountStore, orders: OrderStore,
+        _ user: UserID,
+        request: Request,
+        context: StorekeeperRequestContext,
+        accounts: AccountStore,
+        orders: OrderStore,
         subscriptions: SubscriptionStore
     ) async throws -> Response {
         var now = Date()
@@ -243,7 +276,9 @@ struct ClientController {
         // Proof of possession: the guest's own credential, never its id.
         guard let token = body.guestToken else {
             throw StorekeeperError.badRequest(
-                "guest_token_required", "send the guest's credential as guestToken (a device or guest id proves nothing)")
+                "guest_token_required",
+                "send the guest's credential as guestToken (a device or guest id proves nothing)"
+            )
         }
         guard let guest = try await guests.verify(try InputText.check(token, field: "guestToken", maxBytes: 300)) else {
             throw StorekeeperError(.forbidden, code: "invalid_guest_token", message: "guestToken is not a credential this server issued")
@@ -251,8 +286,14 @@ struct ClientController {
         let summary = try await ledger.mergeGuest(guest, into: user)
         return try context.json(
             API.MergeAnswer(
-                userId: user.rawValue, mergedGuest: guest.rawValue, transactions: summary.transactions,
-                entitlements: summary.entitlements, orders: summary.orders, coins: summary.coins))
+                userId: user.rawValue,
+                mergedGuest: guest.rawValue,
+                transactions: summary.transactions,
+                entitlements: summary.entitlements,
+                orders: summary.orders,
+                coins: summary.coins
+            )
+        )
     }
 
     @Sendable func spend(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
@@ -265,7 +306,12 @@ struct ClientController {
         try InputText.check(body.reason, field: "reason", maxBytes: 500)
         let currency = try InputText.check(body.currency ?? "coins", field: "currency", maxBytes: 32)
         switch try await ledger.spend(
-            user: user, currency: currency, amount: body.amount, idempotencyKey: body.idempotencyKey, reason: body.reason)
+            user: user,
+            currency: currency,
+            amount: body.amount,
+            idempotencyKey: body.idempotencyKey,
+            reason: body.reason
+        )
         {
         case .applied(let balance):
             return try context.json(API.WalletAnswer(currency: currency, balance: balance, repeated: false))
@@ -273,8 +319,11 @@ struct ClientController {
             return try context.json(API.WalletAnswer(currency: currency, balance: balance, repeated: true))
         case .insufficientFunds(let balance):
             throw StorekeeperError(
-                .conflict, code: "insufficient_funds", message: "balance \(balance) is less than \(body.amount)",
-                details: ["balance": String(balance)])
+                .conflict,
+                code: "insufficient_funds",
+                message: "balance \(balance) is less than \(body.amount)",
+                details: ["balance": String(balance)]
+            )
         }
     }
 
@@ -286,8 +335,10 @@ struct ClientController {
             let used = try await accounts.hadIntroductoryOffer(user, group: group)
             let products = current.products.filter { $0.subscriptionGroup == group }.map { product in
                 API.Eligibility.Product(
-                    productId: product.id, hasIntroductoryOffer: product.hasIntroductoryOffer,
-                    sellInstead: used && product.hasIntroductoryOffer ? product.introductoryOfferFreeVariant : nil)
+                    productId: product.id,
+                    hasIntroductoryOffer: product.hasIntroductoryOffer,
+                    sellInstead: used && product.hasIntroductoryOffer ? product.introductoryOfferFreeVariant : nil
+                )
             }
             groups.append(.init(subscriptionGroup: group, introductoryOfferEligible: !used, products: products))
         }
@@ -307,7 +358,10 @@ struct ClientController {
         }
         guard let campaign = current.campaignGranting(offerId: body.offerId, productId: product.id, to: user.rawValue) else {
             throw StorekeeperError(
-                .forbidden, code: "offer_not_granted", message: "no running campaign grants offer \(body.offerId) to this user")
+                .forbidden,
+                code: "offer_not_granted",
+                message: "no running campaign grants offer \(body.offerId) to this user"
+            )
         }
         guard let app = apps.app(named: nil) ?? apps.apps.first else {
             throw StorekeeperError(.internal, code: "no_app", message: "no app configured")
@@ -317,7 +371,10 @@ struct ClientController {
         switch version {
         case "v1" where app.offerSignerV1 == nil, "v2" where app.requestSigner == nil:
             throw StorekeeperError(
-                .conflict, code: "offer_signing_unavailable", message: "no In-App Purchase key (and issuer, for v2) is configured")
+                .conflict,
+                code: "offer_signing_unavailable",
+                message: "no In-App Purchase key (and issuer, for v2) is configured"
+            )
         case "v1", "v2": break
         default: throw StorekeeperError.badRequest("invalid_version", "version must be v1 or v2")
         }
@@ -325,7 +382,12 @@ struct ClientController {
         var recorded = false
         for _ in 0..<3 where !recorded {
             recorded = try await ledger.recordOfferNonce(
-                nonce, user: user, productId: product.id, offerId: body.offerId, campaignId: campaign.id)
+                nonce,
+                user: user,
+                productId: product.id,
+                offerId: body.offerId,
+                campaignId: campaign.id
+            )
             if !recorded { nonce = UUID() }
         }
         guard recorded else { throw StorekeeperError(.internal, code: "nonce_collision", message: "could not record a fresh nonce") }
@@ -335,23 +397,51 @@ struct ClientController {
                 throw StorekeeperError(.conflict, code: "offer_signing_unavailable", message: "no In-App Purchase key is configured")
             }
             let signature = try signer.sign(
-                productId: product.id, offerId: body.offerId, appAccountToken: body.appAccountToken ?? "", nonce: nonce)
+                productId: product.id,
+                offerId: body.offerId,
+                appAccountToken: body.appAccountToken ?? "",
+                nonce: nonce
+            )
             return try context.json(
                 API.OfferSignatureAnswer(
-                    version: "v1", productId: product.id, offerId: body.offerId, campaignId: campaign.id, variant: variant,
-                    keyIdentifier: signature.keyIdentifier, nonce: signature.nonce.uuidString.lowercased(),
-                    timestamp: signature.timestamp, signature: signature.signature))
+                    version: "v1",
+                    productId: product.id,
+                    offerId: body.offerId,
+                    campaignId: campaign.id,
+                    variant: variant,
+                    keyIdentifier: signature.keyIdentifier,
+                    nonce: signature.nonce.uuidString.lowercased(),
+                    timestamp: signature.timestamp,
+                    signature: signature.signature
+                )
+            )
         case "v2":
             guard let signer = app.requestSigner else {
                 throw StorekeeperError(
-                    .conflict, code: "offer_signing_unavailable", message: "no In-App Purchase key and issuer are configured")
+                    .conflict,
+                    code: "offer_signing_unavailable",
+                    message: "no In-App Purchase key and issuer are configured"
+                )
             }
             let jws = try signer.promotionalOfferV2(
-                productId: product.id, offerIdentifier: body.offerId, transactionId: body.transactionId, nonce: nonce)
+                productId: product.id,
+                offerIdentifier: body.offerId,
+                transactionId: body.transactionId,
+                nonce: nonce
+            )
             return try context.json(
                 API.OfferSignatureAnswer(
-                    version: "v2", productId: product.id, offerId: body.offerId, campaignId: campaign.id, variant: variant,
-                    keyIdentifier: signer.keyIdentifier, nonce: nonce.uuidString.lowercased(), timestamp: nil, signature: jws))
+                    version: "v2",
+                    productId: product.id,
+                    offerId: body.offerId,
+                    campaignId: campaign.id,
+                    variant: variant,
+                    keyIdentifier: signer.keyIdentifier,
+                    nonce: nonce.uuidString.lowercased(),
+                    timestamp: nil,
+                    signature: jws
+                )
+            )
         default:
             throw StorekeeperError.badRequest("invalid_version", "version must be v1 or v2")
         }

@@ -14,10 +14,16 @@ struct LifecycleController {
     let consumption: ConsumptionRequestStore
     let jobs: LifecycleJobs
 
-    struct Retried: Encodable { var id: String; var status: String }
+    struct Retried: Encodable {
+        var id: String
+        var status: String
+    }
     /// `now` (epoch ms) runs the job as of another moment: tests drive it with a simulator's clock.
     struct JobRun: Decodable { var now: Int64? }
-    struct JobResult: Encodable { var job: String; var items: Int }
+    struct JobResult: Encodable {
+        var job: String
+        var items: Int
+    }
     struct ConsumptionList: Encodable {
         struct Item: Encodable {
             var id: String
@@ -48,7 +54,7 @@ struct LifecycleController {
             return try context.json(API.SubscriptionBody(record))
         }
         admin.get("notifications/summary") { request, context in
-            return try context.json(NotificationCounts(counts: try await inbox.counts()))
+            try context.json(NotificationCounts(counts: try await inbox.counts()))
         }
         admin.post("notifications/:id/retry") { request, context in
             let id = try InputText.check(try context.parameters.require("id"), field: "notificationId")
@@ -60,24 +66,40 @@ struct LifecycleController {
         }
         admin.get("consumption-requests") { request, context in
             let status = try InputText.oneOf(
-                request.uri.queryParameters.get("status"), name: "status", allowed: ["pending", "answered", "failed", "closed"])
+                request.uri.queryParameters.get("status"),
+                name: "status",
+                allowed: ["pending", "answered", "failed", "closed"]
+            )
             let items = try await consumption.list(status: status)
             return try context.json(
                 ConsumptionList(
                     requests: items.map {
                         .init(
-                            id: $0.id, transactionId: $0.transactionId, originalTransactionId: $0.originalTransactionId,
-                            userId: $0.user?.rawValue, reason: $0.reason, requestedAt: $0.requestedAt, deadline: $0.deadline,
-                            status: $0.status, attempts: $0.attempts, answer: $0.answer, lastError: $0.lastError,
-                            answeredAt: $0.answeredAt)
-                    }))
+                            id: $0.id,
+                            transactionId: $0.transactionId,
+                            originalTransactionId: $0.originalTransactionId,
+                            userId: $0.user?.rawValue,
+                            reason: $0.reason,
+                            requestedAt: $0.requestedAt,
+                            deadline: $0.deadline,
+                            status: $0.status,
+                            attempts: $0.attempts,
+                            answer: $0.answer,
+                            lastError: $0.lastError,
+                            answeredAt: $0.answeredAt
+                        )
+                    }
+                )
+            )
         }
         admin.post("jobs/:job/run") { request, context in
             let job = try context.parameters.require("job")
             let body = try await Self.jobRun(request)
             if let millis = body.now, !EpochMillis.range.contains(millis) {
                 throw StorekeeperError.badRequest(
-                    "invalid_now", "now must be epoch milliseconds in \(EpochMillis.range.lowerBound)...\(EpochMillis.range.upperBound)")
+                    "invalid_now",
+                    "now must be epoch milliseconds in \(EpochMillis.range.lowerBound)...\(EpochMillis.range.upperBound)"
+                )
             }
             let now = body.now.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()
             let items: Int
@@ -108,7 +130,9 @@ struct LifecycleController {
                 items = try await responder.runOnce(now: now)
             default:
                 throw StorekeeperError.notFound(
-                    "unknown_job", "jobs are process-notifications, catch-up, renewal-sweep and consumption-responder")
+                    "unknown_job",
+                    "jobs are process-notifications, catch-up, renewal-sweep and consumption-responder"
+                )
             }
             return try context.json(JobResult(job: job, items: items))
         }

@@ -23,17 +23,23 @@ struct OperationsController {
             } catch {
                 return try context.json(
                     API.Health(status: "unavailable", database: "failing", message: "the database does not take a write"),
-                    status: .serviceUnavailable)
+                    status: .serviceUnavailable
+                )
             }
         }
         router.get("metrics") { _, _ in
             Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(string: metrics.exposition()))
+            )
         }
         router.get("openapi.yaml") { _, _ in
             Response(
-                status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: openAPI)))
+                status: .ok,
+                headers: [.contentType: "application/yaml"],
+                body: .init(byteBuffer: ByteBuffer(string: openAPI))
+            )
         }
     }
 }

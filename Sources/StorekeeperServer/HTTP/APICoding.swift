@@ -51,8 +51,10 @@ public struct APIResponseEncoder: ResponseEncoder {
 
     func response(_ value: some Encodable, status: HTTPResponse.Status) throws -> Response {
         Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: try Self.encoder.encode(value))))
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try Self.encoder.encode(value)))
+        )
     }
 }
 

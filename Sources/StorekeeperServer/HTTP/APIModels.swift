@@ -192,28 +192,53 @@ enum API {
                 let active = live.contains { $0.start <= now && ($0.end.map { $0 > now } ?? true) }
                 let permanent = live.contains { $0.end == nil }
                 return EntitlementBody(
-                    entitlement: name, active: active,
+                    entitlement: name,
+                    active: active,
                     expiresAt: permanent ? nil : Self.runEnd(live.compactMap { grant in grant.end.map { (grant.start, $0) } }, at: now),
                     sandbox: grants.allSatisfy { $0.environment != "Production" },
                     sources: grants.map {
                         .init(
-                            transactionId: $0.transactionId, originalTransactionId: $0.originalTransactionId,
-                            productId: $0.productId, productKind: $0.productKind.rawValue, startsAt: $0.start, endsAt: $0.end,
-                            sandbox: $0.environment != "Production", revokedAt: $0.revokedAt)
-                    })
+                            transactionId: $0.transactionId,
+                            originalTransactionId: $0.originalTransactionId,
+                            productId: $0.productId,
+                            productKind: $0.productKind.rawValue,
+                            startsAt: $0.start,
+                            endsAt: $0.end,
+                            sandbox: $0.environment != "Production",
+                            revokedAt: $0.revokedAt
+                        )
+                    }
+                )
             }
             wallet = snapshot.balances.isEmpty ? ["coins": 0] : snapshot.balances
             transactions = snapshot.transactions.map {
                 TransactionBody(
-                    transactionId: $0.transactionId, originalTransactionId: $0.originalTransactionId, productId: $0.productId,
-                    productKind: $0.productKind.rawValue, environment: $0.environment, sandbox: $0.environment != "Production",
-                    quantity: $0.quantity, purchaseDate: $0.purchaseDate, expiresDate: $0.expiresDate, orderId: $0.orderId,
-                    source: $0.source, deliveredAt: $0.deliveredAt, price: $0.commerce.price, currency: $0.commerce.currency,
-                    storefront: $0.commerce.storefront, storefrontId: $0.commerce.storefrontId, offerId: $0.commerce.offerId,
-                    offerDiscountType: $0.commerce.offerDiscountType, offerPeriod: $0.commerce.offerPeriod,
-                    appTransactionId: $0.commerce.appTransactionId, transactionReason: $0.commerce.transactionReason,
-                    webOrderLineItemId: $0.commerce.webOrderLineItemId, ownershipType: $0.commerce.ownershipType,
-                    revocationType: $0.commerce.revocationType, revocationPercentage: $0.commerce.revocationPercentage)
+                    transactionId: $0.transactionId,
+                    originalTransactionId: $0.originalTransactionId,
+                    productId: $0.productId,
+                    productKind: $0.productKind.rawValue,
+                    environment: $0.environment,
+                    sandbox: $0.environment != "Production",
+                    quantity: $0.quantity,
+                    purchaseDate: $0.purchaseDate,
+                    expiresDate: $0.expiresDate,
+                    orderId: $0.orderId,
+                    source: $0.source,
+                    deliveredAt: $0.deliveredAt,
+                    price: $0.commerce.price,
+                    currency: $0.commerce.currency,
+                    storefront: $0.commerce.storefront,
+                    storefrontId: $0.commerce.storefrontId,
+                    offerId: $0.commerce.offerId,
+                    offerDiscountType: $0.commerce.offerDiscountType,
+                    offerPeriod: $0.commerce.offerPeriod,
+                    appTransactionId: $0.commerce.appTransactionId,
+                    transactionReason: $0.commerce.transactionReason,
+                    webOrderLineItemId: $0.commerce.webOrderLineItemId,
+                    ownershipType: $0.commerce.ownershipType,
+                    revocationType: $0.commerce.revocationType,
+                    revocationPercentage: $0.commerce.revocationPercentage
+                )
             }
             self.orders = orders.map { OrderBody($0, now: now) }
         }

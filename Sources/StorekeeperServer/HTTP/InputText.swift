@@ -11,7 +11,9 @@ enum InputText {
             !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F })
         else {
             throw StorekeeperError.badRequest(
-                "invalid_\(snakeCase(field))", "\(field) must be \(allowEmpty ? 0 : 1)-\(maxBytes) bytes without control characters")
+                "invalid_\(snakeCase(field))",
+                "\(field) must be \(allowEmpty ? 0 : 1)-\(maxBytes) bytes without control characters"
+            )
         }
         return value
     }

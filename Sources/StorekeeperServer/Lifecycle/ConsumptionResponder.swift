@@ -20,8 +20,15 @@ public struct ConsumptionResponder: Service {
     let logger: Logger
 
     init(
-        apps: AppRegistry, ledger: Ledger, requests: ConsumptionRequestStore, catalog: CatalogService, configuration: LifecycleConfiguration,
-        interval: Duration, metrics: ServerMetrics, ready: ReadinessGate, logger: Logger
+        apps: AppRegistry,
+        ledger: Ledger,
+        requests: ConsumptionRequestStore,
+        catalog: CatalogService,
+        configuration: LifecycleConfiguration,
+        interval: Duration,
+        metrics: ServerMetrics,
+        ready: ReadinessGate,
+        logger: Logger
     ) {
         self.ready = ready
         self.apps = apps
@@ -54,27 +61,42 @@ public struct ConsumptionResponder: Service {
     private func answer(_ request: ConsumptionRequestStore.Request, now: Date) async throws -> Bool {
         guard configuration.customerConsented else {
             try await ledger.failConsumptionRequest(
-                request.id, error: "not sent: customers' consent is not configured (lifecycle.consumption.customerConsented)",
-                final: true, retryAfter: .seconds(0), now: now)
+                request.id,
+                error: "not sent: customers' consent is not configured (lifecycle.consumption.customerConsented)",
+                final: true,
+                retryAfter: .seconds(0),
+                now: now
+            )
             return false
         }
         guard now < request.deadline else {
             try await ledger.failConsumptionRequest(
-                request.id, error: "not sent: Apple's 12-hour deadline passed", final: true, retryAfter: .seconds(0), now: now)
+                request.id,
+                error: "not sent: Apple's 12-hour deadline passed",
+                final: true,
+                retryAfter: .seconds(0),
+                now: now
+            )
             return false
         }
         guard let app = apps.app(bundleId: request.bundleId), let client = app.serverAPI(for: request.environment) else {
             try await ledger.failConsumptionRequest(
-                request.id, error: "no App Store Server API key for \(request.bundleId) (\(request.environment))", final: true,
-                retryAfter: .seconds(0), now: now)
+                request.id,
+                error: "no App Store Server API key for \(request.bundleId) (\(request.environment))",
+                final: true,
+                retryAfter: .seconds(0),
+                now: now
+            )
             return false
         }
         let facts = try await requests.facts(transactionId: request.transactionId, now: now)
         let productId = try await productId(of: request)
         let product = productId.flatMap { catalog.catalog.product($0) }
         let answer = ConsumptionAnswer.build(
-            facts, sampleContentProvided: product?.sampleContentProvided ?? false,
-            preference: (facts.kind ?? product?.kind).flatMap { configuration.refundPreference[$0] })
+            facts,
+            sampleContentProvided: product?.sampleContentProvided ?? false,
+            preference: (facts.kind ?? product?.kind).flatMap { configuration.refundPreference[$0] }
+        )
         let started = DispatchTime.now().uptimeNanoseconds
         do {
             if configuration.consumptionAPIVersion == "v1" {
@@ -83,24 +105,32 @@ public struct ConsumptionResponder: Service {
                 try await client.sendConsumptionInformation(
                     transactionId: request.transactionId,
                     request: ConsumptionRequest(
-                        customerConsented: true, sampleContentProvided: answer.sampleContentProvided,
+                        customerConsented: true,
+                        sampleContentProvided: answer.sampleContentProvided,
                         deliveryStatus: DeliveryStatus(rawValue: answer.deliveryStatus),
                         consumptionPercentage: answer.consumptionPercentage,
-                        refundPreference: answer.refundPreference.map(RefundPreference.init(rawValue:))))
+                        refundPreference: answer.refundPreference.map(RefundPreference.init(rawValue:))
+                    )
+                )
             }
             metrics.appleCall(endpoint: "consumption", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
         } catch let error as AppStoreServerAPIError {
             metrics.appleCall(endpoint: "consumption", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
             try await ledger.failConsumptionRequest(
-                request.id, error: "\(error)", final: !error.isRetryable, retryAfter: .seconds(min(600, 30 << min(request.attempts, 4))),
-                now: now)
+                request.id,
+                error: "\(error)",
+                final: !error.isRetryable,
+                retryAfter: .seconds(min(600, 30 << min(request.attempts, 4))),
+                now: now
+            )
             return false
         }
         let text = String(decoding: try JSONEncoder().encode(answer), as: UTF8.self)
         try await ledger.answerConsumptionRequest(request.id, answer: text)
         logger.info(
             "refund question answered",
-            metadata: ["storekeeper.transaction.id": "\(request.transactionId)", "answer": "\(text)"])
+            metadata: ["storekeeper.transaction.id": "\(request.transactionId)", "answer": "\(text)"]
+        )
         return true
     }
 
@@ -123,9 +153,12 @@ public struct ConsumptionResponder: Service {
         default: preference = .noPreference
         }
         return ConsumptionRequestV1(
-            customerConsented: true, consumptionStatus: consumption, platform: .apple,
+            customerConsented: true,
+            consumptionStatus: consumption,
+            platform: .apple,
             sampleContentProvided: answer.sampleContentProvided,
             deliveryStatus: answer.deliveryStatus == "DELIVERED" ? .deliveredAndWorkingProperly : .didNotDeliverForOtherReason,
-            refundPreference: preference)
+            refundPreference: preference
+        )
     }
 }

@@ -20,8 +20,14 @@ public struct NotificationCatchUp: Service {
     let logger: Logger
 
     init(
-        apps: AppRegistry, intake: NotificationIntake, lease: JobLease, interval: Duration, lookback: TimeInterval,
-        metrics: ServerMetrics, ready: ReadinessGate, logger: Logger
+        apps: AppRegistry,
+        intake: NotificationIntake,
+        lease: JobLease,
+        interval: Duration,
+        lookback: TimeInterval,
+        metrics: ServerMetrics,
+        ready: ReadinessGate,
+        logger: Logger
     ) {
         self.ready = ready
         self.apps = apps
@@ -87,8 +93,10 @@ public struct NotificationCatchUp: Service {
         let end = now.addingTimeInterval(1)
         for onlyFailures in [false, true] {
             let request = NotificationHistoryRequest(
-                startDate: onlyFailures ? max(earliest, now.addingTimeInterval(-lookback)) : start, endDate: end,
-                onlyFailures: onlyFailures ? true : nil)
+                startDate: onlyFailures ? max(earliest, now.addingTimeInterval(-lookback)) : start,
+                endDate: end,
+                onlyFailures: onlyFailures ? true : nil
+            )
             let started = DispatchTime.now().uptimeNanoseconds
             let items: [NotificationHistoryResponseItem]
             do {

@@ -53,7 +53,10 @@ struct NotificationIntake: Sendable {
             throw error
         } catch let error as SignedDataVerificationError {
             throw StorekeeperError.rejected(
-                error.code == "malformed" ? .badRequest : .unprocessable, error.code, "notification refused: \(error.message)")
+                error.code == "malformed" ? .badRequest : .unprocessable,
+                error.code,
+                "notification refused: \(error.message)"
+            )
         } catch {
             throw StorekeeperError.rejected(.badRequest, "malformed", "notification refused: \(error)")
         }
@@ -61,20 +64,34 @@ struct NotificationIntake: Sendable {
             throw StorekeeperError.rejected("missing_notification_uuid", "no notificationUUID")
         }
         var received = NotificationInbox.Received(
-            id: uuid, format: "v2", bundleId: app.configuration.bundleId, notificationType: payload.notificationType.rawValue,
-            subtype: payload.subtype?.rawValue, originalTransactionId: original, transactionId: transactionId,
-            signedDate: payload.signedDate, environment: payload.data?.environment?.rawValue, body: body)
+            id: uuid,
+            format: "v2",
+            bundleId: app.configuration.bundleId,
+            notificationType: payload.notificationType.rawValue,
+            subtype: payload.subtype?.rawValue,
+            originalTransactionId: original,
+            transactionId: transactionId,
+            signedDate: payload.signedDate,
+            environment: payload.data?.environment?.rawValue,
+            body: body
+        )
         // Compacted here, in the request's own task, so the one writer only copies the result.
         received.compactBody = CompactNotificationBody(body: body, digests: headerDigests)
         var message: AppleMessage?
         if applies {
             message = AppleMessage.v2(
-                id: uuid, type: payload.notificationType.rawValue, subtype: payload.subtype?.rawValue,
-                bundleId: app.configuration.bundleId, environment: payload.data?.environment?.rawValue ?? "Production",
-                signedDate: payload.signedDate ?? Date(), transaction: transaction,
-                signedTransaction: payload.data?.signedTransactionInfo, renewal: renewal,
+                id: uuid,
+                type: payload.notificationType.rawValue,
+                subtype: payload.subtype?.rawValue,
+                bundleId: app.configuration.bundleId,
+                environment: payload.data?.environment?.rawValue ?? "Production",
+                signedDate: payload.signedDate ?? Date(),
+                transaction: transaction,
+                signedTransaction: payload.data?.signedTransactionInfo,
+                renewal: renewal,
                 status: payload.data?.status.map { Int($0.rawValue) },
-                consumptionReason: payload.data?.consumptionRequestReason?.rawValue)
+                consumptionReason: payload.data?.consumptionRequestReason?.rawValue
+            )
         }
         let isNew = try await ledger.store(received, applying: message)
         if isNew, !applies { onStored() }

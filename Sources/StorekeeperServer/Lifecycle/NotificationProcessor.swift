@@ -19,7 +19,11 @@ public final class NotificationProcessor: Service, Sendable {
     private let wakeUp = WakeUpSignal()
 
     init(
-        ledger: Ledger, confirmation: V1Confirmation, configuration: LifecycleConfiguration, metrics: ServerMetrics, ready: ReadinessGate,
+        ledger: Ledger,
+        confirmation: V1Confirmation,
+        configuration: LifecycleConfiguration,
+        metrics: ServerMetrics,
+        ready: ReadinessGate,
         logger: Logger
     ) {
         self.ready = ready
@@ -40,7 +44,7 @@ public final class NotificationProcessor: Service, Sendable {
                 var applied = 0
                 do {
                     applied = try await self.processBatch()
-                } catch where Task.isCancelled || error is CancellationError {
+                } catch  where Task.isCancelled || error is CancellationError {
                     // Shutting down: the claim's lease runs out and another process (or the next start) takes it.
                     return
                 } catch {
@@ -83,11 +87,17 @@ public final class NotificationProcessor: Service, Sendable {
         for (id, error) in failures {
             let attempt = attempts[id] ?? 1
             logger.warning(
-                "notification not applied; will retry", metadata: ["storekeeper.notification.id": "\(id)", "error": "\(error)", "attempt": "\(attempt)"])
+                "notification not applied; will retry",
+                metadata: ["storekeeper.notification.id": "\(id)", "error": "\(error)", "attempt": "\(attempt)"]
+            )
             do {
                 try await ledger.failNotification(
-                    id, error: "\(error)", maxAttempts: final.contains(id) ? 1 : configuration.maxAttempts,
-                    retryAfter: Self.backoff(attempt: attempt), now: now)
+                    id,
+                    error: "\(error)",
+                    maxAttempts: final.contains(id) ? 1 : configuration.maxAttempts,
+                    retryAfter: Self.backoff(attempt: attempt),
+                    now: now
+                )
             } catch {
                 // The lease runs out and the claim comes back on its own.
             }

@@ -4,7 +4,10 @@ import ServiceLifecycle
 /// Runs `body` at start and then every `interval` until graceful shutdown; a failed run is logged and the next
 /// one comes on schedule. Shutdown (or the group's cancellation, when the start failed) ends it normally.
 func runPeriodically(
-    _ name: String, every interval: Duration, after ready: ReadinessGate, logger: Logger,
+    _ name: String,
+    every interval: Duration,
+    after ready: ReadinessGate,
+    logger: Logger,
     _ body: @Sendable @escaping () async throws -> Void
 ) async throws {
     try await untilGracefulShutdown {
@@ -12,7 +15,7 @@ func runPeriodically(
         while !Task.isCancelled {
             do {
                 try await body()
-            } catch where Task.isCancelled || error is CancellationError {
+            } catch  where Task.isCancelled || error is CancellationError {
                 return
             } catch {
                 logger.error("\(name) failed; next run on schedule", metadata: ["error": "\(error)"])

@@ -20,8 +20,14 @@ public struct RenewalSweep: Service {
     let logger: Logger
 
     init(
-        apps: AppRegistry, ledger: Ledger, subscriptions: SubscriptionStore, lease: JobLease, interval: Duration, metrics: ServerMetrics,
-        ready: ReadinessGate, logger: Logger
+        apps: AppRegistry,
+        ledger: Ledger,
+        subscriptions: SubscriptionStore,
+        lease: JobLease,
+        interval: Duration,
+        metrics: ServerMetrics,
+        ready: ReadinessGate,
+        logger: Logger
     ) {
         self.ready = ready
         self.apps = apps
@@ -70,7 +76,8 @@ public struct RenewalSweep: Service {
                 failures += 1
                 logger.warning(
                     "subscription status check failed",
-                    metadata: ["storekeeper.original_transaction.id": "\(record.originalTransactionId)", "error": "\(error)"])
+                    metadata: ["storekeeper.original_transaction.id": "\(record.originalTransactionId)", "error": "\(error)"]
+                )
             }
         }
         metrics.jobRun("renewal_sweep", items: checked)
@@ -97,10 +104,19 @@ public struct RenewalSweep: Service {
                 let original = item.originalTransactionId ?? transaction.originalTransactionId ?? ""
                 messages.append(
                     AppleMessage.v2(
-                        id: "status:\(original):\(Int64(signedDate.timeIntervalSince1970 * 1000))", type: "STATUS", subtype: nil, bundleId: app.configuration.bundleId,
-                        environment: transaction.environment?.rawValue ?? record.environment, signedDate: signedDate,
-                        transaction: transaction, signedTransaction: signed, renewal: renewal,
-                        status: item.status.map { Int($0.rawValue) }, consumptionReason: nil))
+                        id: "status:\(original):\(Int64(signedDate.timeIntervalSince1970 * 1000))",
+                        type: "STATUS",
+                        subtype: nil,
+                        bundleId: app.configuration.bundleId,
+                        environment: transaction.environment?.rawValue ?? record.environment,
+                        signedDate: signedDate,
+                        transaction: transaction,
+                        signedTransaction: signed,
+                        renewal: renewal,
+                        status: item.status.map { Int($0.rawValue) },
+                        consumptionReason: nil
+                    )
+                )
             }
         }
         if let (_, error) = try await ledger.apply(messages, markProcessed: false).first { throw LifecycleFailure(description: error) }
@@ -126,7 +142,11 @@ extension RenewalSweep {
             throw LifecycleFailure(description: "verifyReceipt status \(status.rawValue): \(reason)")
         }
         let message = AppleMessage.receiptStatus(
-            original: record.originalTransactionId, response: response, bundleId: app.configuration.bundleId, now: now)
+            original: record.originalTransactionId,
+            response: response,
+            bundleId: app.configuration.bundleId,
+            now: now
+        )
         if let (_, error) = try await ledger.apply([message], markProcessed: false).first { throw LifecycleFailure(description: error) }
         if let latest = response.latestReceipt, latest != receipt, let snapshot = message.snapshot {
             try await ledger.recordReceipt(latest, snapshots: [snapshot])

@@ -32,8 +32,13 @@ struct V1Confirmation: Sendable {
             metrics.appleCall(endpoint: "verifyReceipt", outcome: "valid", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
             let products = catalog.catalog
             return AppleMessage.v1(
-                id: received.id, body: body, confirmed: response, bundleId: app.configuration.bundleId, receivedAt: stored.receivedAt,
-                isAutoRenewable: { products.product($0)?.kind == .autoRenewable })
+                id: received.id,
+                body: body,
+                confirmed: response,
+                bundleId: app.configuration.bundleId,
+                receivedAt: stored.receivedAt,
+                isAutoRenewable: { products.product($0)?.kind == .autoRenewable }
+            )
         case .retryLater(let reason):
             metrics.appleCall(endpoint: "verifyReceipt", outcome: "retry", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
             throw LifecycleFailure(description: "verifyReceipt did not decide: \(reason)")

@@ -35,16 +35,23 @@ public struct AppRegistry: Sendable {
             let development = configuration.deployment == .development
             let verifier = try SignedDataVerifier(
                 configuration: .init(
-                    bundleId: configuration.bundleId, appAppleId: configuration.appAppleId,
+                    bundleId: configuration.bundleId,
+                    appAppleId: configuration.appAppleId,
                     environments: configuration.allowSandbox || development ? [.production, .sandbox] : [.production],
                     roots: try TrustedRoots.apple(adding: extra),
-                    deployment: development ? .development : .production))
+                    deployment: development ? .development : .production
+                )
+            )
             let receipts = ReceiptVerificationClient(
                 httpClient: httpClient,
                 configuration: ReceiptVerificationConfiguration(
-                    bundleId: configuration.bundleId, productionURL: configuration.verifyReceiptProductionURL,
-                    sandboxURL: configuration.verifyReceiptSandboxURL, sharedSecret: configuration.sharedSecret),
-                logger: logger)
+                    bundleId: configuration.bundleId,
+                    productionURL: configuration.verifyReceiptProductionURL,
+                    sandboxURL: configuration.verifyReceiptSandboxURL,
+                    sharedSecret: configuration.sharedSecret
+                ),
+                logger: logger
+            )
             var pem = configuration.apiKeyPEM
             if pem == nil, let path = configuration.apiKeyPath {
                 pem = try String(contentsOfFile: path, encoding: .utf8)
@@ -57,22 +64,36 @@ public struct AppRegistry: Sendable {
                 if let issuer = configuration.apiIssuerId {
                     v2 = try AppStoreRequestSigner(p8PEM: pem, keyIdentifier: keyId, issuerId: issuer, bundleId: configuration.bundleId)
                     let tokens = try AppStoreAPITokenGenerator(
-                        privateKeyPEM: pem, keyId: keyId, issuerId: issuer, bundleId: configuration.bundleId)
+                        privateKeyPEM: pem,
+                        keyId: keyId,
+                        issuerId: issuer,
+                        bundleId: configuration.bundleId
+                    )
                     let environments: [AppStoreEnvironment] =
                         configuration.allowSandbox || development ? [.production, .sandbox] : [.production]
                     for environment in environments {
-                        let base = configuration.serverAPIURL.map { AppStoreServerAPIBaseURL(url: $0, environment: environment) }
+                        let base =
+                            configuration.serverAPIURL.map { AppStoreServerAPIBaseURL(url: $0, environment: environment) }
                             ?? AppStoreServerAPIBaseURL(environment: environment)
                         guard let base else { continue }
                         clients[environment.rawValue] = AppStoreServerAPIClient(
-                            httpClient: httpClient, tokenGenerator: tokens, baseURL: base, requestTimeout: .seconds(15),
-                            logger: logger)
+                            httpClient: httpClient,
+                            tokenGenerator: tokens,
+                            baseURL: base,
+                            requestTimeout: .seconds(15),
+                            logger: logger
+                        )
                     }
                 }
             }
             return App(
-                configuration: configuration, verifier: verifier, receipts: receipts, offerSignerV1: v1, requestSigner: v2,
-                serverAPI: clients)
+                configuration: configuration,
+                verifier: verifier,
+                receipts: receipts,
+                offerSignerV1: v1,
+                requestSigner: v2,
+                serverAPI: clients
+            )
         }
     }
 

@@ -38,11 +38,15 @@ public final class CatalogService: Service, Sendable {
         let invalid = loaded.products.filter { $0.problem != nil }
         loaded.products.removeAll { $0.problem != nil }
         let reported = Set(invalid.map(\.id))
-        let changed = lastInvalid.withLock { last in defer { last = reported }; return last != reported }
+        let changed = lastInvalid.withLock { last in
+            defer { last = reported }
+            return last != reported
+        }
         if changed, !invalid.isEmpty {
             logger.error(
                 "catalog products left out until fixed",
-                metadata: ["products": "\(invalid.map(\.id))", "problems": "\(invalid.compactMap(\.problem))"])
+                metadata: ["products": "\(invalid.map(\.id))", "problems": "\(invalid.compactMap(\.problem))"]
+            )
         }
         current.withLock { state in
             if number > state.reload { state = (loaded, number) }

@@ -22,7 +22,12 @@ public struct PurchaseService: Sendable {
     let logger: Logger
 
     public init(
-        apps: AppRegistry, catalog: CatalogService, ledger: Ledger, policy: TransferPolicy, metrics: ServerMetrics, logger: Logger
+        apps: AppRegistry,
+        catalog: CatalogService,
+        ledger: Ledger,
+        policy: TransferPolicy,
+        metrics: ServerMetrics,
+        logger: Logger
     ) {
         self.apps = apps
         self.catalog = catalog
@@ -37,7 +42,10 @@ public struct PurchaseService: Sendable {
     /// Verifies and delivers one signed transaction. Throws a ``StorekeeperError`` whose `outcome` tells the client
     /// whether to finish the transaction.
     public func submitSignedTransaction(
-        _ jws: String, orderId: String?, identity: ClientIdentity, source: VerifiedTransaction.Source = .signedTransaction
+        _ jws: String,
+        orderId: String?,
+        identity: ClientIdentity,
+        source: VerifiedTransaction.Source = .signedTransaction
     ) async throws -> DeliveryResult {
         let transaction = try await verify(jws, source: source)
         return try await deliver(transaction, orderId: orderId, identity: identity)
@@ -92,47 +100,59 @@ public struct PurchaseService: Sendable {
             try await ledger.park(transaction, reason: "unknown product \(transaction.productId)", submitter: identity.user)
             logger.error(
                 "verified purchase of a product the catalog lacks; parked for recovery",
-                metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "product": "\(transaction.productId)"])
+                metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "product": "\(transaction.productId)"]
+            )
             throw refusal(
                 StorekeeperError(
-                    .unprocessable, code: "unknown_product",
+                    .unprocessable,
+                    code: "unknown_product",
                     message: "product \(transaction.productId) is not in the catalog; the purchase is kept for recovery",
-                    outcome: .retry))
+                    outcome: .retry
+                )
+            )
         }
         if let problem = DeliveryRules.problem(for: product, transaction: transaction) {
             // Apple was paid: kept for support, never dropped, never a trap.
             try await ledger.park(transaction, reason: problem.message, submitter: identity.user)
             logger.error(
                 "verified purchase cannot be delivered as the catalog stands; parked",
-                metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "problem": "\(problem.code)"])
+                metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "problem": "\(problem.code)"]
+            )
             throw refusal(problem)
         }
         let result = try await ledger.deliver(
-            DeliveryRequest(transaction: transaction, product: product, orderId: orderId, submitter: identity.user, policy: policy))
+            DeliveryRequest(transaction: transaction, product: product, orderId: orderId, submitter: identity.user, policy: policy)
+        )
         switch result {
         case .delivered(let delivery):
             if !delivery.riskFlags.isEmpty {
                 logger.notice(
                     "delivered with a risk flag",
-                    metadata: ["storekeeper.transaction.id": "\(delivery.transactionId)", "flags": "\(delivery.riskFlags)"])
+                    metadata: ["storekeeper.transaction.id": "\(delivery.transactionId)", "flags": "\(delivery.riskFlags)"]
+                )
             }
             metrics.delivered(
-                kind: product.kind.rawValue, environment: transaction.environment,
-                result: delivery.newlyDelivered ? "new" : "repeat")
+                kind: product.kind.rawValue,
+                environment: transaction.environment,
+                result: delivery.newlyDelivered ? "new" : "repeat"
+            )
             if delivery.newlyDelivered {
                 logger.info(
                     "delivered",
                     metadata: [
                         "storekeeper.transaction.id": "\(delivery.transactionId)", "product": "\(delivery.productId)",
                         "user": "\(delivery.user)", "environment": "\(delivery.environment)",
-                    ])
+                    ]
+                )
             }
         case .ownedByAnotherUser(let id):
             logger.notice(
                 "transaction claimed by another user refused",
-                metadata: ["storekeeper.transaction.id": "\(id)", "caller": "\(identity.method)"])
+                metadata: ["storekeeper.transaction.id": "\(id)", "caller": "\(identity.method)"]
+            )
             throw refusal(
-                .rejected(.conflict, "owned_by_another_user", "transaction \(id) belongs to another user of this app"))
+                .rejected(.conflict, "owned_by_another_user", "transaction \(id) belongs to another user of this app")
+            )
         case .parked(let id):
             logger.notice("purchase without a user parked for recovery", metadata: ["storekeeper.transaction.id": "\(id)"])
         }
@@ -161,7 +181,11 @@ public struct PurchaseService: Sendable {
     /// delivered (seed 000's 找回 and seed 002's 漏单). With `transactionId`, the answer's outcome is that
     /// transaction's; `orderId` attributes only that transaction.
     public func submitReceipt(
-        _ receipt: String, transactionId: String?, orderId: String?, bundleId: String?, identity: ClientIdentity
+        _ receipt: String,
+        transactionId: String?,
+        orderId: String?,
+        bundleId: String?,
+        identity: ClientIdentity
     ) async throws -> [ItemResult] {
         guard let app = apps.app(named: bundleId) else {
             throw refusal(.rejected("wrong_app", "name the app's bundleId: this server serves several"))
@@ -173,8 +197,11 @@ public struct PurchaseService: Sendable {
         guard Self.looksLikeReceipt(receipt) else {
             throw refusal(
                 .rejected(
-                    .badRequest, "malformed_receipt",
-                    "receipt must be the base64 app receipt (PKCS#7) or an iOS 6 transaction receipt"))
+                    .badRequest,
+                    "malformed_receipt",
+                    "receipt must be the base64 app receipt (PKCS#7) or an iOS 6 transaction receipt"
+                )
+            )
         }
         let started = DispatchTime.now().uptimeNanoseconds
         let outcome = await app.receipts.verify(receiptData: receipt)
@@ -201,9 +228,12 @@ public struct PurchaseService: Sendable {
         if let transactionId, !seen.contains(transactionId) {
             throw refusal(
                 StorekeeperError(
-                    .conflict, code: "transaction_not_in_receipt",
+                    .conflict,
+                    code: "transaction_not_in_receipt",
                     message: "transaction \(transactionId) is not in this receipt yet; refresh the receipt and submit again",
-                    outcome: .retry))
+                    outcome: .retry
+                )
+            )
         }
         let environment = response.environment?.rawValue ?? "Production"
         var results: [ItemResult] = []
@@ -217,7 +247,10 @@ public struct PurchaseService: Sendable {
             do {
                 try checkEnvironment(transaction, app: app)
                 let result = try await deliver(
-                    transaction, orderId: id == transactionId ? orderId : nil, identity: identity)
+                    transaction,
+                    orderId: id == transactionId ? orderId : nil,
+                    identity: identity
+                )
                 switch result {
                 case .delivered(let delivery): results.append(.delivered(delivery))
                 case .parked(let id):
@@ -225,7 +258,13 @@ public struct PurchaseService: Sendable {
                         .refused(
                             transactionId: id,
                             error: StorekeeperError(
-                                .unprocessable, code: "unattributed", message: "no user to deliver to", outcome: .retry)))
+                                .unprocessable,
+                                code: "unattributed",
+                                message: "no user to deliver to",
+                                outcome: .retry
+                            )
+                        )
+                    )
                 case .ownedByAnotherUser: break
                 }
             } catch let error as StorekeeperError {
@@ -252,11 +291,16 @@ public struct PurchaseService: Sendable {
             (response.latestReceiptInfo ?? []).compactMap { entry -> String? in
                 guard let productId = entry.productId, products.product(productId)?.kind == .autoRenewable else { return nil }
                 return entry.originalTransactionId ?? entry.transactionId
-            })
+            }
+        )
         let now = Date()
         let snapshots = originals.sorted().compactMap {
             AppleMessage.receiptStatus(
-                original: $0, response: response, bundleId: app.configuration.bundleId, now: now, datedByPurchase: true
+                original: $0,
+                response: response,
+                bundleId: app.configuration.bundleId,
+                now: now,
+                datedByPurchase: true
             ).snapshot
         }
         do {
@@ -281,7 +325,9 @@ public struct PurchaseService: Sendable {
                     results.append(
                         .refused(
                             transactionId: id,
-                            error: StorekeeperError(.unprocessable, code: "unattributed", message: "no user to deliver to", outcome: .retry)))
+                            error: StorekeeperError(.unprocessable, code: "unattributed", message: "no user to deliver to", outcome: .retry)
+                        )
+                    )
                 case .ownedByAnotherUser: break
                 }
             } catch let error as StorekeeperError {

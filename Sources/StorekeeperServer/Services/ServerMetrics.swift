@@ -36,7 +36,8 @@ public struct ServerMetrics: Sendable {
     public func delivered(kind: String, environment: String, result: String) {
         Counter(
             label: "storekeeper_deliveries_total",
-            dimensions: [("product_kind", kind), ("environment", environment), ("result", result)], factory: factory
+            dimensions: [("product_kind", kind), ("environment", environment), ("result", result)],
+            factory: factory
         ).increment()
     }
 
@@ -55,7 +56,8 @@ public struct ServerMetrics: Sendable {
     /// A call to Apple (verifyReceipt, the App Store Server API), with its outcome.
     public func appleCall(endpoint: String, outcome: String, nanoseconds: UInt64) {
         Counter(
-            label: "storekeeper_apple_requests_total", dimensions: [("endpoint", endpoint), ("outcome", outcome)],
+            label: "storekeeper_apple_requests_total",
+            dimensions: [("endpoint", endpoint), ("outcome", outcome)],
             factory: factory
         ).increment()
         Timer(label: "storekeeper_apple_request_duration_seconds", dimensions: [("endpoint", endpoint)], factory: factory)

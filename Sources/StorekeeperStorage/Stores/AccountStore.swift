@@ -63,7 +63,8 @@ public struct AccountStore: Sendable {
                     start: Date(millis: try row.decode(column: "starts_at", as: Int64.self)),
                     end: try row.decode(column: "ends_at", as: Int64?.self).map(Date.init(millis:)),
                     environment: try row.decode(column: "environment", as: String.self),
-                    revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(millis:)))
+                    revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(millis:))
+                )
             }
             var balances: [String: Int64] = [:]
             for row in try await db.raw("SELECT currency, balance FROM wallets WHERE user_id = \(bind: user.rawValue)").all() {
@@ -89,7 +90,8 @@ public struct AccountStore: Sendable {
                     orderId: try row.decode(column: "order_id", as: String?.self),
                     source: try row.decode(column: "source", as: String.self),
                     deliveredAt: Date(millis: try row.decode(column: "delivered_at", as: Int64.self)),
-                    commerce: try AppleTransactionsTable.commerce(row: row))
+                    commerce: try AppleTransactionsTable.commerce(row: row)
+                )
             }
             return Snapshot(user: user, grants: grants, balances: balances, transactions: transactions)
         }

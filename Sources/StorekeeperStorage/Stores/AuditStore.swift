@@ -29,7 +29,8 @@ public struct AuditStore: Sendable {
                         periodEnd: try row.decode(column: "period_end", as: Int64?.self).map(Date.init(millis:)),
                         cause: AuditCause(rawValue: try row.decode(column: "cause", as: String.self)),
                         detail: try row.decode(column: "detail", as: String?.self),
-                        createdAt: Date(millis: try row.decode(column: "created_at", as: Int64.self)))
+                        createdAt: Date(millis: try row.decode(column: "created_at", as: Int64.self))
+                    )
                 )
             }
         }

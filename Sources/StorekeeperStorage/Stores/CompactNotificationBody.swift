@@ -1,3 +1,4 @@
+import AppStoreWire
 import Crypto
 import Foundation
 
@@ -44,7 +45,8 @@ public struct CompactNotificationBody: Sendable, Hashable {
     // Runs on every webhook call, so it works on raw buffers, finds bytes with memchr, checks a word at a time,
     // and recognises repeated headers by comparing them with known ones instead of scanning and hashing them.
     private static func compact(_ bytes: UnsafeBufferPointer<UInt8>, digests: HeaderDigestCache) -> (String, [String: String])? {
-        let quote = UInt8(ascii: "\""), dot = UInt8(ascii: ".")
+        let quote = UInt8(ascii: "\"")
+        let dot = UInt8(ascii: ".")
         let markers = encodedEnd + 1
         guard let keyStart = find(signedPayloadKey, in: bytes) else { return nil }
         let jwsStart = keyStart + signedPayloadKey.count
@@ -56,7 +58,7 @@ public struct CompactNotificationBody: Sendable, Hashable {
             WordScan.index(of: dot, in: bytes, from: secondDot + 1, to: jwsEnd) == nil,
             !WordScan.containsByte(below: markers, in: UnsafeBufferPointer(rebasing: bytes[..<jwsStart])),
             !WordScan.containsByte(below: markers, in: UnsafeBufferPointer(rebasing: bytes[secondDot...])),
-            let payload = Base64URL.decodeCanonical(UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot]))
+            let payload = Base64URL.decode(unpadded: UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot]))
         else { return nil }
         let scan = payload.withUnsafeBufferPointer { WordScan.scan($0, markersBelow: markers) }
         guard !scan.hasMarker, scan.isASCII || String(validating: payload, as: UTF8.self) != nil else { return nil }
@@ -151,7 +153,7 @@ public struct CompactNotificationBody: Sendable, Hashable {
                 encoded = []
             case encodedEnd:
                 guard let payload = encoded else { throw Malformed(reason: "a payload end without a start") }
-                out.append(contentsOf: Base64URL.encode(payload))
+                out.append(contentsOf: Base64URL.encodedBytes(payload))
                 encoded = nil
             default:
                 if encoded != nil { encoded!.append(byte) } else { out.append(byte) }
@@ -177,113 +179,6 @@ public struct CompactNotificationBody: Sendable, Hashable {
             index = found + 1
         }
         return nil
-    }
-}
-
-/// Unpadded base64url (RFC 4648 §5), as JWS uses it.
-enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-    private static let values: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for (value, character) in alphabet.enumerated() { table[Int(character)] = UInt8(value) }
-        return table
-    }()
-
-    @inline(__always)
-    static func isAlphabet(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "-"), UInt8(ascii: "_"):
-            true
-        default: false
-        }
-    }
-
-    static func encode(_ bytes: [UInt8]) -> [UInt8] {
-        alphabet.withUnsafeBufferPointer { alphabet in
-            bytes.withUnsafeBufferPointer { bytes in
-                [UInt8](unsafeUninitializedCapacity: (bytes.count * 4 + 2) / 3) { out, count in
-                    var index = 0
-                    var written = 0
-                    while index + 3 <= bytes.count {
-                        let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-                        out[written] = alphabet[Int(chunk >> 18 & 63)]
-                        out[written + 1] = alphabet[Int(chunk >> 12 & 63)]
-                        out[written + 2] = alphabet[Int(chunk >> 6 & 63)]
-                        out[written + 3] = alphabet[Int(chunk & 63)]
-                        index += 3
-                        written += 4
-                    }
-                    let rest = bytes.count - index
-                    if rest > 0 {
-                        let chunk = UInt32(bytes[index]) << 16 | (rest == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
-                        out[written] = alphabet[Int(chunk >> 18 & 63)]
-                        out[written + 1] = alphabet[Int(chunk >> 12 & 63)]
-                        written += 2
-                        if rest == 2 {
-                            out[written] = alphabet[Int(chunk >> 6 & 63)]
-                            written += 1
-                        }
-                    }
-                    count = written
-                }
-            }
-        }
-    }
-
-    /// `nil` for characters outside the alphabet, an impossible length, or unused low bits that are not zero (so
-    /// that encoding the result gives back exactly `text`).
-    static func decodeCanonical(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        let count = text.count
-        guard count % 4 != 1 else { return nil }
-        return values.withUnsafeBufferPointer { values -> [UInt8]? in
-            var valid = true
-            let decoded = [UInt8](unsafeUninitializedCapacity: count / 4 * 3 + 2) { out, initialized in
-                var index = 0
-                var written = 0
-                // Four characters to three bytes at a time; any character outside the alphabet maps to 0xFF, which
-                // the OR of the four exposes.
-                while index + 4 <= count {
-                    let a = values[Int(text[index])], b = values[Int(text[index + 1])]
-                    let c = values[Int(text[index + 2])], d = values[Int(text[index + 3])]
-                    if (a | b | c | d) & 0x80 != 0 {
-                        valid = false
-                        break
-                    }
-                    let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-                    out[written] = UInt8(truncatingIfNeeded: word >> 16)
-                    out[written + 1] = UInt8(truncatingIfNeeded: word >> 8)
-                    out[written + 2] = UInt8(truncatingIfNeeded: word)
-                    index += 4
-                    written += 3
-                }
-                if valid {
-                    switch count - index {
-                    case 2:
-                        let a = values[Int(text[index])], b = values[Int(text[index + 1])]
-                        if (a | b) & 0x80 != 0 || b & 0x0F != 0 {
-                            valid = false
-                        } else {
-                            out[written] = a << 2 | b >> 4
-                            written += 1
-                        }
-                    case 3:
-                        let a = values[Int(text[index])], b = values[Int(text[index + 1])], c = values[Int(text[index + 2])]
-                        if (a | b | c) & 0x80 != 0 || c & 0x03 != 0 {
-                            valid = false
-                        } else {
-                            out[written] = a << 2 | b >> 4
-                            out[written + 1] = b << 4 | c >> 2
-                            written += 2
-                        }
-                    default:
-                        break
-                    }
-                }
-                initialized = valid ? written : 0
-            }
-            return valid ? decoded : nil
-        }
     }
 }
 

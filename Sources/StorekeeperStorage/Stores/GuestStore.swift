@@ -1,3 +1,4 @@
+import AppStoreWire
 import Crypto
 import Foundation
 import SQLKit
@@ -60,7 +61,8 @@ public final class GuestStore: Sendable {
 
     /// Compares two hex digests without stopping at the first difference.
     static func equalDigests(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
         guard x.count == y.count else { return false }
         var difference: UInt8 = 0
         for index in x.indices { difference |= x[index] ^ y[index] }
@@ -70,8 +72,6 @@ public final class GuestStore: Sendable {
     /// `bytes` random bytes from the system's generator, as unpadded base64url.
     public static func randomBase64URL(bytes: Int) -> String {
         var generator = SystemRandomNumberGenerator()
-        let data = Data((0..<bytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
-        return data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode((0..<bytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 }

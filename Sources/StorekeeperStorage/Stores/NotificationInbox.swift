@@ -26,8 +26,16 @@ public struct NotificationInbox: Sendable {
         public var compactBody: CompactNotificationBody?
 
         public init(
-            id: String, format: String, bundleId: String?, notificationType: String?, subtype: String?,
-            originalTransactionId: String?, transactionId: String?, signedDate: Date?, environment: String?, body: String
+            id: String,
+            format: String,
+            bundleId: String?,
+            notificationType: String?,
+            subtype: String?,
+            originalTransactionId: String?,
+            transactionId: String?,
+            signedDate: Date?,
+            environment: String?,
+            body: String
         ) {
             self.id = id
             self.format = format
@@ -84,10 +92,14 @@ public struct NotificationInbox: Sendable {
                 return try await Self.stored(
                     from: db.raw(
                         "SELECT * FROM notifications WHERE status = \(bind: status) ORDER BY received_at DESC, id LIMIT \(bind: limit)"
-                    ).all(), on: db)
+                    ).all(),
+                    on: db
+                )
             }
             return try await Self.stored(
-                from: db.raw("SELECT * FROM notifications ORDER BY received_at DESC, id LIMIT \(bind: limit)").all(), on: db)
+                from: db.raw("SELECT * FROM notifications ORDER BY received_at DESC, id LIMIT \(bind: limit)").all(),
+                on: db
+            )
         }
     }
 
@@ -112,7 +124,8 @@ public struct NotificationInbox: Sendable {
     private static func stored(from row: any SQLRow) throws -> Stored {
         Stored(
             received: Received(
-                id: try row.decode(column: "id", as: String.self), format: try row.decode(column: "format", as: String.self),
+                id: try row.decode(column: "id", as: String.self),
+                format: try row.decode(column: "format", as: String.self),
                 bundleId: try row.decode(column: "bundle_id", as: String?.self),
                 notificationType: try row.decode(column: "notification_type", as: String?.self),
                 subtype: try row.decode(column: "subtype", as: String?.self),
@@ -120,10 +133,12 @@ public struct NotificationInbox: Sendable {
                 transactionId: try row.decode(column: "transaction_id", as: String?.self),
                 signedDate: try row.decode(column: "signed_date", as: Int64?.self).map(Date.init(millis:)),
                 environment: try row.decode(column: "environment", as: String?.self),
-                body: try row.decode(column: "body", as: String.self)),
+                body: try row.decode(column: "body", as: String.self)
+            ),
             status: try row.decode(column: "status", as: String.self),
             attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
             lastError: try row.decode(column: "last_error", as: String?.self),
-            receivedAt: Date(millis: try row.decode(column: "received_at", as: Int64.self)))
+            receivedAt: Date(millis: try row.decode(column: "received_at", as: Int64.self))
+        )
     }
 }

@@ -33,11 +33,15 @@ public struct NotificationRefusalStore: Sendable {
                 """
             ).all().map { row in
                 Refusal(
-                    source: try row.decode(column: "source", as: String.self), reason: try row.decode(column: "reason", as: String.self),
-                    format: try row.decode(column: "format", as: String.self), count: try row.decode(column: "count", as: Int64.self),
-                    digest: try row.decode(column: "digest", as: String.self), prefix: try row.decode(column: "prefix", as: String.self),
+                    source: try row.decode(column: "source", as: String.self),
+                    reason: try row.decode(column: "reason", as: String.self),
+                    format: try row.decode(column: "format", as: String.self),
+                    count: try row.decode(column: "count", as: Int64.self),
+                    digest: try row.decode(column: "digest", as: String.self),
+                    prefix: try row.decode(column: "prefix", as: String.self),
                     firstSeen: Date(millis: try row.decode(column: "first_seen", as: Int64.self)),
-                    lastSeen: Date(millis: try row.decode(column: "last_seen", as: Int64.self)))
+                    lastSeen: Date(millis: try row.decode(column: "last_seen", as: Int64.self))
+                )
             }
         }
     }

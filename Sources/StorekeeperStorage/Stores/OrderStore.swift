@@ -39,6 +39,7 @@ public struct OrderStore: Sendable {
             status: OrderStatus(rawValue: try row.decode(column: "status", as: String.self)) ?? .created,
             createdAt: Date(millis: try row.decode(column: "created_at", as: Int64.self)),
             expiresAt: Date(millis: try row.decode(column: "expires_at", as: Int64.self)),
-            transactionId: try row.decode(column: "transaction_id", as: String?.self))
+            transactionId: try row.decode(column: "transaction_id", as: String?.self)
+        )
     }
 }

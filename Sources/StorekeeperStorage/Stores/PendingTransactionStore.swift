@@ -43,7 +43,8 @@ public struct PendingTransactionStore: Sendable {
                     reason: try row.decode(column: "reason", as: String.self),
                     signedData: try row.decode(column: "signed_data", as: String?.self),
                     commerce: try Self.commerce(try row.decode(column: "commerce", as: String?.self)),
-                    createdAt: Date(millis: try row.decode(column: "created_at", as: Int64.self)))
+                    createdAt: Date(millis: try row.decode(column: "created_at", as: Int64.self))
+                )
             }
         }
     }
@@ -66,13 +67,18 @@ public struct PendingTransactionStore: Sendable {
             guard let purchase = try row.decode(column: "purchase_date", as: Int64?.self) else {
                 // Parked before its details were kept: only a JWS can be read back.
                 throw StorekeeperError(
-                    .conflict, code: "missing_details",
-                    message: "transaction \(transactionId) was parked without its details; ask the customer to restore purchases")
+                    .conflict,
+                    code: "missing_details",
+                    message: "transaction \(transactionId) was parked without its details; ask the customer to restore purchases"
+                )
             }
             return VerifiedTransaction(
-                transactionId: transactionId, originalTransactionId: try row.decode(column: "original_transaction_id", as: String.self),
-                bundleId: try row.decode(column: "bundle_id", as: String.self), productId: try row.decode(column: "product_id", as: String.self),
-                environment: try row.decode(column: "environment", as: String.self), purchaseDate: Date(millis: purchase),
+                transactionId: transactionId,
+                originalTransactionId: try row.decode(column: "original_transaction_id", as: String.self),
+                bundleId: try row.decode(column: "bundle_id", as: String.self),
+                productId: try row.decode(column: "product_id", as: String.self),
+                environment: try row.decode(column: "environment", as: String.self),
+                purchaseDate: Date(millis: purchase),
                 expiresDate: try row.decode(column: "expires_date", as: Int64?.self).map(Date.init(millis:)),
                 quantity: Int(try row.decode(column: "quantity", as: Int64?.self) ?? 1),
                 appAccountToken: try row.decode(column: "app_account_token", as: String?.self).flatMap(UUID.init(uuidString:)),
@@ -80,7 +86,8 @@ public struct PendingTransactionStore: Sendable {
                 subscriptionGroup: try row.decode(column: "subscription_group", as: String?.self),
                 source: VerifiedTransaction.Source(rawValue: try row.decode(column: "source", as: String?.self) ?? "") ?? .signedTransaction,
                 signedData: try row.decode(column: "signed_data", as: String?.self),
-                commerce: try Self.commerce(try row.decode(column: "commerce", as: String?.self)))
+                commerce: try Self.commerce(try row.decode(column: "commerce", as: String?.self))
+            )
         }
     }
 

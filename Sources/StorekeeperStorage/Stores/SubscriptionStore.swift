@@ -74,7 +74,10 @@ public struct SubscriptionStore: Sendable {
     /// Subscriptions whose state may be stale: expiring within `horizon` (or already past expiry) with no check
     /// since `recheckAfter`, and billing-retry or grace subscriptions not checked for `retryRecheck`.
     public func dueForCheck(
-        now: Date, horizon: TimeInterval = 86_400, recheckAfter: TimeInterval = 3_600, retryRecheck: TimeInterval = 6 * 3_600,
+        now: Date,
+        horizon: TimeInterval = 86_400,
+        recheckAfter: TimeInterval = 3_600,
+        retryRecheck: TimeInterval = 6 * 3_600,
         limit: Int = 100
     ) async throws -> [Record] {
         try await provider.withSession { db in

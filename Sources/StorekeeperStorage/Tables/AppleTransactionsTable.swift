@@ -37,7 +37,10 @@ public enum AppleTransactionsTable {
         let ordered = rows.sorted { $0.transaction.transactionId < $1.transaction.transactionId }
         let signedData = try await StoredSignedData.prepare(ordered.map(\.transaction.signedData), on: db)
         var insert = BulkInsert(
-            into: "apple_transactions", columns: columns, suffix: "ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id")
+            into: "apple_transactions",
+            columns: columns,
+            suffix: "ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id"
+        )
         for (row, signed) in zip(ordered, signedData) {
             let t = row.transaction
             let c = t.commerce
@@ -74,7 +77,8 @@ public enum AppleTransactionsTable {
             user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
             productId: try row.decode(column: "product_id", as: String.self),
             productKind: ProductKind(rawValue: try row.decode(column: "product_kind", as: String.self)) ?? .consumable,
-            original: try row.decode(column: "original_transaction_id", as: String.self))
+            original: try row.decode(column: "original_transaction_id", as: String.self)
+        )
     }
 
     /// Who holds each transaction, and the order it completed.
@@ -92,7 +96,11 @@ public enum AppleTransactionsTable {
     }
 
     /// The (group, original) of every introductory-offer transaction of `users` in `groups`.
-    public static func introductoryOffers(users: Set<UserID>, groups: Set<String>, on db: any SQLDatabase) async throws
+    public static func introductoryOffers(
+        users: Set<UserID>,
+        groups: Set<String>,
+        on db: any SQLDatabase
+    ) async throws
         -> [UserID: [(group: String, original: String)]]
     {
         guard !users.isEmpty, !groups.isEmpty else { return [:] }
@@ -105,14 +113,18 @@ public enum AppleTransactionsTable {
             """
         ).all() {
             found[UserID(rawValue: try row.decode(column: "user_id", as: String.self)), default: []].append(
-                (try row.decode(column: "subscription_group", as: String.self), try row.decode(column: "original_transaction_id", as: String.self)))
+                (try row.decode(column: "subscription_group", as: String.self), try row.decode(column: "original_transaction_id", as: String.self))
+            )
         }
         return found
     }
 
     /// Records how Apple revoked a transaction (type and refunded share), when it says.
     public static func recordRevocation(
-        _ transactionId: String, type: String?, percentage: Int?, on db: any SQLDatabase
+        _ transactionId: String,
+        type: String?,
+        percentage: Int?,
+        on db: any SQLDatabase
     ) async throws {
         guard type != nil || percentage != nil else { return }
         try await db.raw(
@@ -127,7 +139,8 @@ public enum AppleTransactionsTable {
     /// The money and offer columns of a row (selected with ``commerceColumns``).
     public static func commerce(row: any SQLRow) throws -> TransactionCommerce {
         TransactionCommerce(
-            price: try row.decode(column: "price", as: Int64?.self), currency: try row.decode(column: "currency", as: String?.self),
+            price: try row.decode(column: "price", as: Int64?.self),
+            currency: try row.decode(column: "currency", as: String?.self),
             storefront: try row.decode(column: "storefront", as: String?.self),
             storefrontId: try row.decode(column: "storefront_id", as: String?.self),
             offerId: try row.decode(column: "offer_id", as: String?.self),
@@ -138,7 +151,8 @@ public enum AppleTransactionsTable {
             webOrderLineItemId: try row.decode(column: "web_order_line_item_id", as: String?.self),
             ownershipType: try row.decode(column: "ownership_type", as: String?.self),
             revocationType: try row.decode(column: "revocation_type", as: String?.self),
-            revocationPercentage: try row.decode(column: "revocation_percentage", as: Int64?.self).map(Int.init))
+            revocationPercentage: try row.decode(column: "revocation_percentage", as: Int64?.self).map(Int.init)
+        )
     }
 
     /// The columns ``commerce(row:)`` reads.

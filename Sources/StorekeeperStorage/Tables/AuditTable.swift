@@ -9,7 +9,8 @@ public enum AuditTable {
         guard !entries.isEmpty else { return }
         var insert = BulkInsert(
             into: "audit_entries",
-            columns: ["user_id", "action", "subject", "amount", "period_start", "period_end", "cause", "detail", "created_at"])
+            columns: ["user_id", "action", "subject", "amount", "period_start", "period_end", "cause", "detail", "created_at"]
+        )
         for entry in entries {
             insert.values([
                 entry.user.rawValue, entry.action, entry.subject, entry.amount, entry.periodStart?.millis, entry.periodEnd?.millis,

@@ -6,15 +6,25 @@ import StorekeeperCore
 public enum ConsumptionRequestsTable {
     /// Queues a question once per notification; whether it was new.
     public static func insert(
-        id: String, bundleId: String, environment: String, transactionId: String, originalTransactionId: String?, user: UserID?,
-        reason: String?, requestedAt: Date, now: Date, on db: any SQLDatabase
+        id: String,
+        bundleId: String,
+        environment: String,
+        transactionId: String,
+        originalTransactionId: String?,
+        user: UserID?,
+        reason: String?,
+        requestedAt: Date,
+        now: Date,
+        on db: any SQLDatabase
     ) async throws -> Bool {
         var insert = BulkInsert(
             into: "consumption_requests",
             columns: [
                 "id", "bundle_id", "environment", "transaction_id", "original_transaction_id", "user_id", "reason", "requested_at",
                 "deadline_at", "status", "attempts", "next_attempt_at", "updated_at",
-            ], suffix: "ON CONFLICT (id) DO NOTHING RETURNING id")
+            ],
+            suffix: "ON CONFLICT (id) DO NOTHING RETURNING id"
+        )
         insert.values([
             id, bundleId, environment, transactionId, originalTransactionId, user?.rawValue, reason, requestedAt.millis,
             requestedAt.addingTimeInterval(12 * 3600).millis, "pending", 0, requestedAt.millis, now.millis,
@@ -34,7 +44,12 @@ public enum ConsumptionRequestsTable {
     }
 
     /// Records the answer Apple accepted; the user and transaction when the question was still open.
-    public static func markAnswered(_ id: String, answer: String, now: Date, on db: any SQLDatabase) async throws
+    public static func markAnswered(
+        _ id: String,
+        answer: String,
+        now: Date,
+        on db: any SQLDatabase
+    ) async throws
         -> (user: UserID?, transactionId: String)?
     {
         guard

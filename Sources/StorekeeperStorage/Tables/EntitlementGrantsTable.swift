@@ -17,8 +17,15 @@ public enum EntitlementGrantsTable {
         public var environment: String
 
         public init(
-            transactionId: String, user: UserID, entitlement: String, productId: String, productKind: ProductKind,
-            originalTransactionId: String, start: Date, end: Date?, environment: String
+            transactionId: String,
+            user: UserID,
+            entitlement: String,
+            productId: String,
+            productKind: ProductKind,
+            originalTransactionId: String,
+            start: Date,
+            end: Date?,
+            environment: String
         ) {
             self.transactionId = transactionId
             self.user = user
@@ -39,7 +46,8 @@ public enum EntitlementGrantsTable {
             columns: [
                 "transaction_id", "user_id", "entitlement", "product_id", "product_kind", "original_transaction_id", "starts_at",
                 "ends_at", "environment", "created_at",
-            ])
+            ]
+        )
         for row in rows {
             insert.values([
                 row.transactionId, row.user.rawValue, row.entitlement, row.productId, row.productKind.rawValue,
@@ -52,7 +60,11 @@ public enum EntitlementGrantsTable {
     /// The latest end of each user's live passes (non-renewing grants) per entitlement. On PostgreSQL the users'
     /// rows are locked first, so two transactions stacking passes for one user queue up instead of both starting
     /// from the same end.
-    public static func passEnds(of users: [UserID], kind: DatabaseKind, on db: any SQLDatabase) async throws
+    public static func passEnds(
+        of users: [UserID],
+        kind: DatabaseKind,
+        on db: any SQLDatabase
+    ) async throws
         -> [UserID: [String: Date]]
     {
         guard !users.isEmpty else { return [:] }
@@ -70,7 +82,8 @@ public enum EntitlementGrantsTable {
         ).all() {
             guard let end = try row.decode(column: "pass_end", as: Int64?.self) else { continue }
             ends[UserID(rawValue: try row.decode(column: "user_id", as: String.self)), default: [:]][
-                try row.decode(column: "entitlement", as: String.self)] = Date(millis: end)
+                try row.decode(column: "entitlement", as: String.self)
+            ] = Date(millis: end)
         }
         return ends
     }
@@ -90,7 +103,8 @@ public enum EntitlementGrantsTable {
             user: try user ?? UserID(rawValue: row.decode(column: "user_id", as: String.self)),
             entitlement: try row.decode(column: "entitlement", as: String.self),
             start: Date(millis: try row.decode(column: "starts_at", as: Int64.self)),
-            end: try row.decode(column: "ends_at", as: Int64?.self).map(Date.init(millis:)))
+            end: try row.decode(column: "ends_at", as: Int64?.self).map(Date.init(millis:))
+        )
     }
 
     /// Ends subscription grants where a later transaction of the same subscription starts (an upgrade or a
@@ -147,9 +161,11 @@ public enum EntitlementGrantsTable {
 
     /// A transaction's grant period (consumption answers).
     public static func period(of transactionId: String, on db: any SQLDatabase) async throws -> (start: Date, end: Date?)? {
-        guard let row = try await db.raw(
-            "SELECT starts_at, ends_at FROM entitlement_grants WHERE transaction_id = \(bind: transactionId)"
-        ).first() else { return nil }
+        guard
+            let row = try await db.raw(
+                "SELECT starts_at, ends_at FROM entitlement_grants WHERE transaction_id = \(bind: transactionId)"
+            ).first()
+        else { return nil }
         return (
             Date(millis: try row.decode(column: "starts_at", as: Int64.self)),
             try row.decode(column: "ends_at", as: Int64?.self).map(Date.init(millis:))

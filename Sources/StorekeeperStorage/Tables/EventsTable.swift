@@ -27,11 +27,13 @@ public enum EventsTable {
         var counts: [UserID: Int64] = [:]
         for event in events { counts[event.user, default: 0] += 1 }
         var advance = BulkInsert(
-            into: "user_event_sequences", columns: ["user_id", "last_seq"],
+            into: "user_event_sequences",
+            columns: ["user_id", "last_seq"],
             suffix: """
                 ON CONFLICT (user_id) DO UPDATE SET last_seq = user_event_sequences.last_seq + excluded.last_seq
                 RETURNING user_id, last_seq
-                """)
+                """
+        )
         for user in counts.keys.sorted() { advance.values([user.rawValue, counts[user]!]) }
         var next: [UserID: Int64] = [:]
         for row in try await advance.all(on: db) {
@@ -106,7 +108,9 @@ public enum EventsTable {
                     user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
                     subject: try row.decode(column: "subject", as: String.self),
                     occurredAt: Date(millis: try row.decode(column: "occurred_at", as: Int64.self)),
-                    details: try decoder.decode([String: String].self, from: Data(try row.decode(column: "payload", as: String.self).utf8))))
+                    details: try decoder.decode([String: String].self, from: Data(try row.decode(column: "payload", as: String.self).utf8))
+                )
+            )
         }
     }
 }

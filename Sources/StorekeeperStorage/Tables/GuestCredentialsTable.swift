@@ -7,8 +7,10 @@ public enum GuestCredentialsTable {
     /// Stores a credential unless the guest has one; whether it was stored.
     public static func insert(guestId: String, digest: String, origin: String, now: Date, on db: any SQLDatabase) async throws -> Bool {
         var insert = BulkInsert(
-            into: "guest_credentials", columns: ["guest_id", "digest", "origin", "created_at"],
-            suffix: "ON CONFLICT (guest_id) DO NOTHING RETURNING guest_id")
+            into: "guest_credentials",
+            columns: ["guest_id", "digest", "origin", "created_at"],
+            suffix: "ON CONFLICT (guest_id) DO NOTHING RETURNING guest_id"
+        )
         insert.values([guestId, digest, origin, now.millis])
         return !(try await insert.all(on: db)).isEmpty
     }

@@ -9,8 +9,10 @@ public enum HealthProbesTable {
     public static func touch(instance: String, now: Date, kind: DatabaseKind, on db: any SQLDatabase) async throws {
         if kind == .postgres { try await db.raw("SET LOCAL lock_timeout = '2s'").run() }
         var insert = BulkInsert(
-            into: "health_probes", columns: ["instance", "checked_at"],
-            suffix: "ON CONFLICT (instance) DO UPDATE SET checked_at = excluded.checked_at")
+            into: "health_probes",
+            columns: ["instance", "checked_at"],
+            suffix: "ON CONFLICT (instance) DO UPDATE SET checked_at = excluded.checked_at"
+        )
         insert.values([instance, now.millis])
         try await insert.run(on: db)
     }

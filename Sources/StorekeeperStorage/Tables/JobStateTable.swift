@@ -7,10 +7,17 @@ public enum JobStateTable {
     /// Takes the lease `name` until `until` if it is free or already `owner`'s; the job's cursor, or nil when another
     /// process holds it (`acquired` false).
     public static func acquire(
-        _ name: String, owner: String, until: Date, now: Date, on db: any SQLDatabase
+        _ name: String,
+        owner: String,
+        until: Date,
+        now: Date,
+        on db: any SQLDatabase
     ) async throws -> (acquired: Bool, cursor: String?) {
         var insert = BulkInsert(
-            into: "job_state", columns: ["name", "lease_owner", "lease_until", "updated_at"], suffix: "ON CONFLICT (name) DO NOTHING")
+            into: "job_state",
+            columns: ["name", "lease_owner", "lease_until", "updated_at"],
+            suffix: "ON CONFLICT (name) DO NOTHING"
+        )
         insert.values([name, String?.none, 0, now.millis])
         try await insert.run(on: db)
         guard

@@ -10,10 +10,18 @@ import StorekeeperCore
 public struct LeasedQueue: Sendable {
     /// The notification inbox: oldest signed first; a failure past the attempts is `dead`.
     public static let notifications = LeasedQueue(
-        table: "notifications", order: "signed_date, received_at", deadStatus: "dead", touchesUpdatedAt: false)
+        table: "notifications",
+        order: "signed_date, received_at",
+        deadStatus: "dead",
+        touchesUpdatedAt: false
+    )
     /// Apple's refund questions: oldest first; a final failure is `failed`.
     public static let consumptionRequests = LeasedQueue(
-        table: "consumption_requests", order: "requested_at", deadStatus: "failed", touchesUpdatedAt: true)
+        table: "consumption_requests",
+        order: "requested_at",
+        deadStatus: "failed",
+        touchesUpdatedAt: true
+    )
 
     let table: String
     let order: String
@@ -39,7 +47,12 @@ public struct LeasedQueue: Sendable {
     /// Records a failed attempt: back in line after `retryAfter`, or a dead letter (kept with its error) once its
     /// attempts reach `maxAttempts`. Only a pending row changes.
     public func fail(
-        _ id: String, error: String, maxAttempts: Int, retryAfter: Duration, now: Date, on db: any SQLDatabase
+        _ id: String,
+        error: String,
+        maxAttempts: Int,
+        retryAfter: Duration,
+        now: Date,
+        on db: any SQLDatabase
     ) async throws {
         let next = now.addingTimeInterval(Double(retryAfter.components.seconds)).millis
         let touch: SQLQueryString = touchesUpdatedAt ? ", updated_at = \(bind: now.millis)" : ""
@@ -68,6 +81,7 @@ public struct LeasedQueue: Sendable {
         Int(
             try await db.raw(
                 "SELECT COUNT(*) AS n FROM \(unsafeRaw: table) WHERE status = 'pending' AND next_attempt_at <= \(bind: now.millis)"
-            ).first()?.decode(column: "n", as: Int64.self) ?? 0)
+            ).first()?.decode(column: "n", as: Int64.self) ?? 0
+        )
     }
 }

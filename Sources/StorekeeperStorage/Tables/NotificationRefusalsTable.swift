@@ -8,8 +8,15 @@ public enum NotificationRefusalsTable {
     /// Adds `count` refusals (first and last seen as given) to their row, or starts the row; the latest body's
     /// digest and prefix replace the row's.
     public static func count(
-        source: String, reason: String, format: String, count: Int64 = 1, digest: String, prefix: String, firstSeen: Date,
-        lastSeen: Date, on db: any SQLDatabase
+        source: String,
+        reason: String,
+        format: String,
+        count: Int64 = 1,
+        digest: String,
+        prefix: String,
+        firstSeen: Date,
+        lastSeen: Date,
+        on db: any SQLDatabase
     ) async throws {
         var insert = BulkInsert(
             into: "notification_refusals",
@@ -17,7 +24,8 @@ public enum NotificationRefusalsTable {
             suffix: """
                 ON CONFLICT (source, reason, format) DO UPDATE SET count = notification_refusals.count + excluded.count,
                     digest = excluded.digest, prefix = excluded.prefix, last_seen = excluded.last_seen
-                """)
+                """
+        )
         insert.values([source, reason, format, count, digest, prefix, firstSeen.millis, lastSeen.millis])
         try await insert.run(on: db)
     }

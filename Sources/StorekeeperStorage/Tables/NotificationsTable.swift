@@ -12,7 +12,10 @@ public enum NotificationsTable {
     /// row never needs rewriting (in SQLite an update rewrites the whole row, body included). Headers in
     /// `storedHeaders` are known to be committed already and are not written again.
     public static func insert(
-        _ batch: [NotificationInbox.Received], processed: Set<String> = [], storedHeaders: Set<String> = [], now: Date,
+        _ batch: [NotificationInbox.Received],
+        processed: Set<String> = [],
+        storedHeaders: Set<String> = [],
+        now: Date,
         on db: any SQLDatabase
     ) async throws -> Set<String> {
         guard !batch.isEmpty else { return [] }
@@ -22,7 +25,9 @@ public enum NotificationsTable {
                 "id", "format", "bundle_id", "notification_type", "subtype", "original_transaction_id", "transaction_id",
                 "signed_date", "environment", "body", "status", "attempts", "received_at", "next_attempt_at", "body_format",
                 "processed_at",
-            ], suffix: "ON CONFLICT (id) DO NOTHING RETURNING id")
+            ],
+            suffix: "ON CONFLICT (id) DO NOTHING RETURNING id"
+        )
         var seen = Set<String>()
         var headers: [String: String] = [:]
         for n in batch where seen.insert(n.id).inserted {

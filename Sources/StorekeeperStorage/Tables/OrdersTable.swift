@@ -9,7 +9,8 @@ public enum OrdersTable {
             into: "orders",
             columns: [
                 "id", "user_id", "bundle_id", "product_id", "app_account_token", "status", "created_at", "expires_at", "updated_at",
-            ])
+            ]
+        )
         insert.values([
             order.id, order.user.rawValue, order.bundleId, order.productId, order.appAccountToken.uuidString.lowercased(),
             order.status.rawValue, order.createdAt.millis, order.expiresAt.millis, order.createdAt.millis,
@@ -18,7 +19,11 @@ public enum OrdersTable {
     }
 
     /// Orders by id or by token, with whether a transaction completed them already.
-    public static func find(ids: Set<String>, tokens: Set<String>, on db: any SQLDatabase) async throws
+    public static func find(
+        ids: Set<String>,
+        tokens: Set<String>,
+        on db: any SQLDatabase
+    ) async throws
         -> [(order: OrderReference, completed: Bool)]
     {
         guard !ids.isEmpty || !tokens.isEmpty else { return [] }
@@ -32,7 +37,8 @@ public enum OrdersTable {
                     user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
                     bundleId: try row.decode(column: "bundle_id", as: String.self),
                     productId: try row.decode(column: "product_id", as: String.self),
-                    appAccountToken: try row.decode(column: "app_account_token", as: String.self)),
+                    appAccountToken: try row.decode(column: "app_account_token", as: String.self)
+                ),
                 try row.decode(column: "transaction_id", as: String?.self) != nil
             )
         }

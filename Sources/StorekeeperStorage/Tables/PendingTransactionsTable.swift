@@ -14,7 +14,9 @@ public enum PendingTransactionsTable {
                 "transaction_id", "original_transaction_id", "bundle_id", "product_id", "environment", "reason", "signed_data",
                 "created_at", "purchase_date", "expires_date", "quantity", "offer_type", "app_account_token", "subscription_group",
                 "source", "commerce",
-            ], suffix: "ON CONFLICT (transaction_id) DO NOTHING")
+            ],
+            suffix: "ON CONFLICT (transaction_id) DO NOTHING"
+        )
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         for (t, reason) in rows {

@@ -26,9 +26,12 @@ public enum RevocationsTable {
         else { return nil }
         return Row(
             user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
-            productId: try row.decode(column: "product_id", as: String.self), status: try row.decode(column: "status", as: String.self),
-            generation: try row.decode(column: "generation", as: Int64.self), coinsTaken: try row.decode(column: "coins_taken", as: Int64.self),
-            decidedAt: try row.decode(column: "decided_at", as: Int64.self))
+            productId: try row.decode(column: "product_id", as: String.self),
+            status: try row.decode(column: "status", as: String.self),
+            generation: try row.decode(column: "generation", as: Int64.self),
+            coinsTaken: try row.decode(column: "coins_taken", as: Int64.self),
+            decidedAt: try row.decode(column: "decided_at", as: Int64.self)
+        )
     }
 
     /// A record to write.
@@ -47,8 +50,18 @@ public enum RevocationsTable {
         public var decidedAt: Date
 
         public init(
-            transactionId: String, user: UserID, original: String, productId: String, productKind: String, kind: String,
-            status: String, at: Date, generation: Int64, coinsTaken: Int64, coinsForgiven: Int64, decidedAt: Date
+            transactionId: String,
+            user: UserID,
+            original: String,
+            productId: String,
+            productKind: String,
+            kind: String,
+            status: String,
+            at: Date,
+            generation: Int64,
+            coinsTaken: Int64,
+            coinsForgiven: Int64,
+            decidedAt: Date
         ) {
             self.transactionId = transactionId
             self.user = user
@@ -79,7 +92,8 @@ public enum RevocationsTable {
                 ON CONFLICT (transaction_id) DO UPDATE SET kind = excluded.kind, status = excluded.status,
                     revoked_at = excluded.revoked_at, generation = excluded.generation, coins_taken = excluded.coins_taken,
                     coins_forgiven = excluded.coins_forgiven, decided_at = excluded.decided_at, updated_at = excluded.updated_at
-                """ : "ON CONFLICT (transaction_id) DO NOTHING")
+                """ : "ON CONFLICT (transaction_id) DO NOTHING"
+        )
         insert.values([
             row.transactionId, row.user.rawValue, row.original, row.productId, row.productKind, row.kind, row.status, row.at.millis,
             row.generation, row.coinsTaken, row.coinsForgiven, row.decidedAt.millis, now.millis,

@@ -6,7 +6,12 @@ import StorekeeperCore
 /// Apple's `signedDate` order.
 public enum SubscriptionsTable {
     /// The stored subscriptions of `originals`, locked for the rest of the transaction on PostgreSQL.
-    public static func find(_ originals: [String], lock: Bool, kind: DatabaseKind, on db: any SQLDatabase) async throws
+    public static func find(
+        _ originals: [String],
+        lock: Bool,
+        kind: DatabaseKind,
+        on db: any SQLDatabase
+    ) async throws
         -> [String: SubscriptionSnapshot]
     {
         guard !originals.isEmpty else { return [:] }
@@ -37,7 +42,8 @@ public enum SubscriptionsTable {
                 "offer_id", "price_increase", "latest_transaction_id", "last_event", "last_signed_date", "updated_at",
             ],
             suffix: "ON CONFLICT (original_transaction_id) DO UPDATE SET "
-                + updated.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+                + updated.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        )
         for (s, user) in rows.sorted(by: { $0.snapshot.originalTransactionId < $1.snapshot.originalTransactionId }) {
             insert.values([
                 s.originalTransactionId, user?.rawValue, s.bundleId, s.productId, s.subscriptionGroup, s.environment,
@@ -74,6 +80,7 @@ public enum SubscriptionsTable {
             priceIncrease: try row.decode(column: "price_increase", as: String?.self),
             latestTransactionId: try row.decode(column: "latest_transaction_id", as: String?.self),
             event: try row.decode(column: "last_event", as: String.self),
-            signedDate: Date(millis: try row.decode(column: "last_signed_date", as: Int64.self)))
+            signedDate: Date(millis: try row.decode(column: "last_signed_date", as: Int64.self))
+        )
     }
 }

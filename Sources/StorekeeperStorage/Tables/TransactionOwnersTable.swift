@@ -24,8 +24,10 @@ public enum TransactionOwnersTable {
     public static func bind(_ bindings: [Binding], now: Date, on db: any SQLDatabase) async throws -> Set<String> {
         guard !bindings.isEmpty else { return [] }
         var insert = BulkInsert(
-            into: "transaction_owners", columns: ["original_transaction_id", "user_id", "bundle_id", "product_id", "bound_at"],
-            suffix: "ON CONFLICT (original_transaction_id) DO NOTHING RETURNING original_transaction_id")
+            into: "transaction_owners",
+            columns: ["original_transaction_id", "user_id", "bundle_id", "product_id", "bound_at"],
+            suffix: "ON CONFLICT (original_transaction_id) DO NOTHING RETURNING original_transaction_id"
+        )
         for binding in bindings.sorted(by: { $0.original < $1.original }) {
             insert.values([binding.original, binding.user.rawValue, binding.bundleId, binding.productId, now.millis])
         }

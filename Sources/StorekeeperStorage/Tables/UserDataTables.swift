@@ -31,10 +31,12 @@ public enum UserDataTables {
 
     /// How many transactions and orders `user` has in `scope`.
     public static func counts(of user: UserID, on db: any SQLDatabase) async throws -> (transactions: Int, orders: Int) {
-        let transactions = try await db.raw(
-            "SELECT COUNT(*) AS n FROM apple_transactions WHERE user_id = \(bind: user.rawValue)"
-        ).first()?.decode(column: "n", as: Int64.self) ?? 0
-        let orders = try await db.raw("SELECT COUNT(*) AS n FROM orders WHERE user_id = \(bind: user.rawValue)").first()?
+        let transactions =
+            try await db.raw(
+                "SELECT COUNT(*) AS n FROM apple_transactions WHERE user_id = \(bind: user.rawValue)"
+            ).first()?.decode(column: "n", as: Int64.self) ?? 0
+        let orders =
+            try await db.raw("SELECT COUNT(*) AS n FROM orders WHERE user_id = \(bind: user.rawValue)").first()?
             .decode(column: "n", as: Int64.self) ?? 0
         return (Int(transactions), Int(orders))
     }
@@ -43,9 +45,10 @@ public enum UserDataTables {
     public static func move(from: UserID, to: UserID, scope: Scope, on db: any SQLDatabase) async throws {
         switch scope {
         case .everything:
-            for table in ["apple_transactions", "transaction_owners", "entitlement_grants", "orders", "subscriptions", "revocations",
-                "consumption_requests", "offer_nonces"]
-            {
+            for table in [
+                "apple_transactions", "transaction_owners", "entitlement_grants", "orders", "subscriptions", "revocations",
+                "consumption_requests", "offer_nonces",
+            ] {
                 try await db.raw(
                     "UPDATE \(unsafeRaw: table) SET user_id = \(bind: to.rawValue) WHERE user_id = \(bind: from.rawValue)"
                 ).run()

@@ -27,7 +27,9 @@ public enum WalletEntriesTable {
     public static func insert(_ rows: [Row], now: Date, on db: any SQLDatabase) async throws {
         guard !rows.isEmpty else { return }
         var insert = BulkInsert(
-            into: "wallet_entries", columns: ["cause", "user_id", "currency", "amount", "balance_after", "reason", "created_at"])
+            into: "wallet_entries",
+            columns: ["cause", "user_id", "currency", "amount", "balance_after", "reason", "created_at"]
+        )
         for row in rows {
             insert.values([row.key.rawValue, row.user.rawValue, row.currency, row.amount, row.balanceAfter, row.reason, now.millis])
         }
@@ -35,7 +37,10 @@ public enum WalletEntriesTable {
     }
 
     /// The entry with this key: its user, currency, amount and the balance it left.
-    public static func find(_ key: WalletKey, on db: any SQLDatabase) async throws
+    public static func find(
+        _ key: WalletKey,
+        on db: any SQLDatabase
+    ) async throws
         -> (user: UserID, currency: String, amount: Int64, balanceAfter: Int64)?
     {
         guard

@@ -10,17 +10,21 @@ public enum WalletsTable {
     /// The limit is written `balance <= limit - amount` rather than `balance + amount <= limit`: neither side can
     /// overflow, whatever the stored balance. Amounts must be within ±``WalletLimits/maximumBalance``.
     public static func add(
-        _ amounts: [(user: UserID, amount: Int64)], currency: String, on db: any SQLDatabase
+        _ amounts: [(user: UserID, amount: Int64)],
+        currency: String,
+        on db: any SQLDatabase
     ) async throws -> [UserID: Int64] {
         guard !amounts.isEmpty else { return [:] }
         let limit = WalletLimits.maximumBalance
         var insert = BulkInsert(
-            into: "wallets", columns: ["user_id", "currency", "balance"],
+            into: "wallets",
+            columns: ["user_id", "currency", "balance"],
             suffix: """
                 ON CONFLICT (user_id, currency) DO UPDATE SET balance = wallets.balance + excluded.balance
                 WHERE wallets.balance <= \(limit) - excluded.balance AND wallets.balance >= \(-limit) - excluded.balance
                 RETURNING user_id, balance
-                """)
+                """
+        )
         for (user, amount) in amounts.sorted(by: { $0.user < $1.user }) { insert.values([user.rawValue, currency, amount]) }
         var balances: [UserID: Int64] = [:]
         for row in try await insert.all(on: db) {

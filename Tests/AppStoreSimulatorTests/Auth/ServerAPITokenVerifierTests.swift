@@ -27,7 +27,10 @@ import Testing
         at date: Date = now
     ) throws -> String {
         try AppStoreAPITokenGenerator(
-            privateKey: key ?? self.key, keyId: keyId, issuerId: issuerId, bundleId: bundleId,
+            privateKey: key ?? self.key,
+            keyId: keyId,
+            issuerId: issuerId,
+            bundleId: bundleId,
             tokenLifetimeSeconds: lifetime
         ).makeToken(now: date)
     }
@@ -35,7 +38,10 @@ import Testing
     static let header = #"{"alg":"ES256","kid":"2X9R4HXF34","typ":"JWT"}"#
 
     static func claims(
-        iss: String = issuerId, aud: String = "appstoreconnect-v1", bid: String = bundleId, iat: Int = iat,
+        iss: String = issuerId,
+        aud: String = "appstoreconnect-v1",
+        bid: String = bundleId,
+        iat: Int = iat,
         exp: Int = iat + 300
     ) -> String {
         #"{"aud":"\#(aud)","bid":"\#(bid)","exp":\#(exp),"iat":\#(iat),"iss":"\#(iss)"}"#
@@ -50,8 +56,13 @@ import Testing
         #expect(
             claims
                 == ServerAPITokenClaims(
-                    keyId: Self.keyId, issuerId: Self.issuerId, bundleId: Self.bundleId, issuedAt: Self.now,
-                    expiresAt: Self.now.addingTimeInterval(TimeInterval(lifetime))))
+                    keyId: Self.keyId,
+                    issuerId: Self.issuerId,
+                    bundleId: Self.bundleId,
+                    issuedAt: Self.now,
+                    expiresAt: Self.now.addingTimeInterval(TimeInterval(lifetime))
+                )
+        )
         // Still good one second before it runs out.
         try verifier.verify(token: token, now: Self.now.addingTimeInterval(TimeInterval(lifetime - 1)))
     }
@@ -64,8 +75,10 @@ import Testing
     @Test func severalKeysEachVerifyTheirOwnTokens() throws {
         let second = P256.Signing.PrivateKey()
         let verifier = ServerAPITokenVerifier(
-            publicKeys: [Self.keyId: key.publicKey, "SECONDKEY1": second.publicKey], issuerId: Self.issuerId,
-            bundleId: Self.bundleId)
+            publicKeys: [Self.keyId: key.publicKey, "SECONDKEY1": second.publicKey],
+            issuerId: Self.issuerId,
+            bundleId: Self.bundleId
+        )
         #expect(try verifier.verify(token: token(), now: Self.now).keyId == Self.keyId)
         #expect(try verifier.verify(token: token(key: second, keyId: "SECONDKEY1"), now: Self.now).keyId == "SECONDKEY1")
         // A key's token does not pass under the other key's id.
@@ -158,7 +171,8 @@ import Testing
     }
 
     @Test func mistypedOrMissingClaimsAreRefused() throws {
-        let iatAsText = #"{"aud":"appstoreconnect-v1","bid":"\#(Self.bundleId)","exp":\#(Self.iat + 300),"iat":"\#(Self.iat)","iss":"\#(Self.issuerId)"}"#
+        let iatAsText =
+            #"{"aud":"appstoreconnect-v1","bid":"\#(Self.bundleId)","exp":\#(Self.iat + 300),"iat":"\#(Self.iat)","iss":"\#(Self.issuerId)"}"#
         #expect(throws: ServerAPITokenFailure.malformed("claim iat has the wrong type")) {
             try verifier.verify(token: JWTForge.es256(header: Self.header, claims: iatAsText, key: key), now: Self.now)
         }
@@ -187,8 +201,10 @@ import Testing
     @Test func hs256IsRefused() throws {
         // Algorithm confusion: HMAC keyed with the public key's bytes.
         let token = JWTForge.hs256(
-            header: #"{"alg":"HS256","kid":"2X9R4HXF34","typ":"JWT"}"#, claims: Self.claims(),
-            secret: key.publicKey.x963Representation)
+            header: #"{"alg":"HS256","kid":"2X9R4HXF34","typ":"JWT"}"#,
+            claims: Self.claims(),
+            secret: key.publicKey.x963Representation
+        )
         #expect(throws: ServerAPITokenFailure.unsupportedAlgorithm("HS256")) {
             try verifier.verify(token: token, now: Self.now)
         }
@@ -207,7 +223,10 @@ import Testing
 
     @Test func wrongTypIsRefused() throws {
         let jose = try JWTForge.es256(
-            header: #"{"alg":"ES256","kid":"2X9R4HXF34","typ":"JOSE"}"#, claims: Self.claims(), key: key)
+            header: #"{"alg":"ES256","kid":"2X9R4HXF34","typ":"JOSE"}"#,
+            claims: Self.claims(),
+            key: key
+        )
         #expect(throws: ServerAPITokenFailure.wrongType("JOSE")) { try verifier.verify(token: jose, now: Self.now) }
         let none = try JWTForge.es256(header: #"{"alg":"ES256","kid":"2X9R4HXF34"}"#, claims: Self.claims(), key: key)
         #expect(throws: ServerAPITokenFailure.wrongType(nil)) { try verifier.verify(token: none, now: Self.now) }
@@ -219,7 +238,8 @@ import Testing
         let token = try token(bundleId: "com.example.other")
         let tampered = JWTForge.replacingPayload(
             of: token,
-            with: JWTForge.payload(of: token).replacingOccurrences(of: "com.example.other", with: Self.bundleId))
+            with: JWTForge.payload(of: token).replacingOccurrences(of: "com.example.other", with: Self.bundleId)
+        )
         #expect(throws: ServerAPITokenFailure.invalidSignature) { try verifier.verify(token: tampered, now: Self.now) }
     }
 

@@ -3,9 +3,9 @@ import AppStoreWire
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import HummingbirdTesting
 import NIOCore
 import StorekeeperTestSupport
-import HummingbirdTesting
 import Synchronization
 import Testing
 
@@ -38,7 +38,8 @@ import Testing
     }
 
     func withTarget(
-        format: NotificationDeliveryService.Format = .v2, timeout: TimeAmount = .seconds(5),
+        format: NotificationDeliveryService.Format = .v2,
+        timeout: TimeAmount = .seconds(5),
         _ body: @Sendable @escaping (Target, NotificationDeliveryService, H) async throws -> Void
     ) async throws {
         let target = Target()
@@ -47,8 +48,12 @@ import Testing
         try await target.application().test(.live) { client in
             let port = try #require(client.port)
             let service = NotificationDeliveryService(
-                store: h.store, url: "http://127.0.0.1:\(port)/apple", httpClient: HTTPClient.shared, format: format,
-                timeout: timeout)
+                store: h.store,
+                url: "http://127.0.0.1:\(port)/apple",
+                httpClient: HTTPClient.shared,
+                format: format,
+                timeout: timeout
+            )
             try await body(target, service, h)
         }
     }
@@ -87,9 +92,12 @@ import Testing
             #expect(attempts.map(\.sendAttemptResult) == [.unsuccessfulHTTPResponseCode, .unsuccessfulHTTPResponseCode, .success])
             let start = await h.store.currentDate - 30 * H.day
             let history = try await h.store.notificationHistory(
-                .init(startDate: start, endDate: await h.store.currentDate + 1))
+                .init(startDate: start, endDate: await h.store.currentDate + 1)
+            )
             #expect(history.first?.sendAttempts?.count == 3)
-            #expect(try await h.store.notificationHistory(.init(startDate: start, endDate: await h.store.currentDate + 1, onlyFailures: true)).isEmpty)
+            #expect(
+                try await h.store.notificationHistory(.init(startDate: start, endDate: await h.store.currentDate + 1, onlyFailures: true)).isEmpty
+            )
         }
     }
 
@@ -166,7 +174,11 @@ import Testing
         await h.store.setDeliversNotifications(true)
         let closed = try ReservedClosedPort()
         let service = NotificationDeliveryService(
-            store: h.store, url: "http://127.0.0.1:\(closed.port)/apple", httpClient: HTTPClient.shared, timeout: .seconds(2))
+            store: h.store,
+            url: "http://127.0.0.1:\(closed.port)/apple",
+            httpClient: HTTPClient.shared,
+            timeout: .seconds(2)
+        )
         let account = try await h.store.createAccount()
         _ = try await h.store.purchase(productId: "com.example.storekeeper.coins.60", account: account.id)
         #expect(await service.deliverDue() == 1)

@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import AsyncHTTPClient
 import Crypto
@@ -21,7 +22,8 @@ import Testing
     }
 
     func withSimulator(
-        sharedSecret: String? = nil, _ body: @Sendable @escaping (Fixture, Int) async throws -> Void
+        sharedSecret: String? = nil,
+        _ body: @Sendable @escaping (Fixture, Int) async throws -> Void
     ) async throws {
         let catalog = try SimulatorCatalog.load(from: H.catalogURL)
         let chain = try AppStoreSigningChain.generate(.init(name: "Apple Endpoints"))
@@ -30,26 +32,44 @@ import Testing
         let faults = AppleEndpointFaults()
         let receiptIdentity = try ReceiptSigningIdentity.generate()
         let apple = SimulatorServer.AppleSide(
-            apiKeys: ["KEY1": apiKey.publicKey], issuerId: Self.issuerId, receiptIdentity: receiptIdentity,
-            sharedSecret: sharedSecret, faults: faults)
+            apiKeys: ["KEY1": apiKey.publicKey],
+            issuerId: Self.issuerId,
+            receiptIdentity: receiptIdentity,
+            sharedSecret: sharedSecret,
+            faults: faults
+        )
         let app = await SimulatorServer.buildApplication(store: store, rootPEM: try chain.rootPEM(), apple: apple, port: 0)
         let verifier = try SignedDataVerifier(
             configuration: .init(
-                bundleId: catalog.bundleId, environments: [.sandbox], roots: try TrustedRoots.only([chain.root]),
-                deployment: .development))
+                bundleId: catalog.bundleId,
+                environments: [.sandbox],
+                roots: try TrustedRoots.only([chain.root]),
+                deployment: .development
+            )
+        )
         let fixture = Fixture(store: store, verifier: verifier, apiKey: apiKey, faults: faults, receiptIdentity: receiptIdentity)
         try await app.test(.live) { client in try await body(fixture, try #require(client.port)) }
     }
 
-    func apiClient(_ fixture: Fixture, port: Int, key: P256.Signing.PrivateKey? = nil, bundleId: String = "com.example.storekeeper")
+    func apiClient(
+        _ fixture: Fixture,
+        port: Int,
+        key: P256.Signing.PrivateKey? = nil,
+        bundleId: String = "com.example.storekeeper"
+    )
         throws -> AppStoreServerAPIClient
     {
         AppStoreServerAPIClient(
             httpClient: HTTPClient.shared,
             tokenGenerator: try AppStoreAPITokenGenerator(
-                privateKey: key ?? fixture.apiKey, keyId: "KEY1", issuerId: Self.issuerId, bundleId: bundleId),
+                privateKey: key ?? fixture.apiKey,
+                keyId: "KEY1",
+                issuerId: Self.issuerId,
+                bundleId: bundleId
+            ),
             baseURL: AppStoreServerAPIBaseURL(url: URL(string: "http://127.0.0.1:\(port)")!, environment: .sandbox),
-            retryPolicy: AppStoreServerAPIRetryPolicy(maxAttempts: 3, initialDelay: .milliseconds(10), maxDelay: .seconds(3), jitter: false))
+            retryPolicy: AppStoreServerAPIRetryPolicy(maxAttempts: 3, initialDelay: .milliseconds(10), maxDelay: .seconds(3), jitter: false)
+        )
     }
 
     // MARK: Tests
@@ -93,7 +113,14 @@ import Testing
 
             try await client.sendConsumptionInformation(
                 transactionId: ids[2],
-                request: ConsumptionRequest(customerConsented: true, sampleContentProvided: false, deliveryStatus: .delivered, consumptionPercentage: 100_000, refundPreference: .decline))
+                request: ConsumptionRequest(
+                    customerConsented: true,
+                    sampleContentProvided: false,
+                    deliveryStatus: .delivered,
+                    consumptionPercentage: 100_000,
+                    refundPreference: .decline
+                )
+            )
             #expect(await f.store.consumptionInformation(transactionId: ids[2])?.refundPreference == .decline)
 
             // Apple sends a TEST only to an app with a notification URL, as a delivery service configures.
@@ -104,13 +131,15 @@ import Testing
 
             let now = await f.store.currentDate
             let history = try await client.getAllNotificationHistory(
-                request: NotificationHistoryRequest(startDate: now - 86_400, endDate: now + 1))
+                request: NotificationHistoryRequest(startDate: now - 86_400, endDate: now + 1)
+            )
             #expect(history.count == (await f.store.sentNotifications()).count)
 
             try await f.store.advance(by: 30 * H.day)  // a paid period, so it is extendable
             let extended = try await client.extendSubscriptionRenewalDate(
                 originalTransactionId: original,
-                request: ExtendRenewalDateRequest(extendByDays: 5, extendReasonCode: .customerSatisfaction, requestIdentifier: "x1"))
+                request: ExtendRenewalDateRequest(extendByDays: 5, extendReasonCode: .customerSatisfaction, requestIdentifier: "x1")
+            )
             #expect(extended.success == true)
 
             let app = try await client.getAppTransactionInfo(transactionId: ids[0])
@@ -168,12 +197,15 @@ import Testing
             _ = try await f.store.purchase(productId: H.monthly, account: account.id)
             try await f.store.advance(by: 8 * H.day)
             let receipt = try await HTTPClient.shared.execute(
-                HTTPClientRequest(url: "http://127.0.0.1:\(port)/device/accounts/\(account.id)/receipt"), timeout: .seconds(5))
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)/device/accounts/\(account.id)/receipt"),
+                timeout: .seconds(5)
+            )
             let object = try JSONSerialization.jsonObject(with: Data((try await receipt.body.collect(upTo: 1 << 20)).readableBytesView))
             let receiptData = try #require((object as? [String: String])?["receiptData"])
             // The receipt is real PKCS#7 signed by the simulator's receipt chain.
             let parsed = try await AppReceiptSignatureVerifier(
-                trustedRoots: [f.receiptIdentity.root], bundleId: "com.example.storekeeper"
+                trustedRoots: [f.receiptIdentity.root],
+                bundleId: "com.example.storekeeper"
             ).verify(base64Encoded: receiptData)
             #expect(parsed.inAppPurchases.count == 2)
 
@@ -181,8 +213,12 @@ import Testing
                 ReceiptVerificationClient(
                     httpClient: HTTPClient.shared,
                     configuration: .init(
-                        bundleId: "com.example.storekeeper", productionURL: URL(string: "http://127.0.0.1:\(port)/verifyReceipt")!,
-                        sandboxURL: URL(string: "http://127.0.0.1:\(port)/sandbox/verifyReceipt")!, sharedSecret: secret))
+                        bundleId: "com.example.storekeeper",
+                        productionURL: URL(string: "http://127.0.0.1:\(port)/verifyReceipt")!,
+                        sandboxURL: URL(string: "http://127.0.0.1:\(port)/sandbox/verifyReceipt")!,
+                        sharedSecret: secret
+                    )
+                )
             }
             // Production first, 21007, then sandbox: valid.
             guard case .valid(let response) = await verifier(secret: "s3cret").verify(receiptData: receiptData) else {

@@ -20,14 +20,20 @@ import Testing
 
     func application(store: SimulatedAppStore) async throws -> some ApplicationProtocol {
         let apple = SimulatorServer.AppleSide(
-            apiKeys: ["KEY1": apiKey.publicKey], issuerId: Self.issuerId, receiptIdentity: try ReceiptFixtures.identity())
+            apiKeys: ["KEY1": apiKey.publicKey],
+            issuerId: Self.issuerId,
+            receiptIdentity: try ReceiptFixtures.identity()
+        )
         return await SimulatorServer.buildApplication(store: store, rootPEM: try store.signingRoot.serializeAsPEM().pemString, apple: apple, port: 0)
     }
 
     var authorization: HTTPFields {
         get throws {
             let token = try AppStoreAPITokenGenerator(
-                privateKey: apiKey, keyId: "KEY1", issuerId: Self.issuerId, bundleId: "com.example.storekeeper"
+                privateKey: apiKey,
+                keyId: "KEY1",
+                issuerId: Self.issuerId,
+                bundleId: "com.example.storekeeper"
             ).makeToken(now: Date())
             return [.authorization: "Bearer \(token)", .contentType: "application/json"]
         }
@@ -85,7 +91,10 @@ import Testing
         let id = try await h.store.purchase(productId: Self.coins, account: account.id).transaction.transactionId!
         try await application(store: h.store).test(.router) { client in
             let forged = try AppStoreAPITokenGenerator(
-                privateKey: P256.Signing.PrivateKey(), keyId: "KEY1", issuerId: Self.issuerId, bundleId: "com.example.storekeeper"
+                privateKey: P256.Signing.PrivateKey(),
+                keyId: "KEY1",
+                issuerId: Self.issuerId,
+                bundleId: "com.example.storekeeper"
             ).makeToken(now: Date())
             for headers: HTTPFields in [[:], [.authorization: "Bearer \(forged)"], [.authorization: "Bearer not.a.jwt"]] {
                 try await client.execute(uri: "/inApps/v1/transactions/\(id)", method: .get, headers: headers) {
@@ -114,7 +123,9 @@ import Testing
                 return try object($0)["testNotificationToken"] as? String
             }
             try await client.execute(
-                uri: "/inApps/v1/notifications/test/\(try #require(token))", method: .get, headers: try authorization
+                uri: "/inApps/v1/notifications/test/\(try #require(token))",
+                method: .get,
+                headers: try authorization
             ) { #expect($0.status == .ok) }
         }
         #expect(await h.store.sentNotifications().map(\.type) == [.test])
@@ -125,21 +136,31 @@ import Testing
         let account = try await h.store.createAccount()
         let first = try await h.store.purchase(productId: Self.coins, account: account.id).transaction.transactionId!
         let second = try await h.store.purchase(productId: Self.coins, account: account.id).transaction.transactionId!
-        let v2 = #"{"customerConsented":true,"sampleContentProvided":false,"deliveryStatus":"DELIVERED","consumptionPercentage":25000,"refundPreference":"GRANT_PRORATED"}"#
-        let v1 = #"{"customerConsented":true,"consumptionStatus":2,"platform":1,"sampleContentProvided":true,"deliveryStatus":0,"appAccountToken":"","accountTenure":3,"playTime":2,"lifetimeDollarsPurchased":2,"lifetimeDollarsRefunded":1,"userStatus":1,"refundPreference":3}"#
+        let v2 =
+            #"{"customerConsented":true,"sampleContentProvided":false,"deliveryStatus":"DELIVERED","consumptionPercentage":25000,"refundPreference":"GRANT_PRORATED"}"#
+        let v1 =
+            #"{"customerConsented":true,"consumptionStatus":2,"platform":1,"sampleContentProvided":true,"deliveryStatus":0,"appAccountToken":"","accountTenure":3,"playTime":2,"lifetimeDollarsPurchased":2,"lifetimeDollarsRefunded":1,"userStatus":1,"refundPreference":3}"#
         try await application(store: h.store).test(.router) { client in
             try await client.execute(uri: "/control/consumption", method: .get) {
                 #expect(String(buffer: $0.body) == "[]")
             }
             try await client.execute(
-                uri: "/inApps/v2/transactions/consumption/\(first)", method: .put, headers: try authorization, body: ByteBuffer(string: v2)
+                uri: "/inApps/v2/transactions/consumption/\(first)",
+                method: .put,
+                headers: try authorization,
+                body: ByteBuffer(string: v2)
             ) { #expect($0.status == .accepted) }
             try await client.execute(
-                uri: "/inApps/v1/transactions/consumption/\(second)", method: .put, headers: try authorization, body: ByteBuffer(string: v1)
+                uri: "/inApps/v1/transactions/consumption/\(second)",
+                method: .put,
+                headers: try authorization,
+                body: ByteBuffer(string: v1)
             ) { #expect($0.status == .accepted) }
             // A refused answer (no consent) is not one Apple received.
             try await client.execute(
-                uri: "/inApps/v2/transactions/consumption/\(first)", method: .put, headers: try authorization,
+                uri: "/inApps/v2/transactions/consumption/\(first)",
+                method: .put,
+                headers: try authorization,
                 body: ByteBuffer(string: v2.replacingOccurrences(of: "\"customerConsented\":true", with: "\"customerConsented\":false"))
             ) { #expect($0.status == .badRequest) }
 

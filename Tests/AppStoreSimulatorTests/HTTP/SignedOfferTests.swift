@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import AsyncHTTPClient
 import Crypto
@@ -20,7 +21,10 @@ import Testing
         let store = try SimulatedAppStore(catalog: catalog, signingChain: chain, seed: 4)
         let key = P256.Signing.PrivateKey()
         let apple = SimulatorServer.AppleSide(
-            apiKeys: ["OFFERKEY": key.publicKey], issuerId: Self.issuerId, receiptIdentity: try ReceiptSigningIdentity.generate())
+            apiKeys: ["OFFERKEY": key.publicKey],
+            issuerId: Self.issuerId,
+            receiptIdentity: try ReceiptSigningIdentity.generate()
+        )
         let app = await SimulatorServer.buildApplication(store: store, rootPEM: try chain.rootPEM(), apple: apple, port: 0)
         try await app.test(.router) { client in try await body(client, key) }
     }
@@ -67,10 +71,15 @@ import Testing
             #expect(replayed == .forbidden)
             #expect(error["error"] as? String == "invalid_offer_signature")
             // Signed by another key.
-            let forger = PromotionalOfferV1Signer(privateKey: P256.Signing.PrivateKey(), keyIdentifier: "OFFERKEY", bundleId: "com.example.storekeeper")
+            let forger = PromotionalOfferV1Signer(
+                privateKey: P256.Signing.PrivateKey(),
+                keyIdentifier: "OFFERKEY",
+                bundleId: "com.example.storekeeper"
+            )
             let forged = try forger.sign(productId: H.monthly, offerId: "winback-50")
             let (refused, _) = try await post(
-                client, "/device/purchases",
+                client,
+                "/device/purchases",
                 [
                     "account": account, "productId": H.monthly,
                     "offer": [
@@ -80,11 +89,15 @@ import Testing
                             "timestamp": forged.timestamp, "signature": forged.signature,
                         ],
                     ],
-                ])
+                ]
+            )
             #expect(refused == .forbidden)
             // Unsigned.
             let (unsigned, _) = try await post(
-                client, "/device/purchases", ["account": account, "productId": H.monthly, "offer": ["type": "promotional", "id": "winback-50"]])
+                client,
+                "/device/purchases",
+                ["account": account, "productId": H.monthly, "offer": ["type": "promotional", "id": "winback-50"]]
+            )
             #expect(unsigned == .badRequest)
         }
     }
@@ -92,16 +105,25 @@ import Testing
     @Test func v2JWSAndEligibilityOverride() async throws {
         try await withApp { client, key in
             let account = try await lapsedSubscriber(client)
-            let signer = AppStoreRequestSigner(privateKey: key, keyIdentifier: "OFFERKEY", issuerId: Self.issuerId, bundleId: "com.example.storekeeper")
+            let signer = AppStoreRequestSigner(
+                privateKey: key,
+                keyIdentifier: "OFFERKEY",
+                issuerId: Self.issuerId,
+                bundleId: "com.example.storekeeper"
+            )
             let jws = try signer.promotionalOfferV2(productId: H.monthly, offerIdentifier: "winback-50")
             let (status, _) = try await post(
-                client, "/device/purchases",
-                ["account": account, "productId": H.monthly, "offer": ["type": "promotional", "id": "winback-50", "jws": jws]])
+                client,
+                "/device/purchases",
+                ["account": account, "productId": H.monthly, "offer": ["type": "promotional", "id": "winback-50", "jws": jws]]
+            )
             #expect(status == .created)
             let wrongOffer = try signer.promotionalOfferV2(productId: H.monthly, offerIdentifier: "other")
             let (refused, _) = try await post(
-                client, "/device/purchases",
-                ["account": account, "productId": H.monthly, "offer": ["type": "promotional", "id": "winback-50", "jws": wrongOffer]])
+                client,
+                "/device/purchases",
+                ["account": account, "productId": H.monthly, "offer": ["type": "promotional", "id": "winback-50", "jws": wrongOffer]]
+            )
             #expect(refused == .forbidden)
 
             // A new customer whom the developer declares ineligible gets no free trial.
@@ -112,11 +134,15 @@ import Testing
                 ($0.status, (try? JSONSerialization.jsonObject(with: Data($0.body.readableBytesView)) as? [String: Any]) ?? [:])
             }
             let anyTransaction = try #require((listing["signedTransactions"] as? [String])?.first)
-            let ownedId = try #require(try SignedDataVerifier.decodeUnverified(anyTransaction, as: JWSTransactionDecodedPayload.self).payload.transactionId)
+            let ownedId = try #require(
+                try SignedDataVerifier.decodeUnverified(anyTransaction, as: JWSTransactionDecodedPayload.self).payload.transactionId
+            )
             let decision = try signer.introductoryOfferEligibility(productId: H.monthly, allowIntroductoryOffer: false, transactionId: ownedId)
             let (bought, body) = try await post(
-                client, "/device/purchases",
-                ["account": newcomerId, "productId": H.monthly, "introductoryOfferEligibility": decision])
+                client,
+                "/device/purchases",
+                ["account": newcomerId, "productId": H.monthly, "introductoryOfferEligibility": decision]
+            )
             #expect(bought == .created)
             #expect((body["transaction"] as? [String: Any])?["offerType"] == nil)
             #expect((body["transaction"] as? [String: Any])?["price"] as? Int == 9990)

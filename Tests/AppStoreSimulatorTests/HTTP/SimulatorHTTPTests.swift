@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 import Hummingbird
@@ -36,15 +37,20 @@ import X509
             let pem = try await client.execute(uri: "/control/root.pem", method: .get) { String(buffer: $0.body) }
             let verifier = try SignedDataVerifier(
                 configuration: .init(
-                    bundleId: "com.example.storekeeper", environments: [.sandbox],
-                    roots: try TrustedRoots.only([try Certificate(pemEncoded: pem)]), deployment: .development))
+                    bundleId: "com.example.storekeeper",
+                    environments: [.sandbox],
+                    roots: try TrustedRoots.only([try Certificate(pemEncoded: pem)]),
+                    deployment: .development
+                )
+            )
             let account = try await client.execute(uri: "/device/accounts", method: .post, body: try json([:])) { response in
                 #expect(response.status == .created)
                 return try object(response)["id"] as? String
             }
             let token = UUID()
             let purchase = try await client.execute(
-                uri: "/device/purchases", method: .post,
+                uri: "/device/purchases",
+                method: .post,
                 body: try json([
                     "account": try #require(account), "productId": H.monthly, "appAccountToken": token.uuidString,
                 ])
@@ -79,7 +85,8 @@ import X509
         let (app, _) = try await application()
         try await app.test(.router) { client in
             try await client.execute(
-                uri: "/device/purchases", method: .post,
+                uri: "/device/purchases",
+                method: .post,
                 body: try json(["account": "nobody@example.com", "productId": H.monthly])
             ) { response in
                 #expect(response.status == .notFound)
@@ -99,11 +106,13 @@ import X509
                 try object($0)["id"] as? String
             }
             try await client.execute(
-                uri: "/device/purchases", method: .post,
+                uri: "/device/purchases",
+                method: .post,
                 body: try json(["account": try #require(account), "productId": "com.example.storekeeper.chapter.2"])
             ) { #expect($0.status == .created) }
             try await client.execute(
-                uri: "/device/purchases", method: .post,
+                uri: "/device/purchases",
+                method: .post,
                 body: try json(["account": try #require(account), "productId": "com.example.storekeeper.chapter.2"])
             ) {
                 #expect($0.status == .conflict)
@@ -117,12 +126,15 @@ import X509
         let (app, store) = try await application()
         try await app.test(.router) { client in
             let account = try #require(
-                try await client.execute(uri: "/device/accounts", method: .post, body: try json([:])) { try object($0)["id"] as? String })
+                try await client.execute(uri: "/device/accounts", method: .post, body: try json([:])) { try object($0)["id"] as? String }
+            )
             #expect(account.contains("@"))
             let encoded = try #require(account.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
             #expect(encoded.contains("%40"))
             try await client.execute(
-                uri: "/device/purchases", method: .post, body: try json(["account": account, "productId": H.monthly])
+                uri: "/device/purchases",
+                method: .post,
+                body: try json(["account": account, "productId": H.monthly])
             ) { #expect($0.status == .created) }
             try await client.execute(uri: "/device/accounts/\(encoded)/transactions", method: .get) { response in
                 #expect(response.status == .ok)
@@ -148,12 +160,15 @@ import X509
                 try object($0)["id"] as? String
             }
             let purchase = try await client.execute(
-                uri: "/device/purchases", method: .post,
+                uri: "/device/purchases",
+                method: .post,
                 body: try json(["account": try #require(account), "productId": "com.example.storekeeper.coins.60"])
             ) { try object($0) }
             let id = try #require((purchase["transaction"] as? [String: Any])?["transactionId"] as? String)
             try await client.execute(
-                uri: "/device/transactions/\(id)/refund-request", method: .post, body: try json(["reason": "LEGAL"])
+                uri: "/device/transactions/\(id)/refund-request",
+                method: .post,
+                body: try json(["reason": "LEGAL"])
             ) { #expect($0.status == .accepted) }
             try await client.execute(uri: "/control/refunds/\(id)/decide", method: .post, body: try json(["approve": true])) {
                 #expect($0.status == .noContent)

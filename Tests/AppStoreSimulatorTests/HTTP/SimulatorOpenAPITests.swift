@@ -22,8 +22,10 @@ import Testing
     func setup() async throws -> Setup {
         let h = try await H()
         let apple = SimulatorServer.AppleSide(
-            apiKeys: ["KEY1": P256.Signing.PrivateKey().publicKey], issuerId: "issuer",
-            receiptIdentity: try ReceiptFixtures.identity())
+            apiKeys: ["KEY1": P256.Signing.PrivateKey().publicKey],
+            issuerId: "issuer",
+            receiptIdentity: try ReceiptFixtures.identity()
+        )
         return Setup(store: h.store, rootPEM: try await h.store.signingRoot.serializeAsPEM().pemString, apple: apple)
     }
 
@@ -120,7 +122,10 @@ import Testing
         var section: String?
         var inComponents = false
         for line in lines {
-            if line == "components:" { inComponents = true; continue }
+            if line == "components:" {
+                inComponents = true
+                continue
+            }
             guard inComponents else { continue }
             if line.hasPrefix("  "), !line.hasPrefix("   "), line.hasSuffix(":") { section = String(line.dropFirst(2).dropLast()) }
             if line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":"), let section {

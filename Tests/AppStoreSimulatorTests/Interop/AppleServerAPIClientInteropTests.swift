@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import Crypto
 import Foundation
@@ -18,13 +19,16 @@ import Testing
     @Test(
         .enabled(
             if: ApplePython.shouldRun,
-            "Apple's app-store-server-library is not installed (pip install app-store-server-library); CI sets STOREKEEPER_REQUIRE_APPLE_PYTHON=1"),
+            "Apple's app-store-server-library is not installed (pip install app-store-server-library); CI sets STOREKEEPER_REQUIRE_APPLE_PYTHON=1"
+        ),
         .timeLimit(.minutes(5)),
-        arguments: [AppStoreEnvironment.sandbox, .production])
+        arguments: [AppStoreEnvironment.sandbox, .production]
+    )
     func applesPythonClientDrivesEveryEndpoint(environment: AppStoreEnvironment) async throws {
         try #require(
             ApplePython.available,
-            "STOREKEEPER_REQUIRE_APPLE_PYTHON=1 but `python3 -c 'import appstoreserverlibrary'` fails: pip install app-store-server-library")
+            "STOREKEEPER_REQUIRE_APPLE_PYTHON=1 but `python3 -c 'import appstoreserverlibrary'` fails: pip install app-store-server-library"
+        )
         let catalog = try SimulatorCatalog.load(from: H.catalogURL)
         // The chain the simulator stores for itself, OCSP responder address included, as Apple's library sees it.
         let chain = try SimulatorSigningChain.generate(name: "Interop")
@@ -38,7 +42,8 @@ import Testing
         try await store.requestRefund(transactionId: refunded)
         try await store.decideRefund(transactionId: refunded, approve: true)
         let subscription = try #require(
-            try await store.purchase(productId: H.monthly, account: account.id).transaction.originalTransactionId)
+            try await store.purchase(productId: H.monthly, account: account.id).transaction.originalTransactionId
+        )
         try await store.advance(by: 10 * H.day)
         let order = try #require(await store.orderId(ofTransaction: consumable))
         // The app has a notification URL (a delivery service would set this), so a test notification is sent.
@@ -51,7 +56,10 @@ import Testing
         try (apiKey.pemRepresentation + "\n").write(to: keyFile, atomically: true, encoding: .utf8)
 
         let apple = SimulatorServer.AppleSide(
-            apiKeys: [Self.keyId: apiKey.publicKey], issuerId: Self.issuerId, receiptIdentity: try ReceiptFixtures.identity())
+            apiKeys: [Self.keyId: apiKey.publicKey],
+            issuerId: Self.issuerId,
+            receiptIdentity: try ReceiptFixtures.identity()
+        )
         let app = await SimulatorServer.buildApplication(store: store, rootPEM: try chain.rootPEM(), apple: apple, port: 0)
         try await app.test(.live) { client in
             let port = try #require(client.port)
@@ -62,7 +70,8 @@ import Testing
                     "--issuer-id", Self.issuerId, "--bundle-id", catalog.bundleId, "--app-apple-id", String(catalog.appAppleId),
                     "--environment", environment == .production ? "production" : "sandbox",
                     "--consumable", consumable, "--refunded", refunded, "--subscription", subscription, "--order-id", order,
-                ])
+                ]
+            )
             #expect(outcome.status == 0, "\(outcome.output)")
             #expect(outcome.output.contains("apple_server_api_client: OK"), "\(outcome.output)")
         }

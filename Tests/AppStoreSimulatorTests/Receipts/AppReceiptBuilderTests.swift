@@ -65,8 +65,13 @@ import X509
 
     @Test func datesAreTruncatedToWholeSeconds() throws {
         let transaction = JWSTransactionDecodedPayload(
-            transactionId: "9", originalTransactionId: "9", productId: "p",
-            purchaseDate: Date(timeIntervalSince1970: 1_767_225_600.999), quantity: 1, type: .consumable)
+            transactionId: "9",
+            originalTransactionId: "9",
+            productId: "p",
+            purchaseDate: Date(timeIntervalSince1970: 1_767_225_600.999),
+            quantity: 1,
+            type: .consumable
+        )
         let signed = try F.builder(identity: try F.identity(), creationDate: F.now.addingTimeInterval(0.5))
             .build(transactions: [transaction])
         let parsed = try AppReceiptParser().parse(signed.der)
@@ -113,7 +118,8 @@ import X509
         // Flip one byte of the bundle id inside the content; the DER stays well-formed.
         let needle = Array(F.bundleId.utf8)
         let start = try #require(
-            (0...(der.count - needle.count)).first { Array(der[$0..<($0 + needle.count)]) == needle })
+            (0...(der.count - needle.count)).first { Array(der[$0..<($0 + needle.count)]) == needle }
+        )
         der[start] ^= 0x01
         let verifier = AppReceiptSignatureVerifier(trustedRoots: [identity.root])
         let tampered = der
@@ -166,7 +172,8 @@ import X509
         later.creationDate = F.now.addingTimeInterval(1)
         #expect(
             try AppReceiptParser().parse(later.build(transactions: []).der).opaqueValue
-                != AppReceiptParser().parse(builder.build(transactions: []).der).opaqueValue)
+                != AppReceiptParser().parse(builder.build(transactions: []).der).opaqueValue
+        )
     }
 
     @Test func rejectsNonNumericWebOrderLineItemId() throws {

@@ -45,8 +45,11 @@ import _CryptoExtras
         }
         // Even a long chain name keeps every common name within the bound.
         let long = try ReceiptSigningIdentity.make(
-            .init(name: String(repeating: "Long Name ", count: 8)), rootKey: identity.rootKey,
-            intermediateKey: identity.intermediateKey, leafKey: identity.leafKey)
+            .init(name: String(repeating: "Long Name ", count: 8)),
+            rootKey: identity.rootKey,
+            intermediateKey: identity.intermediateKey,
+            leafKey: identity.leafKey
+        )
         for certificate in [long.root, long.intermediate, long.leaf] {
             #expect(Self.commonNames(certificate).allSatisfy { $0.count <= 64 })
         }
@@ -55,7 +58,9 @@ import _CryptoExtras
     @Test func intermediateAndLeafNameAnOCSPResponderAsApplesDo() async throws {
         let identity = try F.identity()
         let ocsp = AuthorityInformationAccess.AccessDescription(
-            method: .ocspServer, location: .uniformResourceIdentifier(SimulatorSigningChain.defaultOCSPURL))
+            method: .ocspServer,
+            location: .uniformResourceIdentifier(SimulatorSigningChain.defaultOCSPURL)
+        )
         for certificate in [identity.intermediate, identity.leaf] {
             let access = try #require(try certificate.extensions.authorityInformationAccess)
             #expect(Array(access) == [ocsp])
@@ -64,11 +69,21 @@ import _CryptoExtras
         #expect(try identity.root.extensions.authorityInformationAccess == nil)
         // The address is configurable, and can be left out.
         let custom = try ReceiptSigningIdentity.make(
-            .init(ocspURL: "http://simulator.test/ocsp"), rootKey: identity.rootKey, intermediateKey: identity.intermediateKey,
-            leafKey: identity.leafKey)
-        #expect(try custom.leaf.extensions.authorityInformationAccess.map(Array.init)?.first?.location == .uniformResourceIdentifier("http://simulator.test/ocsp"))
+            .init(ocspURL: "http://simulator.test/ocsp"),
+            rootKey: identity.rootKey,
+            intermediateKey: identity.intermediateKey,
+            leafKey: identity.leafKey
+        )
+        #expect(
+            try custom.leaf.extensions.authorityInformationAccess.map(Array.init)?.first?.location
+                == .uniformResourceIdentifier("http://simulator.test/ocsp")
+        )
         let bare = try ReceiptSigningIdentity.make(
-            .init(ocspURL: nil), rootKey: identity.rootKey, intermediateKey: identity.intermediateKey, leafKey: identity.leafKey)
+            .init(ocspURL: nil),
+            rootKey: identity.rootKey,
+            intermediateKey: identity.intermediateKey,
+            leafKey: identity.leafKey
+        )
         #expect(try bare.leaf.extensions.authorityInformationAccess == nil)
         // Receipts signed by the chain still verify.
         let receipt = try F.builder(identity: identity).build(transactions: F.transactions())
@@ -82,7 +97,8 @@ import _CryptoExtras
         let rebuilt = try ReceiptSigningIdentity(
             rootKeyPEM: try #require(files[ReceiptSigningIdentity.rootKeyFile]),
             intermediateKeyPEM: try #require(files[ReceiptSigningIdentity.intermediateKeyFile]),
-            leafKeyPEM: try #require(files[ReceiptSigningIdentity.leafKeyFile]))
+            leafKeyPEM: try #require(files[ReceiptSigningIdentity.leafKeyFile])
+        )
         #expect(rebuilt.root == identity.root)
         #expect(rebuilt.intermediate == identity.intermediate)
         #expect(rebuilt.leaf == identity.leaf)
@@ -99,7 +115,8 @@ import _CryptoExtras
         let expectedNames = try created.pemFiles().keys.sorted()
         #expect(names == expectedNames)
         let keyAttributes = try FileManager.default.attributesOfItem(
-            atPath: directory.appendingPathComponent(ReceiptSigningIdentity.leafKeyFile).path)
+            atPath: directory.appendingPathComponent(ReceiptSigningIdentity.leafKeyFile).path
+        )
         #expect((keyAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
 
         let loaded = try ReceiptSigningIdentity.loadOrGenerate(in: directory)
@@ -122,8 +139,13 @@ import _CryptoExtras
         let other = try F.otherIdentity()
         #expect(throws: ReceiptIssuanceError.self) {
             _ = try ReceiptSigningIdentity(
-                root: identity.root, intermediate: identity.intermediate, leaf: identity.leaf,
-                rootKey: identity.rootKey, intermediateKey: identity.intermediateKey, leafKey: other.leafKey)
+                root: identity.root,
+                intermediate: identity.intermediate,
+                leaf: identity.leaf,
+                rootKey: identity.rootKey,
+                intermediateKey: identity.intermediateKey,
+                leafKey: other.leafKey
+            )
         }
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("receipt-identity-\(UUID().uuidString)")

@@ -22,10 +22,16 @@ import Testing
 
     func response(excludeOld: Bool = false) throws -> VerifyReceiptResponse {
         let builder = VerifyReceiptResponseBuilder(
-            environment: .sandbox, requestDate: F.now.addingTimeInterval(0.25), excludeOldTransactions: excludeOld)
+            environment: .sandbox,
+            requestDate: F.now.addingTimeInterval(0.25),
+            excludeOldTransactions: excludeOld
+        )
         return try builder.response(
-            receipt: try sentReceipt(), transactions: F.transactions(), renewalInfos: F.renewalInfos(),
-            latestReceiptBuilder: F.builder(identity: try F.identity()))
+            receipt: try sentReceipt(),
+            transactions: F.transactions(),
+            renewalInfos: F.renewalInfos(),
+            latestReceiptBuilder: F.builder(identity: try F.identity())
+        )
     }
 
     @Test func jsonRoundTripsWithAppleStringTypes() throws {
@@ -55,9 +61,10 @@ import Testing
             for (key, value) in entry {
                 #expect(value is String, "\(key) is \(type(of: value)), not a string")
             }
-            for key in ["quantity", "transaction_id", "purchase_date", "purchase_date_ms", "purchase_date_pst",
-                "is_trial_period"]
-            {
+            for key in [
+                "quantity", "transaction_id", "purchase_date", "purchase_date_ms", "purchase_date_pst",
+                "is_trial_period",
+            ] {
                 #expect(entry[key] != nil, "\(key) missing")
             }
         }
@@ -74,7 +81,8 @@ import Testing
         let date = Date(timeIntervalSince1970: 1_375_340_400.123)
         let entry = VerifyReceiptResponseBuilder.legacyTransaction(
             JWSTransactionDecodedPayload(transactionId: "1", purchaseDate: date, type: .consumable),
-            inLatestReceiptInfo: true)
+            inLatestReceiptInfo: true
+        )
         #expect(entry.purchaseDate == "2013-08-01 07:00:00 Etc/GMT")
         #expect(entry.rawPurchaseDateMs == "1375340400123")
         #expect(entry.purchaseDatePst == "2013-08-01 00:00:00 America/Los_Angeles")
@@ -178,9 +186,14 @@ import Testing
     @Test func noSubscriptionFieldsWithoutSubscriptions() throws {
         let oneTime = F.transactions().filter { $0.type != .autoRenewable && $0.type != .nonRenewing }
         let receipt = try AppReceiptParser().parse(
-            try F.builder(identity: try F.identity()).build(transactions: oneTime).der)
+            try F.builder(identity: try F.identity()).build(transactions: oneTime).der
+        )
         let response = VerifyReceiptResponseBuilder(environment: .production, requestDate: F.now).response(
-            receipt: receipt, transactions: oneTime, renewalInfos: [], latestReceipt: "unused")
+            receipt: receipt,
+            transactions: oneTime,
+            renewalInfos: [],
+            latestReceipt: "unused"
+        )
         #expect(response.status == .valid)
         #expect(response.environment == .production)
         #expect(response.receipt?.inApp?.count == 2)

@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 import Testing
@@ -20,8 +21,13 @@ struct SimulatorHarness {
         store = try SimulatedAppStore(catalog: catalog, signingChain: chain, seed: seed)
         verifier = try SignedDataVerifier(
             configuration: .init(
-                bundleId: catalog.bundleId, appAppleId: catalog.appAppleId, environments: [.sandbox],
-                roots: try TrustedRoots.only([chain.root]), deployment: .development))
+                bundleId: catalog.bundleId,
+                appAppleId: catalog.appAppleId,
+                environments: [.sandbox],
+                roots: try TrustedRoots.only([chain.root]),
+                deployment: .development
+            )
+        )
     }
 
     /// The notifications sent from `index` on, each verified (with the payloads inside) through AppStoreWire's

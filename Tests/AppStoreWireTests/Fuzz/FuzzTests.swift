@@ -80,7 +80,8 @@ import Testing
                 SigningFixtures.notification(data: [
                     "bundleId": SigningFixtures.bundleId, "environment": "Sandbox", "signedTransactionInfo": signed,
                 ])
-            ).utf8)
+            ).utf8
+        )
         var rng = Generator(state: Self.seed ^ 1)
         for index in 0..<(200_000 * Self.scale) {
             let source = index % 2 == 0 ? original : notification
@@ -114,7 +115,12 @@ import Testing
             SigningFixtures.notification(data: ["bundleId": "b", "environment": "Sandbox", "status": 1]),
         ].map { Array(try JSONSerialization.data(withJSONObject: $0, options: .sortedKeys)) }
         // Edge cases as seeds too: fractional and negative numbers, exponents, nested objects and arrays.
-        seeds.append(Array(#"{"signedDate":1697679936056.485,"quantity":-1,"price":0,"expiresDate":1.5e12,"eligibleWinBackOfferIds":["a","b"],"commitmentInfo":{"billingPeriodNumber":3}}"#.utf8))
+        seeds.append(
+            Array(
+                #"{"signedDate":1697679936056.485,"quantity":-1,"price":0,"expiresDate":1.5e12,"eligibleWinBackOfferIds":["a","b"],"commitmentInfo":{"billingPeriodNumber":3}}"#
+                    .utf8
+            )
+        )
         let jsonAlphabet = Array("{}[]\":,0123456789.eE-+truefalsnl \\u".utf8)
         var fastCount = 0
         for index in 0..<(150_000 * Self.scale) {
@@ -154,7 +160,8 @@ import Testing
 
         let legacy = Array(
             Data(#"{ "purchase-info" = "ewoJInRyYW5zYWN0aW9uLWlkIiA9ICIzMzk5MzM5OSI7Cn0="; "environment" = "Sandbox"; }"#.utf8)
-                .base64EncodedString().utf8)
+                .base64EncodedString().utf8
+        )
         for _ in 0..<(50_000 * Self.scale) {
             let mutated = String(decoding: Self.mutate(legacy, &rng), as: UTF8.self)
             _ = try? TransactionReceipt(base64Encoded: mutated)

@@ -123,7 +123,8 @@ struct LegacyModelTests {
 
     @Test func decodesTheBundleIdOfAnIOS6StyleReceipt() throws {
         let response = try decodeResponse(
-            #"{"status": 21006, "receipt": {"bid": "com.example.storekeeper", "bvrs": "1.0", "product_id": "p"}}"#)
+            #"{"status": 21006, "receipt": {"bid": "com.example.storekeeper", "bvrs": "1.0", "product_id": "p"}}"#
+        )
         #expect(response.receipt?.bid == "com.example.storekeeper")
         #expect(response.receipt?.bundleId == nil)
         let reencoded = try JSONDecoder().decode(VerifyReceiptResponse.self, from: JSONEncoder().encode(response))
@@ -137,14 +138,16 @@ struct LegacyModelTests {
             (#"{"status": 21150, "is-retryable": 1}"#, true),
             (#"{"status": 21150, "is_retryable": "false"}"#, false),
             (#"{"status": 21150}"#, nil),
-        ] as [(String, Bool?)])
+        ] as [(String, Bool?)]
+    )
     func readsBothSpellingsOfIsRetryable(json: String, expected: Bool?) throws {
         #expect(try decodeResponse(json).isRetryable == expected)
     }
 
     @Test func errorResponseWithExceptionAndNoReceipt() throws {
         let response = try decodeResponse(
-            #"{"status": 21199, "is-retryable": false, "exception": "com.apple.jingle.Boom"}"#)
+            #"{"status": 21199, "is-retryable": false, "exception": "com.apple.jingle.Boom"}"#
+        )
         #expect(response.status.rawValue == 21199)
         #expect(response.receipt == nil)
         #expect(response.exception == "com.apple.jingle.Boom")
@@ -167,7 +170,8 @@ struct LegacyModelTests {
     @Test func requestUsesHyphenatedKeysAndHidesSecrets() throws {
         let request = VerifyReceiptRequest(receiptData: "BASE64==", password: "hexsecret", excludeOldTransactions: true)
         let object = try #require(
-            try JSONSerialization.jsonObject(with: JSONEncoder().encode(request)) as? [String: Any])
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(request)) as? [String: Any]
+        )
         #expect(object["receipt-data"] as? String == "BASE64==")
         #expect(object["password"] as? String == "hexsecret")
         #expect(object["exclude-old-transactions"] as? Bool == true)
@@ -177,7 +181,8 @@ struct LegacyModelTests {
 
         let minimal =
             try JSONSerialization.jsonObject(
-                with: JSONEncoder().encode(VerifyReceiptRequest(receiptData: "abc"))) as? [String: Any]
+                with: JSONEncoder().encode(VerifyReceiptRequest(receiptData: "abc"))
+            ) as? [String: Any]
         #expect(minimal?.keys.sorted() == ["receipt-data"])
     }
 
@@ -217,7 +222,9 @@ struct LegacyModelTests {
         let body = try JSONDecoder().decode(
             ResponseBodyV1.self,
             from: Data(
-                #"{"notification_type": "BRAND_NEW_EVENT", "environment": "Sandbox", "expiration_intent": "3"}"#.utf8))
+                #"{"notification_type": "BRAND_NEW_EVENT", "environment": "Sandbox", "expiration_intent": "3"}"#.utf8
+            )
+        )
         #expect(body.notificationType?.rawValue == "BRAND_NEW_EVENT")
         #expect(body.notificationType?.isKnown == false)
         #expect(body.appStoreEnvironment == .sandbox)

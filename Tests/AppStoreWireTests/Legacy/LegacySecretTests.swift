@@ -14,7 +14,9 @@ struct LegacySecretTests {
     }
 
     private func expectHidden(
-        _ secret: String, in value: some Any, sourceLocation: SourceLocation = #_sourceLocation
+        _ secret: String,
+        in value: some Any,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
         for text in renderings(value) {
             #expect(!text.contains(secret), "\(text)", sourceLocation: sourceLocation)
@@ -23,7 +25,10 @@ struct LegacySecretTests {
 
     @Test func verifyReceiptRequestHidesPasswordAndReceipt() {
         let request = VerifyReceiptRequest(
-            receiptData: "BASE64RECEIPT==", password: "hexsecret42", excludeOldTransactions: true)
+            receiptData: "BASE64RECEIPT==",
+            password: "hexsecret42",
+            excludeOldTransactions: true
+        )
         expectHidden("hexsecret42", in: request)
         expectHidden("BASE64RECEIPT", in: request)
         // Also when nested in something else that gets dumped.
@@ -36,7 +41,9 @@ struct LegacySecretTests {
 
     @Test func configurationHidesTheSharedSecret() {
         let configuration = ReceiptVerificationConfiguration(
-            bundleId: "com.example.storekeeper", sharedSecret: "topsecret42")
+            bundleId: "com.example.storekeeper",
+            sharedSecret: "topsecret42"
+        )
         expectHidden("topsecret42", in: configuration)
         expectHidden("topsecret42", in: Optional(configuration))
         #expect(renderings(configuration).allSatisfy { $0.contains("com.example.storekeeper") })

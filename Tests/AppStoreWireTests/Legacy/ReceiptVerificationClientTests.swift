@@ -23,7 +23,8 @@ struct ReceiptVerificationClientTests {
             ReceiptVerificationConfiguration(
                 bundleId: Self.bundleId,
                 productionURL: base.appendingPathComponent("production/verifyReceipt"),
-                sandboxURL: base.appendingPathComponent("sandbox/verifyReceipt"))
+                sandboxURL: base.appendingPathComponent("sandbox/verifyReceipt")
+            )
         },
         production: @escaping @Sendable () -> LocalHTTPServer.Response,
         sandbox: @escaping @Sendable () -> LocalHTTPServer.Response = { .json(Self.validAnswer()) }
@@ -32,7 +33,9 @@ struct ReceiptVerificationClientTests {
             request.path.hasPrefix("/sandbox") ? sandbox() : production()
         }) { server, httpClient in
             let client = ReceiptVerificationClient(
-                httpClient: httpClient, configuration: configuration(server.baseURL))
+                httpClient: httpClient,
+                configuration: configuration(server.baseURL)
+            )
             let outcome = await client.verify(receiptData: receipt)
             return (outcome, server.requests)
         }
@@ -42,7 +45,8 @@ struct ReceiptVerificationClientTests {
         let (outcome, requests) = try await verify(
             production: {
                 .json(
-                    LegacySamples.verifyReceiptResponse.replacingOccurrences(of: "\"Sandbox\"", with: "\"Production\""))
+                    LegacySamples.verifyReceiptResponse.replacingOccurrences(of: "\"Sandbox\"", with: "\"Production\"")
+                )
             })
         let response = try #require(outcome.response)
         #expect(response.environment == .production)
@@ -64,9 +68,12 @@ struct ReceiptVerificationClientTests {
                     bundleId: Self.bundleId,
                     productionURL: base.appendingPathComponent("production/verifyReceipt"),
                     sandboxURL: base.appendingPathComponent("sandbox/verifyReceipt"),
-                    sharedSecret: "0123abcd", excludeOldTransactions: true)
+                    sharedSecret: "0123abcd",
+                    excludeOldTransactions: true
+                )
             },
-            production: { .json(Self.validAnswer(environment: "Production")) })
+            production: { .json(Self.validAnswer(environment: "Production")) }
+        )
         #expect(outcome.response != nil)
         let body = try #require(requests.first?.bodyJSON())
         #expect(body["password"] as? String == "0123abcd")
@@ -76,7 +83,8 @@ struct ReceiptVerificationClientTests {
     @Test func sandboxReceiptIsResentToSandbox() async throws {
         let (outcome, requests) = try await verify(
             production: { .json(#"{"status": 21007}"#) },
-            sandbox: { .json(#"{"status": 0, "receipt": {"bundle_id": "com.example.storekeeper"}}"#) })
+            sandbox: { .json(#"{"status": 0, "receipt": {"bundle_id": "com.example.storekeeper"}}"#) }
+        )
         let response = try #require(outcome.response)
         // The sandbox answer had no environment; the client fills in where it came from.
         #expect(response.environment == .sandbox)
@@ -93,10 +101,12 @@ struct ReceiptVerificationClientTests {
                     bundleId: Self.bundleId,
                     productionURL: base.appendingPathComponent("production/verifyReceipt"),
                     sandboxURL: base.appendingPathComponent("sandbox/verifyReceipt"),
-                    firstEnvironment: .sandbox)
+                    firstEnvironment: .sandbox
+                )
             },
             production: { .json(Self.validAnswer(environment: "Production")) },
-            sandbox: { .json(#"{"status": 21008}"#) })
+            sandbox: { .json(#"{"status": 21008}"#) }
+        )
         #expect(outcome.response?.environment == .production)
         #expect(requests.map(\.path) == ["/sandbox/verifyReceipt", "/production/verifyReceipt"])
     }
@@ -104,7 +114,8 @@ struct ReceiptVerificationClientTests {
     @Test func doesNotPingPongBetweenEnvironments() async throws {
         let (outcome, requests) = try await verify(
             production: { .json(#"{"status": 21007}"#) },
-            sandbox: { .json(#"{"status": 21008}"#) })
+            sandbox: { .json(#"{"status": 21008}"#) }
+        )
         guard case .retryLater(let reason) = outcome else {
             Issue.record("expected retryLater, got \(outcome)")
             return
@@ -190,8 +201,12 @@ struct ReceiptVerificationClientTests {
         let client = ReceiptVerificationClient(
             httpClient: httpClient,
             configuration: .init(
-                bundleId: Self.bundleId, productionURL: deadURL, sandboxURL: deadURL,
-                requestTimeout: .milliseconds(300)))
+                bundleId: Self.bundleId,
+                productionURL: deadURL,
+                sandboxURL: deadURL,
+                requestTimeout: .milliseconds(300)
+            )
+        )
         let outcome = await client.verify(receiptData: "abc")
         try await httpClient.shutdown()
         withExtendedLifetime(closed) {}
@@ -212,7 +227,9 @@ struct ReceiptVerificationClientTests {
     // MARK: Bundle identifier
 
     private func expectWrongApp(
-        _ outcome: ReceiptVerificationOutcome, found: String, status: VerifyReceiptStatus = .valid,
+        _ outcome: ReceiptVerificationOutcome,
+        found: String,
+        status: VerifyReceiptStatus = .valid,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         guard case .invalid(let reported, let reason) = outcome else {
@@ -221,7 +238,9 @@ struct ReceiptVerificationClientTests {
         }
         #expect(reported == status, sourceLocation: sourceLocation)
         #expect(
-            reason == "wrong app: receipt bundle id \(found) is not \(Self.bundleId)", sourceLocation: sourceLocation)
+            reason == "wrong app: receipt bundle id \(found) is not \(Self.bundleId)",
+            sourceLocation: sourceLocation
+        )
     }
 
     @Test func genuineReceiptOfAnotherAppIsInvalid() async throws {
@@ -229,7 +248,10 @@ struct ReceiptVerificationClientTests {
             production: {
                 .json(
                     LegacySamples.verifyReceiptResponse.replacingOccurrences(
-                        of: #""bundle_id": "com.example.storekeeper""#, with: #""bundle_id": "com.other.app""#))
+                        of: #""bundle_id": "com.example.storekeeper""#,
+                        with: #""bundle_id": "com.other.app""#
+                    )
+                )
             })
         expectWrongApp(outcome, found: "com.other.app")
         #expect(requests.count == 1)
@@ -256,7 +278,8 @@ struct ReceiptVerificationClientTests {
     @Test func anotherAppsSandboxReceiptIsInvalidAfterTheResend() async throws {
         let (outcome, requests) = try await verify(
             production: { .json(#"{"status": 21007}"#) },
-            sandbox: { .json(Self.validAnswer(bundleId: "com.other.app")) })
+            sandbox: { .json(Self.validAnswer(bundleId: "com.other.app")) }
+        )
         expectWrongApp(outcome, found: "com.other.app")
         #expect(requests.map(\.path) == ["/production/verifyReceipt", "/sandbox/verifyReceipt"])
     }

@@ -18,7 +18,8 @@ struct VerifyReceiptStatusTests {
             (21008, .resendToProduction),
             (21009, .retryLater),
             (21010, .invalid),
-        ] as [(Int32, VerifyReceiptDisposition)])
+        ] as [(Int32, VerifyReceiptDisposition)]
+    )
     func classifiesEveryDocumentedStatus(status: Int32, expected: VerifyReceiptDisposition) {
         #expect(VerifyReceiptStatus(rawValue: status).disposition() == expected)
         // is-retryable matters only for 21100–21199.

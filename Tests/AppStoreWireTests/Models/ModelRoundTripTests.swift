@@ -36,14 +36,16 @@ import Testing
             "signedNotification", "signedConsumptionRequestNotification", "signedSummaryNotification",
             "signedExternalPurchaseTokenNotification", "signedExternalPurchaseTokenSandboxNotification",
             "signedRescindConsentNotification",
-        ])
+        ]
+    )
     func notificationFixture(_ name: String) throws {
         try Self.roundTrip(ResponseBodyV2DecodedPayload.self, json: AppleModelVectors.data(name))
     }
 
     @Test(
         .enabled(if: AppleModelVectors.isAvailable, "needs ../shared/reference/apple-test-vectors"),
-        arguments: ["signedTransaction", "signedTransactionWithRevocation"])
+        arguments: ["signedTransaction", "signedTransactionWithRevocation"]
+    )
     func transactionFixture(_ name: String) throws {
         try Self.roundTrip(JWSTransactionDecodedPayload.self, json: AppleModelVectors.data(name))
     }
@@ -61,25 +63,47 @@ import Testing
 
     @Test func constructedValuesRoundTrip() throws {
         let transaction = JWSTransactionDecodedPayload(
-            transactionId: "2000000123", originalTransactionId: "2000000001", bundleId: "com.example.app",
-            productId: "pro.monthly", purchaseDate: Date(timeIntervalSince1970: 1_700_000_000.123),
-            quantity: 1, type: .autoRenewable, appAccountToken: "AbCdEf00-0000-4000-8000-000000000000",
-            revocationType: .familyRevoke, offerType: .winBack, offerDiscountType: .oneTime,
-            environment: .sandbox, transactionReason: .renewal, price: 4990, currency: "EUR",
-            previousOriginalTransactionId: "1999", billingPlanType: .billedUpfront,
-            commitmentInfo: CommitmentInfo(billingPeriodNumber: 1, totalBillingPeriods: 12))
+            transactionId: "2000000123",
+            originalTransactionId: "2000000001",
+            bundleId: "com.example.app",
+            productId: "pro.monthly",
+            purchaseDate: Date(timeIntervalSince1970: 1_700_000_000.123),
+            quantity: 1,
+            type: .autoRenewable,
+            appAccountToken: "AbCdEf00-0000-4000-8000-000000000000",
+            revocationType: .familyRevoke,
+            offerType: .winBack,
+            offerDiscountType: .oneTime,
+            environment: .sandbox,
+            transactionReason: .renewal,
+            price: 4990,
+            currency: "EUR",
+            previousOriginalTransactionId: "1999",
+            billingPlanType: .billedUpfront,
+            commitmentInfo: CommitmentInfo(billingPeriodNumber: 1, totalBillingPeriods: 12)
+        )
         let renewal = JWSRenewalInfoDecodedPayload(
-            autoRenewStatus: .off, expirationIntent: .billingError, priceIncreaseStatus: 1,
+            autoRenewStatus: .off,
+            expirationIntent: .billingError,
+            priceIncreaseStatus: 1,
             environment: .production,
             advancedCommerceInfo: AdvancedCommerceRenewalInfo(
                 items: [
                     AdvancedCommerceRenewalItem(
-                        sku: "a", offer: AdvancedCommerceOffer(period: .p3D, periodCount: 2, price: 0, reason: .winBack))
-                ], period: .p1Y))
+                        sku: "a",
+                        offer: AdvancedCommerceOffer(period: .p3D, periodCount: 2, price: 0, reason: .winBack)
+                    )
+                ],
+                period: .p1Y
+            )
+        )
         let notification = ResponseBodyV2DecodedPayload(
-            notificationType: .test, notificationUUID: UUID().uuidString, version: "2.0",
+            notificationType: .test,
+            notificationUUID: UUID().uuidString,
+            version: "2.0",
             signedDate: Date(timeIntervalSince1970: 1_700_000_000),
-            data: NotificationData(bundleId: "com.example.app", environment: .xcode, status: .billingGracePeriod))
+            data: NotificationData(bundleId: "com.example.app", environment: .xcode, status: .billingGracePeriod)
+        )
         let app = AppTransaction(receiptType: .xcode, appAppleId: 0, originalPlatform: .visionOS)
         let encoder = AppStoreJSON.makeEncoder()
         let decoder = AppStoreJSON.makeDecoder()
@@ -102,7 +126,8 @@ import Testing
     @Test func fractionalMillisecondDatesDecode() throws {
         // StoreKit Testing in Xcode writes dates with a fraction of a millisecond.
         let json = Data(
-            #"{"signedDate": 1697679936049.7297, "purchaseDate": 1697679936000.5, "environment": "Xcode"}"#.utf8)
+            #"{"signedDate": 1697679936049.7297, "purchaseDate": 1697679936000.5, "environment": "Xcode"}"#.utf8
+        )
         let tx = try AppStoreJSON.makeDecoder().decode(JWSTransactionDecodedPayload.self, from: json)
         let signed = try #require(tx.signedDate)
         #expect(abs(signed.timeIntervalSince1970 - 1_697_679_936.049_729_7) < 1e-6)
@@ -112,17 +137,23 @@ import Testing
         #expect(tx.environment == .xcode)
 
         let renewal = try AppStoreJSON.makeDecoder().decode(
-            JWSRenewalInfoDecodedPayload.self, from: Data(#"{"renewalDate": 1697679936049.7297}"#.utf8))
+            JWSRenewalInfoDecodedPayload.self,
+            from: Data(#"{"renewalDate": 1697679936049.7297}"#.utf8)
+        )
         #expect(abs((renewal.renewalDate?.timeIntervalSince1970 ?? 0) - 1_697_679_936.049_729_7) < 1e-6)
         let app = try AppStoreJSON.makeDecoder().decode(
-            AppTransaction.self, from: Data(#"{"receiptCreationDate": 1697679936049.7297}"#.utf8))
+            AppTransaction.self,
+            from: Data(#"{"receiptCreationDate": 1697679936049.7297}"#.utf8)
+        )
         #expect(abs((app.verificationDate?.timeIntervalSince1970 ?? 0) - 1_697_679_936.049_729_7) < 1e-6)
     }
 
     @Test func missingNotificationTypeIsRejected() {
         #expect(throws: DecodingError.self) {
             try AppStoreJSON.makeDecoder().decode(
-                ResponseBodyV2DecodedPayload.self, from: Data(#"{"notificationUUID": "x", "version": "2.0"}"#.utf8))
+                ResponseBodyV2DecodedPayload.self,
+                from: Data(#"{"notificationUUID": "x", "version": "2.0"}"#.utf8)
+            )
         }
     }
 }

@@ -24,15 +24,22 @@ struct NotificationFixtureTests {
         #expect(
             payload.data
                 == NotificationData(
-                    appAppleId: 41234, bundleId: "com.example", bundleVersion: "1.2.3", environment: .localTesting,
+                    appAppleId: 41234,
+                    bundleId: "com.example",
+                    bundleVersion: "1.2.3",
+                    environment: .localTesting,
                     signedTransactionInfo: "signed_transaction_info_value",
-                    signedRenewalInfo: "signed_renewal_info_value", status: .active))
+                    signedRenewalInfo: "signed_renewal_info_value",
+                    status: .active
+                )
+        )
         #expect(payload.data?.consumptionRequestReason == nil)
 
         #expect(payload.verificationDate == signedDate)
         #expect(
             payload.claimedIdentity
-                == PayloadIdentity(bundleId: "com.example", environment: .localTesting, appAppleId: 41234))
+                == PayloadIdentity(bundleId: "com.example", environment: .localTesting, appAppleId: 41234)
+        )
     }
 
     @Test func consumptionRequestNotification() throws {
@@ -53,7 +60,8 @@ struct NotificationFixtureTests {
         #expect(data.consumptionRequestReason == .unintendedPurchase)
         #expect(
             payload.claimedIdentity
-                == PayloadIdentity(bundleId: "com.example", environment: .localTesting, appAppleId: 41234))
+                == PayloadIdentity(bundleId: "com.example", environment: .localTesting, appAppleId: 41234)
+        )
     }
 
     @Test func summaryNotification() throws {
@@ -67,13 +75,21 @@ struct NotificationFixtureTests {
         #expect(
             payload.summary
                 == NotificationSummary(
-                    requestIdentifier: "efb27071-45a4-4aca-9854-2a1e9146f265", environment: .localTesting,
-                    appAppleId: 41234, bundleId: "com.example", productId: "com.example.product",
-                    storefrontCountryCodes: ["CAN", "USA", "MEX"], failedCount: 2, succeededCount: 5))
+                    requestIdentifier: "efb27071-45a4-4aca-9854-2a1e9146f265",
+                    environment: .localTesting,
+                    appAppleId: 41234,
+                    bundleId: "com.example",
+                    productId: "com.example.product",
+                    storefrontCountryCodes: ["CAN", "USA", "MEX"],
+                    failedCount: 2,
+                    succeededCount: 5
+                )
+        )
         #expect(payload.verificationDate == signedDate)
         #expect(
             payload.claimedIdentity
-                == PayloadIdentity(bundleId: "com.example", environment: .localTesting, appAppleId: 41234))
+                == PayloadIdentity(bundleId: "com.example", environment: .localTesting, appAppleId: 41234)
+        )
     }
 
     @Test func externalPurchaseTokenNotification() throws {
@@ -92,7 +108,8 @@ struct NotificationFixtureTests {
         #expect(token.impliedEnvironment == .production)
         #expect(
             payload.claimedIdentity
-                == PayloadIdentity(bundleId: "com.example", environment: .production, appAppleId: 55555))
+                == PayloadIdentity(bundleId: "com.example", environment: .production, appAppleId: 55555)
+        )
     }
 
     @Test func externalPurchaseTokenSandboxNotification() throws {
@@ -107,7 +124,8 @@ struct NotificationFixtureTests {
         #expect(token.impliedEnvironment == .sandbox)
         #expect(
             payload.claimedIdentity
-                == PayloadIdentity(bundleId: "com.example", environment: .sandbox, appAppleId: 55555))
+                == PayloadIdentity(bundleId: "com.example", environment: .sandbox, appAppleId: 55555)
+        )
     }
 
     @Test func rescindConsentNotification() throws {
@@ -121,12 +139,17 @@ struct NotificationFixtureTests {
         #expect(
             payload.appData
                 == AppData(
-                    appAppleId: 41234, bundleId: "com.example", environment: .localTesting,
-                    signedAppTransactionInfo: "signed_app_transaction_info_value"))
+                    appAppleId: 41234,
+                    bundleId: "com.example",
+                    environment: .localTesting,
+                    signedAppTransactionInfo: "signed_app_transaction_info_value"
+                )
+        )
         #expect(payload.verificationDate == signedDate)
         #expect(
             payload.claimedIdentity
-                == PayloadIdentity(bundleId: "com.example", environment: .localTesting, appAppleId: 41234))
+                == PayloadIdentity(bundleId: "com.example", environment: .localTesting, appAppleId: 41234)
+        )
     }
 
     @Test func standaloneAppData() throws {

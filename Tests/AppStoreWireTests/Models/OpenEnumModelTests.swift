@@ -15,7 +15,8 @@ import Testing
             {"notificationType": "SOMETHING_NEW_2030", "subtype": "SOMETHING_ELSE", "notificationUUID": "u",
              "version": "2.0", "signedDate": 1698148900000,
              "data": {"environment": "Staging2030", "status": 9, "consumptionRequestReason": "NEW_REASON"}}
-            """#.utf8)
+            """#.utf8
+        )
         let payload = try AppStoreJSON.makeDecoder().decode(ResponseBodyV2DecodedPayload.self, from: json)
         #expect(payload.notificationType.rawValue == "SOMETHING_NEW_2030")
         #expect(payload.notificationType.isKnown == false)
@@ -34,8 +35,12 @@ import Testing
         #expect(data["environment"] as? String == "Staging2030")
         #expect(data["status"] as? Int == 9)
         #expect(data["consumptionRequestReason"] as? String == "NEW_REASON")
-        #expect(try AppStoreJSON.makeDecoder().decode(
-            ResponseBodyV2DecodedPayload.self, from: AppStoreJSON.makeEncoder().encode(payload)) == payload)
+        #expect(
+            try AppStoreJSON.makeDecoder().decode(
+                ResponseBodyV2DecodedPayload.self,
+                from: AppStoreJSON.makeEncoder().encode(payload)
+            ) == payload
+        )
     }
 
     @Test func unknownTransactionEnums() throws {
@@ -44,7 +49,8 @@ import Testing
             {"offerType": 99, "type": "Hologram", "inAppOwnershipType": "BORROWED", "revocationReason": 7,
              "revocationType": "REFUND_PARTIAL_2030", "offerDiscountType": "PAY_LATER",
              "transactionReason": "GIFT", "billingPlanType": "WEEKLY"}
-            """#.utf8)
+            """#.utf8
+        )
         let tx = try AppStoreJSON.makeDecoder().decode(JWSTransactionDecodedPayload.self, from: json)
         #expect(tx.offerType == OfferType(rawValue: 99))
         #expect(tx.offerType?.isKnown == false)
@@ -78,7 +84,9 @@ import Testing
                  "advancedCommerceInfo": {"period": "P2Y", "items": [{"SKU": "s",
                    "priceIncreaseInfo": {"status": "DEFERRED"},
                    "offer": {"period": "P5D", "periodCount": 1, "price": 0, "reason": "LOYALTY"}}]}}
-                """#.utf8))
+                """#.utf8
+            )
+        )
         #expect(renewal.autoRenewStatus?.isKnown == false)
         #expect(renewal.expirationIntent?.rawValue == 42)
         #expect(renewal.expirationIntent?.isKnown == false)
@@ -96,7 +104,9 @@ import Testing
         #expect((object["commitmentInfo"] as? [String: Any])?["commitmentRenewalBillingPlanType"] as? String == "DAILY")
 
         let app = try AppStoreJSON.makeDecoder().decode(
-            AppTransaction.self, from: Data(#"{"originalPlatform": "watchOS", "receiptType": "Staging"}"#.utf8))
+            AppTransaction.self,
+            from: Data(#"{"originalPlatform": "watchOS", "receiptType": "Staging"}"#.utf8)
+        )
         #expect(app.originalPlatform?.rawValue == "watchOS")
         #expect(app.originalPlatform?.isKnown == false)
         #expect(app.receiptType?.isKnown == false)
@@ -115,7 +125,8 @@ import Testing
         #expect(PriceIncreaseStatus.knownValues.map(\.rawValue) == [0, 1])
         #expect(
             ConsumptionRequestReason.knownValues.map(\.rawValue)
-                == ["UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE", "LEGAL", "OTHER"])
+                == ["UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE", "LEGAL", "OTHER"]
+        )
         #expect(PurchasePlatform.knownValues.map(\.rawValue) == ["iOS", "macOS", "tvOS", "visionOS"])
         #expect(BillingPlanType.knownValues.map(\.rawValue) == ["BILLED_UPFRONT", "MONTHLY"])
         #expect(OfferType.introductory.isKnown && PurchasePlatform.visionOS.isKnown && BillingPlanType.monthly.isKnown)

@@ -23,20 +23,31 @@ import Testing
 
     @Test func appTransactionClaimsReceiptTypeAndUsesReceiptCreationDate() {
         let app = AppTransaction(
-            receiptType: .production, appAppleId: 1234, bundleId: "com.example", receiptCreationDate: date,
-            originalPurchaseDate: date.addingTimeInterval(-100))
+            receiptType: .production,
+            appAppleId: 1234,
+            bundleId: "com.example",
+            receiptCreationDate: date,
+            originalPurchaseDate: date.addingTimeInterval(-100)
+        )
         #expect(app.claimedIdentity == PayloadIdentity(bundleId: "com.example", environment: .production, appAppleId: 1234))
         #expect(app.verificationDate == date)
     }
 
     @Test func notificationIdentityComesFromWhicheverBodyIsPresent() {
         func notification(
-            data: NotificationData? = nil, summary: NotificationSummary? = nil,
-            token: ExternalPurchaseToken? = nil, appData: AppData? = nil
+            data: NotificationData? = nil,
+            summary: NotificationSummary? = nil,
+            token: ExternalPurchaseToken? = nil,
+            appData: AppData? = nil
         ) -> ResponseBodyV2DecodedPayload {
             ResponseBodyV2DecodedPayload(
-                notificationType: .test, signedDate: date, data: data, summary: summary,
-                externalPurchaseToken: token, appData: appData)
+                notificationType: .test,
+                signedDate: date,
+                data: data,
+                summary: summary,
+                externalPurchaseToken: token,
+                appData: appData
+            )
         }
         let fromData = notification(data: NotificationData(appAppleId: 1, bundleId: "a", environment: .sandbox))
         #expect(fromData.claimedIdentity == PayloadIdentity(bundleId: "a", environment: .sandbox, appAppleId: 1))
@@ -46,7 +57,8 @@ import Testing
         #expect(sandboxData.claimedIdentity == PayloadIdentity(bundleId: "a", environment: .sandbox))
 
         let fromSummary = notification(
-            summary: NotificationSummary(environment: .production, appAppleId: 2, bundleId: "b"))
+            summary: NotificationSummary(environment: .production, appAppleId: 2, bundleId: "b")
+        )
         #expect(fromSummary.claimedIdentity == PayloadIdentity(bundleId: "b", environment: .production, appAppleId: 2))
 
         let fromAppData = notification(appData: AppData(appAppleId: 3, bundleId: "c", environment: .xcode))

@@ -69,9 +69,13 @@ struct SignedPayloadFixtureTests {
         #expect(
             item.refunds == [
                 AdvancedCommerceRefund(
-                    refundAmount: 5000, refundDate: date(1_698_149_100_000), refundReason: .fulfillmentIssue,
-                    refundType: .prorated)
-            ])
+                    refundAmount: 5000,
+                    refundDate: date(1_698_149_100_000),
+                    refundReason: .fulfillmentIssue,
+                    refundType: .prorated
+                )
+            ]
+        )
 
         #expect(tx.verificationDate == date(1_698_148_900_000))
         #expect(tx.claimedIdentity == PayloadIdentity(bundleId: "com.example", environment: .localTesting))
@@ -121,9 +125,13 @@ struct SignedPayloadFixtureTests {
         #expect(
             renewal.commitmentInfo
                 == RenewalCommitmentInfo(
-                    commitmentAutoRenewProductId: "com.example.product.commitment", commitmentAutoRenewStatus: .on,
-                    commitmentRenewalBillingPlanType: .monthly, commitmentRenewalDate: date(1_698_149_500_000),
-                    commitmentRenewalPrice: 9990))
+                    commitmentAutoRenewProductId: "com.example.product.commitment",
+                    commitmentAutoRenewStatus: .on,
+                    commitmentRenewalBillingPlanType: .monthly,
+                    commitmentRenewalDate: date(1_698_149_500_000),
+                    commitmentRenewalPrice: 9990
+                )
+        )
 
         let info = try #require(renewal.advancedCommerceInfo)
         #expect(info.consistencyToken == "token-abc-123")
@@ -141,7 +149,11 @@ struct SignedPayloadFixtureTests {
         #expect(
             item.priceIncreaseInfo
                 == AdvancedCommercePriceIncreaseInfo(
-                    dependentSKUs: ["com.example.sku.1", "com.example.sku.2"], price: 12990, status: .pending))
+                    dependentSKUs: ["com.example.sku.1", "com.example.sku.2"],
+                    price: 12990,
+                    status: .pending
+                )
+        )
 
         #expect(renewal.verificationDate == date(1_698_148_800_000))
         #expect(renewal.claimedIdentity == PayloadIdentity(environment: .localTesting))
@@ -167,6 +179,7 @@ struct SignedPayloadFixtureTests {
         #expect(app.verificationDate == date(1_698_148_900_000))
         #expect(
             app.claimedIdentity
-                == PayloadIdentity(bundleId: "com.example", environment: .localTesting, appAppleId: 531_412))
+                == PayloadIdentity(bundleId: "com.example", environment: .localTesting, appAppleId: 531_412)
+        )
     }
 }

@@ -165,7 +165,8 @@ private enum XcodeReceiptFiles {
         #expect(receipt == Self.sampleReceipt())
         #expect(receipt.environment == .sandbox)
         #expect(
-            receipt.inAppPurchases.map(\.transactionId) == ["2000000123456789", "2000000999999999", "2000000123459999"])
+            receipt.inAppPurchases.map(\.transactionId) == ["2000000123456789", "2000000999999999", "2000000123459999"]
+        )
     }
 
     @Test func payloadWrappedInAnExtraOctetStringDecodes() throws {
@@ -188,7 +189,8 @@ private enum XcodeReceiptFiles {
         )
         let parsed = try parser.parse(
             ReceiptTestBuilder.signedData(
-                content: ReceiptTestBuilder.payload(ReceiptTestBuilder.attributes(for: receipt)))
+                content: ReceiptTestBuilder.payload(ReceiptTestBuilder.attributes(for: receipt))
+            )
         )
         #expect(parsed.isValidDeviceHash(identifierForVendor: device))
         #expect(parsed.isValidDeviceHash(deviceIdentifier: deviceBytes))
@@ -204,7 +206,8 @@ private enum XcodeReceiptFiles {
 
     @Test func mistypedDocumentedAttributeIsAnError() throws {
         let bytes = try ReceiptTestBuilder.signedData(
-            content: ReceiptTestBuilder.payload([(type: 2, value: .integer(7))]))
+            content: ReceiptTestBuilder.payload([(type: 2, value: .integer(7))])
+        )
         let error = #expect(throws: AppReceiptError.self) { try parser.parse(bytes) }
         guard case .invalidAttribute(let type, _)? = error else {
             Issue.record("unexpected error \(String(describing: error))")

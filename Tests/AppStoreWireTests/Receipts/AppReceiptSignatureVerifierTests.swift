@@ -1,3 +1,4 @@
+import AppStoreTestSigning
 import AppStoreWire
 import Crypto
 import Foundation
@@ -49,12 +50,19 @@ import Testing
         (ReceiptTestBuilder.sha1OID, Certificate.SignatureAlgorithm.sha1WithRSAEncryption),
         (ReceiptTestBuilder.sha256OID, Certificate.SignatureAlgorithm.sha256WithRSAEncryption),
     ])
-    func appleStyleRSAReceiptVerifies(digestOID: ASN1ObjectIdentifier, algorithm: Certificate.SignatureAlgorithm)
+    func appleStyleRSAReceiptVerifies(
+        digestOID: ASN1ObjectIdentifier,
+        algorithm: Certificate.SignatureAlgorithm
+    )
         async throws
     {
         let pki = try ReceiptTestPKI.make(rsa: true)
         let bytes = try Self.appleStyleReceipt(
-            pki: pki, digestOID: digestOID, algorithm: algorithm, content: Self.payload())
+            pki: pki,
+            digestOID: digestOID,
+            algorithm: algorithm,
+            content: Self.payload()
+        )
         let verifier = AppReceiptSignatureVerifier(trustedRoots: [pki.root])
         let receipt = try await verifier.verify(bytes)
         #expect(receipt.bundleId == "com.example.signed")
@@ -65,8 +73,11 @@ import Testing
     @Test func genuineReceiptOfAnotherAppIsRejected() async throws {
         let pki = try ReceiptTestPKI.make(rsa: true)
         let bytes = try Self.appleStyleReceipt(
-            pki: pki, digestOID: ReceiptTestBuilder.sha256OID, algorithm: .sha256WithRSAEncryption,
-            content: Self.payload(bundleId: "com.example.cheaper"))
+            pki: pki,
+            digestOID: ReceiptTestBuilder.sha256OID,
+            algorithm: .sha256WithRSAEncryption,
+            content: Self.payload(bundleId: "com.example.cheaper")
+        )
         let verifier = AppReceiptSignatureVerifier(trustedRoots: [pki.root], bundleId: "com.example.signed")
         do {
             _ = try await verifier.verify(bytes)
@@ -89,8 +100,11 @@ import Testing
         #expect(fingerprint == AppleRootCertificates.appleIncRootSHA256Fingerprint)
         let pki = try ReceiptTestPKI.make(rsa: true)
         let bytes = try Self.appleStyleReceipt(
-            pki: pki, digestOID: ReceiptTestBuilder.sha256OID, algorithm: .sha256WithRSAEncryption,
-            content: Self.payload())
+            pki: pki,
+            digestOID: ReceiptTestBuilder.sha256OID,
+            algorithm: .sha256WithRSAEncryption,
+            content: Self.payload()
+        )
         let apple = try AppReceiptSignatureVerifier.apple(bundleId: "com.example.signed")
         do {
             _ = try await apple.verify(bytes)
@@ -119,8 +133,11 @@ import Testing
 
         // The same without signed attributes.
         let plain = try CMS.sign(
-            Self.payload(), additionalIntermediateCertificates: [pki.intermediate],
-            certificate: pki.leaf, privateKey: pki.leafKey, detached: false
+            Self.payload(),
+            additionalIntermediateCertificates: [pki.intermediate],
+            certificate: pki.leaf,
+            privateKey: pki.leafKey,
+            detached: false
         )
         #expect(try await verifier.verify(plain).bundleId == "com.example.signed")
     }
@@ -128,7 +145,9 @@ import Testing
     @Test func wrongRootIsRejected() async throws {
         let pki = try ReceiptTestPKI.make(rsa: true)
         let bytes = try Self.appleStyleReceipt(
-            pki: pki, digestOID: ReceiptTestBuilder.sha256OID, algorithm: .sha256WithRSAEncryption,
+            pki: pki,
+            digestOID: ReceiptTestBuilder.sha256OID,
+            algorithm: .sha256WithRSAEncryption,
             content: Self.payload()
         )
         // An unrelated root, and an impostor with the same name but another key.
@@ -153,7 +172,9 @@ import Testing
         // Like a developer's own certificate under Apple's root: a valid chain, but not a receipt signer.
         let pki = try ReceiptTestPKI.make(rsa: true, markLeaf: false)
         let bytes = try Self.appleStyleReceipt(
-            pki: pki, digestOID: ReceiptTestBuilder.sha256OID, algorithm: .sha256WithRSAEncryption,
+            pki: pki,
+            digestOID: ReceiptTestBuilder.sha256OID,
+            algorithm: .sha256WithRSAEncryption,
             content: Self.payload()
         )
         let error = await #expect(throws: AppReceiptError.self) {
@@ -175,8 +196,11 @@ import Testing
         let tampered = try Self.payload(bundleId: "com.example.signeD")
         #expect(genuine.count == tampered.count)
         let bytes = try Self.appleStyleReceipt(
-            pki: pki, digestOID: ReceiptTestBuilder.sha256OID, algorithm: .sha256WithRSAEncryption,
-            content: tampered, signedBytesOverride: genuine
+            pki: pki,
+            digestOID: ReceiptTestBuilder.sha256OID,
+            algorithm: .sha256WithRSAEncryption,
+            content: tampered,
+            signedBytesOverride: genuine
         )
         // It still parses; only the signature check catches it.
         #expect(try AppReceiptParser().parse(bytes).bundleId == "com.example.signeD")
@@ -193,8 +217,12 @@ import Testing
         // Flip one byte of the bundle identifier inside a CMS-signed receipt with signed attributes.
         let pki = try ReceiptTestPKI.make(rsa: false)
         var bytes = try CMS.sign(
-            Self.payload(), additionalIntermediateCertificates: [pki.intermediate],
-            certificate: pki.leaf, privateKey: pki.leafKey, signingTime: Self.creationDate, detached: false
+            Self.payload(),
+            additionalIntermediateCertificates: [pki.intermediate],
+            certificate: pki.leaf,
+            privateKey: pki.leafKey,
+            signingTime: Self.creationDate,
+            detached: false
         )
         let needle = Array("com.example.signed".utf8)
         let index = try #require(bytes.firstRange(of: needle)).lowerBound
@@ -211,7 +239,9 @@ import Testing
         let pki = try ReceiptTestPKI.make(rsa: true, validity: validity)
         let verifier = AppReceiptSignatureVerifier(trustedRoots: [pki.root])
         let inside = try Self.appleStyleReceipt(
-            pki: pki, digestOID: ReceiptTestBuilder.sha1OID, algorithm: .sha1WithRSAEncryption,
+            pki: pki,
+            digestOID: ReceiptTestBuilder.sha1OID,
+            algorithm: .sha1WithRSAEncryption,
             content: Self.payload(creationDate: Self.creationDate)
         )
         // Verifies today although the chain has long expired: what counts is when the receipt was made.
@@ -220,7 +250,9 @@ import Testing
         await #expect(throws: AppReceiptError.self) { try await verifier.verify(inside, validationTime: Date()) }
 
         let after = try Self.appleStyleReceipt(
-            pki: pki, digestOID: ReceiptTestBuilder.sha1OID, algorithm: .sha1WithRSAEncryption,
+            pki: pki,
+            digestOID: ReceiptTestBuilder.sha1OID,
+            algorithm: .sha1WithRSAEncryption,
             content: Self.payload(creationDate: Date(timeIntervalSince1970: 1_710_000_000))
         )
         let error = await #expect(throws: AppReceiptError.self) { try await verifier.verify(after) }
@@ -248,8 +280,11 @@ import Testing
             content: Self.payload(),
             certificates: [forgedLeaf, pki.leaf, pki.intermediate],
             signer: .init(
-                certificate: forgedLeaf, key: forgerKey, algorithm: .ecdsaWithSHA256,
-                digestOID: ReceiptTestBuilder.sha256OID, signatureOID: ReceiptTestBuilder.ecdsaWithSHA256OID
+                certificate: forgedLeaf,
+                key: forgerKey,
+                algorithm: .ecdsaWithSHA256,
+                digestOID: ReceiptTestBuilder.sha256OID,
+                signatureOID: ReceiptTestBuilder.ecdsaWithSHA256OID
             )
         )
         let error = await #expect(throws: AppReceiptError.self) {
@@ -269,16 +304,22 @@ import Testing
             content: Self.payload(),
             certificates: [pki.intermediate],
             signer: .init(
-                certificate: pki.leaf, key: pki.leafKey, algorithm: .sha256WithRSAEncryption,
-                digestOID: ReceiptTestBuilder.sha256OID, signatureOID: ReceiptTestBuilder.rsaEncryptionOID
+                certificate: pki.leaf,
+                key: pki.leafKey,
+                algorithm: .sha256WithRSAEncryption,
+                digestOID: ReceiptTestBuilder.sha256OID,
+                signatureOID: ReceiptTestBuilder.rsaEncryptionOID
             )
         )
         let contradictoryDigest = try ReceiptTestBuilder.signedData(
             content: Self.payload(),
             certificates: [pki.leaf, pki.intermediate],
             signer: .init(
-                certificate: pki.leaf, key: pki.leafKey, algorithm: .sha256WithRSAEncryption,
-                digestOID: ReceiptTestBuilder.sha1OID, signatureOID: ReceiptTestBuilder.sha256WithRSAOID
+                certificate: pki.leaf,
+                key: pki.leafKey,
+                algorithm: .sha256WithRSAEncryption,
+                digestOID: ReceiptTestBuilder.sha1OID,
+                signatureOID: ReceiptTestBuilder.sha256WithRSAOID
             )
         )
         // More certificates than any real receipt carries (chain building cost grows factorially with them).
@@ -286,8 +327,11 @@ import Testing
             content: Self.payload(),
             certificates: [pki.leaf, pki.intermediate] + Array(repeating: pki.root, count: 4),
             signer: .init(
-                certificate: pki.leaf, key: pki.leafKey, algorithm: .sha256WithRSAEncryption,
-                digestOID: ReceiptTestBuilder.sha256OID, signatureOID: ReceiptTestBuilder.rsaEncryptionOID
+                certificate: pki.leaf,
+                key: pki.leafKey,
+                algorithm: .sha256WithRSAEncryption,
+                digestOID: ReceiptTestBuilder.sha256OID,
+                signatureOID: ReceiptTestBuilder.rsaEncryptionOID
             )
         )
         for bytes in [unsigned, signerNotEmbedded, contradictoryDigest, crowded] {
@@ -347,7 +391,9 @@ import Testing
         let pki = try ReceiptTestPKI.make(rsa: true)
         let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [ReceiptTestBuilder.der(pki.root)])
         let bytes = try Self.appleStyleReceipt(
-            pki: pki, digestOID: ReceiptTestBuilder.sha256OID, algorithm: .sha256WithRSAEncryption,
+            pki: pki,
+            digestOID: ReceiptTestBuilder.sha256OID,
+            algorithm: .sha256WithRSAEncryption,
             content: Self.payload()
         )
         #expect(try await verifier.verify(bytes).appVersion == "7")

@@ -1,8 +1,8 @@
 import AppStoreWire
 import Crypto
-import _CryptoExtras
 import Foundation
 import X509
+import _CryptoExtras
 
 /// A throwaway certificate hierarchy (root → intermediate → leaf) for signing test receipts, shaped like
 /// Apple's receipt chain.
@@ -25,7 +25,8 @@ struct ReceiptTestPKI {
         rsa: Bool,
         markLeaf: Bool = true,
         validity: ClosedRange<Date> = Date(
-            timeIntervalSince1970: 1_600_000_000)...Date(timeIntervalSince1970: 2_000_000_000),
+            timeIntervalSince1970: 1_600_000_000
+        )...Date(timeIntervalSince1970: 2_000_000_000),
         rootName: String = "Receipt Test Root"
     ) throws -> ReceiptTestPKI {
         func newKey() throws -> Certificate.PrivateKey {
@@ -48,16 +49,32 @@ struct ReceiptTestPKI {
             OrganizationName("Storekeeper Tests")
         }
         let root = try certificate(
-            subject: rootDN, key: rootKey.publicKey, issuer: rootDN, issuerKey: rootKey,
-            isCA: true, algorithm: rsa ? .sha1WithRSAEncryption : algorithm, validity: validity
+            subject: rootDN,
+            key: rootKey.publicKey,
+            issuer: rootDN,
+            issuerKey: rootKey,
+            isCA: true,
+            algorithm: rsa ? .sha1WithRSAEncryption : algorithm,
+            validity: validity
         )
         let intermediate = try certificate(
-            subject: intermediateDN, key: intermediateKey.publicKey, issuer: rootDN, issuerKey: rootKey,
-            isCA: true, algorithm: algorithm, validity: validity
+            subject: intermediateDN,
+            key: intermediateKey.publicKey,
+            issuer: rootDN,
+            issuerKey: rootKey,
+            isCA: true,
+            algorithm: algorithm,
+            validity: validity
         )
         let leaf = try certificate(
-            subject: leafDN, key: leafKey.publicKey, issuer: intermediateDN, issuerKey: intermediateKey,
-            isCA: false, algorithm: algorithm, validity: validity, receiptSigner: markLeaf
+            subject: leafDN,
+            key: leafKey.publicKey,
+            issuer: intermediateDN,
+            issuerKey: intermediateKey,
+            isCA: false,
+            algorithm: algorithm,
+            validity: validity,
+            receiptSigner: markLeaf
         )
         return ReceiptTestPKI(root: root, intermediate: intermediate, leaf: leaf, leafKey: leafKey)
     }
@@ -76,14 +93,18 @@ struct ReceiptTestPKI {
             Critical(
                 isCA
                     ? BasicConstraints.isCertificateAuthority(maxPathLength: nil)
-                    : BasicConstraints.notCertificateAuthority)
+                    : BasicConstraints.notCertificateAuthority
+            )
             Critical(isCA ? KeyUsage(keyCertSign: true, cRLSign: true) : KeyUsage(digitalSignature: true))
         }
         if receiptSigner {
             // Apple's "Mac App Store Receipt Signing" marker: an extension whose value is NULL.
             try extensions.append(
                 Certificate.Extension(
-                    oid: AppReceiptSignatureVerifier.appleReceiptSigningExtension, critical: false, value: [0x05, 0x00])
+                    oid: AppReceiptSignatureVerifier.appleReceiptSigningExtension,
+                    critical: false,
+                    value: [0x05, 0x00]
+                )
             )
         }
         return try Certificate(

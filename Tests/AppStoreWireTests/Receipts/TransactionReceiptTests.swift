@@ -91,7 +91,9 @@ import Testing
         let huge = String(repeating: "A", count: TransactionReceipt.defaultMaximumSize + 4)
         #expect(
             throws: TransactionReceiptError.tooLarge(
-                size: huge.utf8.count, limit: TransactionReceipt.defaultMaximumSize)
+                size: huge.utf8.count,
+                limit: TransactionReceipt.defaultMaximumSize
+            )
         ) {
             try TransactionReceipt(base64Encoded: huge)
         }

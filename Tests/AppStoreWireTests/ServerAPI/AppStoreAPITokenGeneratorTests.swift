@@ -63,7 +63,11 @@ struct AppStoreAPITokenGeneratorTests {
         }
         #expect(throws: AppStoreAPITokenError.missingIdentity("keyId")) {
             try AppStoreAPITokenGenerator(
-                privateKey: P256.Signing.PrivateKey(), keyId: "", issuerId: "i", bundleId: "b")
+                privateKey: P256.Signing.PrivateKey(),
+                keyId: "",
+                issuerId: "i",
+                bundleId: "b"
+            )
         }
     }
 
@@ -85,11 +89,16 @@ struct AppStoreAPITokenGeneratorTests {
 
     @Test(
         "Apple's test signing key (.p8) signs verifiable tokens",
-        .enabled(if: TestVectors.available, "apple-test-vectors not found"))
+        .enabled(if: TestVectors.available, "apple-test-vectors not found")
+    )
     func applesTestKey() throws {
         let pem = String(decoding: try TestVectors.data("certs/testSigningKey.p8"), as: UTF8.self)
         let generator = try AppStoreAPITokenGenerator(
-            privateKeyPEM: pem, keyId: "keyId", issuerId: "issuerId", bundleId: "com.example")
+            privateKeyPEM: pem,
+            keyId: "keyId",
+            issuerId: "issuerId",
+            bundleId: "com.example"
+        )
         let jwt = try #require(JWTInspector(try generator.makeToken()))
         let publicKey = try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey
         #expect(jwt.verifies(with: publicKey))

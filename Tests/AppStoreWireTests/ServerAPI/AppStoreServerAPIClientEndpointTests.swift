@@ -24,7 +24,9 @@ struct AppStoreServerAPIClientEndpointTests {
     }
 
     private func expectAuthorized(
-        _ request: LocalHTTPServer.Request, identity: TestSigningIdentity, issuedWithin window: ClosedRange<Date>
+        _ request: LocalHTTPServer.Request,
+        identity: TestSigningIdentity,
+        issuedWithin window: ClosedRange<Date>
     ) {
         #expect(request.header("Accept") == "application/json")
         guard let token = JWTInspector.bearer(request.header("Authorization")), let jwt = JWTInspector(token) else {
@@ -62,11 +64,17 @@ struct AppStoreServerAPIClientEndpointTests {
             try await $0.getTransactionHistory(
                 transactionId: "1000",
                 request: TransactionHistoryRequest(
-                    revision: "r1+/=", startDate: Date(timeIntervalSince1970: 1_698_148_900),
+                    revision: "r1+/=",
+                    startDate: Date(timeIntervalSince1970: 1_698_148_900),
                     endDate: Date(timeIntervalSince1970: 1_698_148_999),
                     productIds: ["com.example.a", "com.example.b"],
-                    productTypes: [.autoRenewable, .nonConsumable], subscriptionGroupIdentifiers: ["g1"],
-                    inAppOwnershipType: .purchased, sort: .descending, revoked: true))
+                    productTypes: [.autoRenewable, .nonConsumable],
+                    subscriptionGroupIdentifiers: ["g1"],
+                    inAppOwnershipType: .purchased,
+                    sort: .descending,
+                    revoked: true
+                )
+            )
         }
         #expect(request.method == "GET")
         #expect(request.path == "/inApps/v2/history/1000")
@@ -119,8 +127,13 @@ struct AppStoreServerAPIClientEndpointTests {
             try await $0.sendConsumptionInformation(
                 transactionId: "55",
                 request: ConsumptionRequest(
-                    customerConsented: true, sampleContentProvided: true, deliveryStatus: .delivered,
-                    consumptionPercentage: 50_000, refundPreference: .decline))
+                    customerConsented: true,
+                    sampleContentProvided: true,
+                    deliveryStatus: .delivered,
+                    consumptionPercentage: 50_000,
+                    refundPreference: .decline
+                )
+            )
         }
         #expect(request.method == "PUT")
         #expect(request.uri == "/inApps/v2/transactions/consumption/55")
@@ -138,9 +151,16 @@ struct AppStoreServerAPIClientEndpointTests {
             try await $0.sendConsumptionInformationV1(
                 transactionId: "56",
                 request: ConsumptionRequestV1(
-                    customerConsented: true, consumptionStatus: .fullyConsumed, platform: .apple,
-                    sampleContentProvided: false, deliveryStatus: .deliveredAndWorkingProperly,
-                    playTime: .overSixteenDays, userStatus: .active, refundPreference: .preferGrant))
+                    customerConsented: true,
+                    consumptionStatus: .fullyConsumed,
+                    platform: .apple,
+                    sampleContentProvided: false,
+                    deliveryStatus: .deliveredAndWorkingProperly,
+                    playTime: .overSixteenDays,
+                    userStatus: .active,
+                    refundPreference: .preferGrant
+                )
+            )
         }
         #expect(request.method == "PUT")
         #expect(request.uri == "/inApps/v1/transactions/consumption/56")
@@ -195,7 +215,11 @@ struct AppStoreServerAPIClientEndpointTests {
             try await $0.extendSubscriptionRenewalDate(
                 originalTransactionId: "2312412",
                 request: ExtendRenewalDateRequest(
-                    extendByDays: 30, extendReasonCode: .customerSatisfaction, requestIdentifier: "ext-1"))
+                    extendByDays: 30,
+                    extendReasonCode: .customerSatisfaction,
+                    requestIdentifier: "ext-1"
+                )
+            )
         }
         #expect(request.method == "PUT")
         #expect(request.uri == "/inApps/v1/subscriptions/extend/2312412")
@@ -213,9 +237,13 @@ struct AppStoreServerAPIClientEndpointTests {
         ) {
             try await $0.extendRenewalDateForAllActiveSubscribers(
                 request: MassExtendRenewalDateRequest(
-                    requestIdentifier: "758883e8-151b-47b7-abd0-60c4d804c2f5", extendByDays: 3,
-                    extendReasonCode: .serviceIssueOrOutage, productId: "com.example.monthly",
-                    storefrontCountryCodes: ["USA"]))
+                    requestIdentifier: "758883e8-151b-47b7-abd0-60c4d804c2f5",
+                    extendByDays: 3,
+                    extendReasonCode: .serviceIssueOrOutage,
+                    productId: "com.example.monthly",
+                    storefrontCountryCodes: ["USA"]
+                )
+            )
         }
         #expect(request.method == "POST")
         #expect(request.uri == "/inApps/v1/subscriptions/extend/mass")
@@ -229,12 +257,15 @@ struct AppStoreServerAPIClientEndpointTests {
             .json(#"{"requestIdentifier": "758883e8", "complete": false, "succeededCount": 3, "failedCount": 0}"#)
         ) {
             try await $0.getStatusOfSubscriptionRenewalDateExtensions(
-                productId: "com.example.monthly", requestIdentifier: "758883e8-151b-47b7-abd0-60c4d804c2f5")
+                productId: "com.example.monthly",
+                requestIdentifier: "758883e8-151b-47b7-abd0-60c4d804c2f5"
+            )
         }
         #expect(statusRequest.method == "GET")
         #expect(
             statusRequest.uri
-                == "/inApps/v1/subscriptions/extend/mass/com.example.monthly/758883e8-151b-47b7-abd0-60c4d804c2f5")
+                == "/inApps/v1/subscriptions/extend/mass/com.example.monthly/758883e8-151b-47b7-abd0-60c4d804c2f5"
+        )
         #expect(status.complete == false)
         #expect(status.succeededCount == 3)
     }
@@ -263,8 +294,11 @@ struct AppStoreServerAPIClientEndpointTests {
 
     @Test func notificationHistoryPage() async throws {
         let history = NotificationHistoryRequest(
-            startDate: Date(timeIntervalSince1970: 1_698_000_000), endDate: Date(timeIntervalSince1970: 1_698_100_000),
-            notificationType: .didRenew, onlyFailures: false)
+            startDate: Date(timeIntervalSince1970: 1_698_000_000),
+            endDate: Date(timeIntervalSince1970: 1_698_100_000),
+            notificationType: .didRenew,
+            onlyFailures: false
+        )
         let (page, request) = try await exchange(
             .json(#"{"paginationToken": "tok2", "hasMore": true, "notificationHistory": [{"signedPayload": "n1"}]}"#)
         ) {
@@ -291,7 +325,8 @@ struct AppStoreServerAPIClientEndpointTests {
         let (_, request) = try await exchange(.empty(200)) {
             try await $0.setAppAccountToken(
                 originalTransactionId: "4242",
-                appAccountToken: UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138")!)
+                appAccountToken: UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138")!
+            )
         }
         #expect(request.method == "PUT")
         #expect(request.uri == "/inApps/v1/transactions/4242/appAccountToken")
@@ -327,8 +362,10 @@ struct AppStoreServerAPIClientEndpointTests {
         let identity = TestSigningIdentity()
         let uri = try await withLocalServer(handler: { _ in .json("{}") }) { server, httpClient in
             let client = AppStoreServerAPIClient(
-                httpClient: httpClient, tokenGenerator: try identity.tokenGenerator(),
-                baseURL: AppStoreServerAPIBaseURL(url: server.baseURL.appendingPathComponent("simulator/")))
+                httpClient: httpClient,
+                tokenGenerator: try identity.tokenGenerator(),
+                baseURL: AppStoreServerAPIBaseURL(url: server.baseURL.appendingPathComponent("simulator/"))
+            )
             _ = try await client.getTransactionInfo(transactionId: "1")
             return server.requests.first?.uri
         }

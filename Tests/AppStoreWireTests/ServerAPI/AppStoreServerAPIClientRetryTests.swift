@@ -31,12 +31,19 @@ struct AppStoreServerAPIClientRetryTests {
             return script(index, request)
         }) { server, httpClient in
             let client = AppStoreServerAPIClient(
-                httpClient: httpClient, tokenGenerator: try identity.tokenGenerator(),
+                httpClient: httpClient,
+                tokenGenerator: try identity.tokenGenerator(),
                 baseURL: AppStoreServerAPIBaseURL(url: server.baseURL),
                 retryPolicy: AppStoreServerAPIRetryPolicy(
-                    maxAttempts: maxAttempts, initialDelay: .milliseconds(100), maxDelay: maxDelay, jitter: false,
-                    sleep: sleeps.sleep, now: { now }),
-                requestTimeout: requestTimeout)
+                    maxAttempts: maxAttempts,
+                    initialDelay: .milliseconds(100),
+                    maxDelay: maxDelay,
+                    jitter: false,
+                    sleep: sleeps.sleep,
+                    now: { now }
+                ),
+                requestTimeout: requestTimeout
+            )
             let result: Result<T, AppStoreServerAPIError>
             do {
                 result = .success(try await call(client))
@@ -68,8 +75,10 @@ struct AppStoreServerAPIClientRetryTests {
         let (result, requests, sleeps) = try await run(script: { index, _ in
             index == 0
                 ? .json(
-                    #"{"errorCode": 4290000, "errorMessage": "Rate limit exceeded."}"#, status: 429,
-                    headers: [("Retry-After", "1700000002500")])
+                    #"{"errorCode": 4290000, "errorMessage": "Rate limit exceeded."}"#,
+                    status: 429,
+                    headers: [("Retry-After", "1700000002500")]
+                )
                 : .json(Self.info)
         }) { try await $0.getTransactionInfo(transactionId: "1") }
         #expect(try result.get().signedTransactionInfo == "ok")
@@ -82,8 +91,10 @@ struct AppStoreServerAPIClientRetryTests {
             maxDelay: .seconds(10),
             script: { _, _ in
                 .json(
-                    #"{"errorCode": 4290000, "errorMessage": "Rate limit exceeded."}"#, status: 429,
-                    headers: [("Retry-After", "1700000060000")])
+                    #"{"errorCode": 4290000, "errorMessage": "Rate limit exceeded."}"#,
+                    status: 429,
+                    headers: [("Retry-After", "1700000060000")]
+                )
             }
         ) { try await $0.getTransactionInfo(transactionId: "1") }
         let failure = try error(result)
@@ -199,12 +210,18 @@ struct AppStoreServerAPIClientRetryTests {
         let sleeps = SleepRecorder()
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
         let client = AppStoreServerAPIClient(
-            httpClient: httpClient, tokenGenerator: try TestSigningIdentity().tokenGenerator(),
+            httpClient: httpClient,
+            tokenGenerator: try TestSigningIdentity().tokenGenerator(),
             baseURL: AppStoreServerAPIBaseURL(url: deadBase),
             retryPolicy: AppStoreServerAPIRetryPolicy(
-                maxAttempts: 3, initialDelay: .milliseconds(100), jitter: false, sleep: sleeps.sleep),
+                maxAttempts: 3,
+                initialDelay: .milliseconds(100),
+                jitter: false,
+                sleep: sleeps.sleep
+            ),
             // Short: AsyncHTTPClient keeps retrying a refused connect until the deadline.
-            requestTimeout: .milliseconds(300))
+            requestTimeout: .milliseconds(300)
+        )
         let outcome: Result<TransactionInfoResponse, AppStoreServerAPIError>
         do {
             outcome = .success(try await client.getTransactionInfo(transactionId: "1"))
@@ -251,7 +268,8 @@ struct AppStoreServerAPIClientRetryTests {
             .json(#"{"errorCode": 4290000, "errorMessage": "Rate limit exceeded."}"#, status: 429),
             .json(#"{"errorCode": 5000001, "errorMessage": "An unknown retryable error occurred."}"#, status: 500),
             .json("<html>Service Unavailable</html>", status: 503),
-        ] as [LocalHTTPServer.Response])
+        ] as [LocalHTTPServer.Response]
+    )
     func testNotificationIsResentWhenAppleAnswersRetryably(answer: LocalHTTPServer.Response) async throws {
         let (result, requests, sleeps) = try await run(script: { index, _ in
             index == 0 ? answer : .json(#"{"testNotificationToken": "t"}"#)
@@ -269,8 +287,12 @@ struct AppStoreServerAPIClientRetryTests {
         ) {
             try await $0.extendRenewalDateForAllActiveSubscribers(
                 request: MassExtendRenewalDateRequest(
-                    requestIdentifier: identifier, extendByDays: 3, extendReasonCode: .serviceIssueOrOutage,
-                    productId: "com.example.monthly"))
+                    requestIdentifier: identifier,
+                    extendByDays: 3,
+                    extendReasonCode: .serviceIssueOrOutage,
+                    productId: "com.example.monthly"
+                )
+            )
         }
         #expect(try result.get().requestIdentifier == identifier)
         #expect(requests.count == 2)
@@ -289,7 +311,9 @@ struct AppStoreServerAPIClientRetryTests {
             try await $0.getNotificationHistory(
                 request: NotificationHistoryRequest(
                     startDate: Date(timeIntervalSince1970: 1_698_000_000),
-                    endDate: Date(timeIntervalSince1970: 1_698_100_000)))
+                    endDate: Date(timeIntervalSince1970: 1_698_100_000)
+                )
+            )
         }
         #expect(try result.get().hasMore == false)
         #expect(requests.map(\.method) == ["POST", "POST"])
@@ -301,7 +325,9 @@ struct AppStoreServerAPIClientRetryTests {
             script: { index, _ in index == 0 ? Self.lostAnswer : .empty(200) }
         ) {
             try await $0.setAppAccountToken(
-                originalTransactionId: "1", appAccountToken: UUID(uuidString: "7e3fb20b-4cdb-47cc-936d-99d65f608138")!)
+                originalTransactionId: "1",
+                appAccountToken: UUID(uuidString: "7e3fb20b-4cdb-47cc-936d-99d65f608138")!
+            )
         }
         #expect(throws: Never.self) { try result.get() }
         #expect(requests.map(\.method) == ["PUT", "PUT"])
@@ -314,7 +340,10 @@ struct AppStoreServerAPIClientRetryTests {
             try AppStoreServerAPIClient(httpClient: httpClient, tokenGenerator: generator, environment: .xcode)
         }
         let sandbox = try? AppStoreServerAPIClient(
-            httpClient: httpClient, tokenGenerator: generator, environment: .sandbox)
+            httpClient: httpClient,
+            tokenGenerator: generator,
+            environment: .sandbox
+        )
         #expect(sandbox?.baseURL == .sandbox)
         try await httpClient.shutdown()
     }
@@ -330,7 +359,9 @@ struct AppStoreServerAPIClientRetryTests {
             }
         }) {
             try await $0.getAllTransactionHistory(
-                transactionId: "100", request: TransactionHistoryRequest(productIds: ["p"], sort: .ascending))
+                transactionId: "100",
+                request: TransactionHistoryRequest(productIds: ["p"], sort: .ascending)
+            )
         }
         let pages = try result.get()
         #expect(pages.flatMap { $0.signedTransactions ?? [] } == ["t1", "t2", "t3", "t4"])
@@ -371,8 +402,10 @@ struct AppStoreServerAPIClientRetryTests {
 
     @Test func notificationHistoryWalksEveryPaginationToken() async throws {
         let request = NotificationHistoryRequest(
-            startDate: Date(timeIntervalSince1970: 1_698_000_000), endDate: Date(timeIntervalSince1970: 1_698_100_000),
-            transactionId: "42")
+            startDate: Date(timeIntervalSince1970: 1_698_000_000),
+            endDate: Date(timeIntervalSince1970: 1_698_100_000),
+            transactionId: "42"
+        )
         let (result, requests, _) = try await run(script: { _, request in
             switch request.queryValues("paginationToken").first {
             case nil:

@@ -92,13 +92,17 @@ struct ServerAPIFixtureTests {
 
     @Test func extendRenewalDateForAllActiveSubscribersResponse() throws {
         let response = try decode(
-            MassExtendRenewalDateResponse.self, "extendRenewalDateForAllActiveSubscribersResponse.json")
+            MassExtendRenewalDateResponse.self,
+            "extendRenewalDateForAllActiveSubscribersResponse.json"
+        )
         #expect(response.requestIdentifier == "758883e8-151b-47b7-abd0-60c4d804c2f5")
     }
 
     @Test func getStatusOfSubscriptionRenewalDateExtensionsResponse() throws {
         let response = try decode(
-            MassExtendRenewalDateStatusResponse.self, "getStatusOfSubscriptionRenewalDateExtensionsResponse.json")
+            MassExtendRenewalDateStatusResponse.self,
+            "getStatusOfSubscriptionRenewalDateExtensionsResponse.json"
+        )
         #expect(response.requestIdentifier == "20fba8a0-2b80-4a7d-a17f-85c1854727f8")
         #expect(response.complete == true)
         #expect(response.completeDate == date(1_698_148_900_000))
@@ -157,7 +161,8 @@ struct ServerAPIFixtureTests {
                 "transactionIdNotOriginalTransactionId.json", 4_000_187,
                 "Invalid request. The transaction ID provided is not an original transaction ID.", false
             ),
-        ] as [(String, Int32, String, Bool)])
+        ] as [(String, Int32, String, Bool)]
+    )
     func errorBodies(file: String, code: Int32, message: String, retryable: Bool) throws {
         let body = try decode(APIErrorBody.self, file)
         #expect(body.errorCode?.rawValue == code)

@@ -13,8 +13,13 @@ struct ServerAPIModelTests {
     @Test func consumptionRequestV2() throws {
         let object = try json(
             ConsumptionRequest(
-                customerConsented: true, sampleContentProvided: false, deliveryStatus: .undeliveredServerOutage,
-                consumptionPercentage: 25_000, refundPreference: .grantProrated))
+                customerConsented: true,
+                sampleContentProvided: false,
+                deliveryStatus: .undeliveredServerOutage,
+                consumptionPercentage: 25_000,
+                refundPreference: .grantProrated
+            )
+        )
         #expect(object["customerConsented"] as? Bool == true)
         #expect(object["sampleContentProvided"] as? Bool == false)
         #expect(object["deliveryStatus"] as? String == "UNDELIVERED_SERVER_OUTAGE")
@@ -22,18 +27,27 @@ struct ServerAPIModelTests {
         #expect(object["refundPreference"] as? String == "GRANT_PRORATED")
 
         let minimal = try json(
-            ConsumptionRequest(customerConsented: true, sampleContentProvided: true, deliveryStatus: .delivered))
+            ConsumptionRequest(customerConsented: true, sampleContentProvided: true, deliveryStatus: .delivered)
+        )
         #expect(minimal.keys.sorted() == ["customerConsented", "deliveryStatus", "sampleContentProvided"])
     }
 
     @Test func consumptionRequestV1SendsEveryField() throws {
         let token = UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138")!
         let request = ConsumptionRequestV1(
-            customerConsented: true, consumptionStatus: .partiallyConsumed, platform: .apple,
-            sampleContentProvided: false, deliveryStatus: .didNotDeliverDueToInGameCurrencyChange,
-            appAccountToken: token, accountTenure: .thirtyDaysToNinetyDays, playTime: .oneToSixHours,
-            lifetimeDollarsRefunded: .zeroDollars, lifetimeDollarsPurchased: .twoThousandDollarsOrGreater,
-            userStatus: .limitedAccess, refundPreference: .preferDecline)
+            customerConsented: true,
+            consumptionStatus: .partiallyConsumed,
+            platform: .apple,
+            sampleContentProvided: false,
+            deliveryStatus: .didNotDeliverDueToInGameCurrencyChange,
+            appAccountToken: token,
+            accountTenure: .thirtyDaysToNinetyDays,
+            playTime: .oneToSixHours,
+            lifetimeDollarsRefunded: .zeroDollars,
+            lifetimeDollarsPurchased: .twoThousandDollarsOrGreater,
+            userStatus: .limitedAccess,
+            refundPreference: .preferDecline
+        )
         let object = try json(request)
         #expect(object["customerConsented"] as? Bool == true)
         #expect(object["consumptionStatus"] as? Int == 2)
@@ -49,12 +63,19 @@ struct ServerAPIModelTests {
         #expect(object["refundPreference"] as? Int == 2)
         #expect(
             try AppStoreJSON.makeDecoder().decode(
-                ConsumptionRequestV1.self, from: AppStoreJSON.makeEncoder().encode(request)) == request)
+                ConsumptionRequestV1.self,
+                from: AppStoreJSON.makeEncoder().encode(request)
+            ) == request
+        )
 
         // Undeclared values are 0 and a missing token is the empty string: all fields are required.
         let undeclared = try json(
             ConsumptionRequestV1(
-                customerConsented: true, sampleContentProvided: true, deliveryStatus: .deliveredAndWorkingProperly))
+                customerConsented: true,
+                sampleContentProvided: true,
+                deliveryStatus: .deliveredAndWorkingProperly
+            )
+        )
         #expect(undeclared.count == 12)
         #expect(undeclared["appAccountToken"] as? String == "")
         #expect(undeclared["refundPreference"] as? Int == 0)
@@ -64,16 +85,24 @@ struct ServerAPIModelTests {
     @Test func extendRequests() throws {
         let one = try json(
             ExtendRenewalDateRequest(
-                extendByDays: 45, extendReasonCode: .serviceIssueOrOutage, requestIdentifier: "req-1"))
+                extendByDays: 45,
+                extendReasonCode: .serviceIssueOrOutage,
+                requestIdentifier: "req-1"
+            )
+        )
         #expect(one["extendByDays"] as? Int == 45)
         #expect(one["extendReasonCode"] as? Int == 3)
         #expect(one["requestIdentifier"] as? String == "req-1")
 
         let mass = try json(
             MassExtendRenewalDateRequest(
-                requestIdentifier: "758883e8-151b-47b7-abd0-60c4d804c2f5", extendByDays: 7,
-                extendReasonCode: .customerSatisfaction, productId: "com.example.monthly",
-                storefrontCountryCodes: ["USA", "FRA"]))
+                requestIdentifier: "758883e8-151b-47b7-abd0-60c4d804c2f5",
+                extendByDays: 7,
+                extendReasonCode: .customerSatisfaction,
+                productId: "com.example.monthly",
+                storefrontCountryCodes: ["USA", "FRA"]
+            )
+        )
         #expect(mass["requestIdentifier"] as? String == "758883e8-151b-47b7-abd0-60c4d804c2f5")
         #expect(mass["extendByDays"] as? Int == 7)
         #expect(mass["extendReasonCode"] as? Int == 1)
@@ -85,8 +114,11 @@ struct ServerAPIModelTests {
         let request = NotificationHistoryRequest(
             startDate: Date(timeIntervalSince1970: 1_698_148_900.123_9),
             endDate: Date(timeIntervalSince1970: 1_698_248_900),
-            notificationType: .subscribed, notificationSubtype: .initialBuy, transactionId: "999",
-            onlyFailures: true)
+            notificationType: .subscribed,
+            notificationSubtype: .initialBuy,
+            transactionId: "999",
+            onlyFailures: true
+        )
         let data = try AppStoreJSON.makeEncoder().encode(request)
         let text = String(decoding: data, as: UTF8.self)
         #expect(text.contains(#""startDate":1698148900123,"#))
@@ -104,16 +136,23 @@ struct ServerAPIModelTests {
 
     @Test func appAccountTokenRequestIsLowerCase() throws {
         let object = try json(
-            UpdateAppAccountTokenRequest(appAccountToken: UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138")!))
+            UpdateAppAccountTokenRequest(appAccountToken: UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138")!)
+        )
         #expect(object["appAccountToken"] as? String == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
     }
 
     @Test func transactionHistoryQueryRepeatsFiltersInOrder() {
         let request = TransactionHistoryRequest(
-            revision: "rev+/=", startDate: Date(timeIntervalSince1970: 1_698_148_900),
-            endDate: Date(timeIntervalSince1970: 1_698_148_950.5), productIds: ["a", "b"],
-            productTypes: [.autoRenewable, .consumable], subscriptionGroupIdentifiers: ["g1", "g2"],
-            inAppOwnershipType: .familyShared, sort: .descending, revoked: false)
+            revision: "rev+/=",
+            startDate: Date(timeIntervalSince1970: 1_698_148_900),
+            endDate: Date(timeIntervalSince1970: 1_698_148_950.5),
+            productIds: ["a", "b"],
+            productTypes: [.autoRenewable, .consumable],
+            subscriptionGroupIdentifiers: ["g1", "g2"],
+            inAppOwnershipType: .familyShared,
+            sort: .descending,
+            revoked: false
+        )
         let items = request.queryItems.map { "\($0.name)=\($0.value ?? "")" }
         #expect(
             items == [
@@ -121,7 +160,8 @@ struct ServerAPIModelTests {
                 "productType=AUTO_RENEWABLE", "productType=CONSUMABLE", "sort=DESCENDING",
                 "subscriptionGroupIdentifier=g1", "subscriptionGroupIdentifier=g2", "inAppOwnershipType=FAMILY_SHARED",
                 "revoked=false",
-            ])
+            ]
+        )
         #expect(TransactionHistoryRequest().queryItems.isEmpty)
         // Opaque tokens keep their `+`, `/` and `=` through percent-encoding.
         #expect(ServerAPIEncoding.query(request.queryItems).hasPrefix("revision=rev%2B%2F%3D&"))
@@ -140,7 +180,10 @@ struct ServerAPIModelTests {
     @Test func errorRetryability() {
         func error(_ status: Int, _ code: Int32?) -> AppStoreServerAPIError {
             AppStoreServerAPIError(
-                kind: .httpStatus, httpStatus: status, errorCode: code.map(APIErrorCode.init(rawValue:)))
+                kind: .httpStatus,
+                httpStatus: status,
+                errorCode: code.map(APIErrorCode.init(rawValue:))
+            )
         }
         #expect(error(500, 5_000_001).isRetryable)
         #expect(!error(500, 5_000_000).isRetryable)
@@ -160,7 +203,8 @@ struct ServerAPIModelTests {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         #expect(
             AppStoreServerAPIClient.retryAfterDate("1700000005000", now: now)
-                == Date(timeIntervalSince1970: 1_700_000_005))
+                == Date(timeIntervalSince1970: 1_700_000_005)
+        )
         // Small numbers are RFC 9110 delay-seconds.
         #expect(AppStoreServerAPIClient.retryAfterDate("30", now: now) == now.addingTimeInterval(30))
         #expect(AppStoreServerAPIClient.retryAfterDate("soon", now: now) == nil)
@@ -168,7 +212,11 @@ struct ServerAPIModelTests {
 
     @Test func backoffGrowsAndIsCapped() {
         let policy = AppStoreServerAPIRetryPolicy(
-            maxAttempts: 10, initialDelay: .milliseconds(100), maxDelay: .milliseconds(350), jitter: false)
+            maxAttempts: 10,
+            initialDelay: .milliseconds(100),
+            maxDelay: .milliseconds(350),
+            jitter: false
+        )
         #expect(policy.backoffDelay(retry: 1) == .milliseconds(100))
         #expect(policy.backoffDelay(retry: 2) == .milliseconds(200))
         #expect(policy.backoffDelay(retry: 3) == .milliseconds(350))
@@ -193,11 +241,14 @@ struct ServerAPIModelTests {
     @Test func openEnumsKeepUnknownValues() throws {
         let item = try AppStoreJSON.makeDecoder().decode(
             SendAttemptItem.self,
-            from: Data(#"{"attemptDate": 1698148900000, "sendAttemptResult": "NEW_FAILURE"}"#.utf8))
+            from: Data(#"{"attemptDate": 1698148900000, "sendAttemptResult": "NEW_FAILURE"}"#.utf8)
+        )
         #expect(item.sendAttemptResult?.rawValue == "NEW_FAILURE")
         #expect(item.sendAttemptResult?.isKnown == false)
         let lookup = try AppStoreJSON.makeDecoder().decode(
-            OrderLookupResponse.self, from: Data(#"{"status": 7, "signedTransactions": [], "extra": true}"#.utf8))
+            OrderLookupResponse.self,
+            from: Data(#"{"status": 7, "signedTransactions": [], "extra": true}"#.utf8)
+        )
         #expect(lookup.status?.rawValue == 7)
         #expect(SendAttemptResult.knownValues.count == 11)
         #expect(ExtendReasonCode.knownValues.map(\.rawValue) == [0, 1, 2, 3])

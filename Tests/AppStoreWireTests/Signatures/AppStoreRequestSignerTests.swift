@@ -10,8 +10,11 @@ import Testing
 
     static func signer(_ key: P256.Signing.PrivateKey) -> AppStoreRequestSigner {
         AppStoreRequestSigner(
-            privateKey: key, keyIdentifier: "KEY123ABCD", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
-            bundleId: "com.example.app")
+            privateKey: key,
+            keyIdentifier: "KEY123ABCD",
+            issuerId: "57246542-96fe-1a63-e053-0824d011072a",
+            bundleId: "com.example.app"
+        )
     }
 
     static func commonClaims(audience: String) -> [String: Any] {
@@ -32,8 +35,11 @@ import Testing
     func promotionalOfferV2VerifiesWithPythonCryptography(transactionId: String?) throws {
         let key = P256.Signing.PrivateKey()
         let token = try Self.signer(key).promotionalOfferV2(
-            productId: "com.example.monthly", offerIdentifier: "WINBACK_50", transactionId: transactionId,
-            nonce: Self.nonce, issuedAt: Self.issuedAt
+            productId: "com.example.monthly",
+            offerIdentifier: "WINBACK_50",
+            transactionId: transactionId,
+            nonce: Self.nonce,
+            issuedAt: Self.issuedAt
         )
         var claims = Self.merged(
             Self.commonClaims(audience: "promotional-offer"),
@@ -41,7 +47,11 @@ import Testing
         )
         if let transactionId { claims["transactionId"] = transactionId }
         let outcome = try PythonSignatureCheck.verifyJWS(
-            keyPEM: key.publicKey.pemRepresentation, token: token, header: Self.header, claims: claims)
+            keyPEM: key.publicKey.pemRepresentation,
+            token: token,
+            header: Self.header,
+            claims: claims
+        )
         #expect(outcome.status == 0, "python: \(outcome.output)")
     }
 
@@ -49,22 +59,32 @@ import Testing
     func introductoryOfferEligibilityVerifiesWithPythonCryptography(allow: Bool) throws {
         let key = P256.Signing.PrivateKey()
         let token = try Self.signer(key).introductoryOfferEligibility(
-            productId: "com.example.yearly", allowIntroductoryOffer: allow, transactionId: "2000000000000042",
-            nonce: Self.nonce, issuedAt: Self.issuedAt
+            productId: "com.example.yearly",
+            allowIntroductoryOffer: allow,
+            transactionId: "2000000000000042",
+            nonce: Self.nonce,
+            issuedAt: Self.issuedAt
         )
         let claims = Self.merged(
             Self.commonClaims(audience: "introductory-offer-eligibility"),
             ["productId": "com.example.yearly", "allowIntroductoryOffer": allow, "transactionId": "2000000000000042"]
         )
         let outcome = try PythonSignatureCheck.verifyJWS(
-            keyPEM: key.publicKey.pemRepresentation, token: token, header: Self.header, claims: claims)
+            keyPEM: key.publicKey.pemRepresentation,
+            token: token,
+            header: Self.header,
+            claims: claims
+        )
         #expect(outcome.status == 0, "python: \(outcome.output)")
     }
 
     @Test func pythonRejectsATamperedPayload() throws {
         let key = P256.Signing.PrivateKey()
         let token = try Self.signer(key).promotionalOfferV2(
-            productId: "com.example.monthly", offerIdentifier: "WINBACK_50", nonce: Self.nonce, issuedAt: Self.issuedAt
+            productId: "com.example.monthly",
+            offerIdentifier: "WINBACK_50",
+            nonce: Self.nonce,
+            issuedAt: Self.issuedAt
         )
         let parts = token.split(separator: ".").map(String.init)
         let claims = Self.merged(
@@ -74,11 +94,19 @@ import Testing
         let forgedPayload = try Self.base64URL(JSONSerialization.data(withJSONObject: claims))
         let forged = [parts[0], forgedPayload, parts[2]].joined(separator: ".")
         let outcome = try PythonSignatureCheck.verifyJWS(
-            keyPEM: key.publicKey.pemRepresentation, token: forged, header: Self.header, claims: claims)
+            keyPEM: key.publicKey.pemRepresentation,
+            token: forged,
+            header: Self.header,
+            claims: claims
+        )
         #expect(outcome.status == 1, "python: \(outcome.output)")
         // And the genuine token does not carry the forged claims.
         let genuine = try PythonSignatureCheck.verifyJWS(
-            keyPEM: key.publicKey.pemRepresentation, token: token, header: Self.header, claims: claims)
+            keyPEM: key.publicKey.pemRepresentation,
+            token: token,
+            header: Self.header,
+            claims: claims
+        )
         #expect(genuine.status == 2, "python: \(genuine.output)")
     }
 
@@ -99,9 +127,16 @@ import Testing
     func appleTestKeySignaturesVerify() throws {
         let pem = try TestVectors.string("certs/testSigningKey.p8")
         let signer = try AppStoreRequestSigner(
-            p8PEM: pem, keyIdentifier: "keyId", issuerId: "issuerId", bundleId: "bundleId")
+            p8PEM: pem,
+            keyIdentifier: "keyId",
+            issuerId: "issuerId",
+            bundleId: "bundleId"
+        )
         let token = try signer.introductoryOfferEligibility(
-            productId: "productId", allowIntroductoryOffer: true, transactionId: "transactionId", nonce: Self.nonce,
+            productId: "productId",
+            allowIntroductoryOffer: true,
+            transactionId: "transactionId",
+            nonce: Self.nonce,
             issuedAt: Self.issuedAt
         )
         let claims: [String: Any] = [

@@ -38,11 +38,17 @@ import Testing
         #expect(Array(Self.separator.utf8) == [0xE2, 0x81, 0xA3])
         // An empty appAccountToken leaves an empty field between two separators.
         let anonymous = PromotionalOfferV1Signer.message(
-            bundleId: "b", keyIdentifier: "k", productId: "p", offerId: "o", appAccountToken: "", nonce: Self.nonce,
+            bundleId: "b",
+            keyIdentifier: "k",
+            productId: "p",
+            offerId: "o",
+            appAccountToken: "",
+            nonce: Self.nonce,
             timestamp: 1
         )
         #expect(
-            anonymous == "b\u{2063}k\u{2063}p\u{2063}o\u{2063}\u{2063}a1b2c3d4-e5f6-4711-8899-aabbccddeeff\u{2063}1")
+            anonymous == "b\u{2063}k\u{2063}p\u{2063}o\u{2063}\u{2063}a1b2c3d4-e5f6-4711-8899-aabbccddeeff\u{2063}1"
+        )
     }
 
     @Test func signatureCarriesTheInjectedValues() throws {
@@ -61,13 +67,17 @@ import Testing
         let signature = try Self.sign(with: key)
         let pem = key.publicKey.pemRepresentation
         let valid = try PythonSignatureCheck.verifyDER(
-            keyPEM: pem, message: Data(Self.expectedMessage.utf8), signatureBase64: signature.signature
+            keyPEM: pem,
+            message: Data(Self.expectedMessage.utf8),
+            signatureBase64: signature.signature
         )
         #expect(valid.status == 0, "python: \(valid.output)")
 
         let tamperedMessage = Self.expectedMessage.replacingOccurrences(of: "WINBACK_50", with: "WINBACK_99")
         let tampered = try PythonSignatureCheck.verifyDER(
-            keyPEM: pem, message: Data(tamperedMessage.utf8), signatureBase64: signature.signature
+            keyPEM: pem,
+            message: Data(tamperedMessage.utf8),
+            signatureBase64: signature.signature
         )
         #expect(tampered.status == 1, "python: \(tampered.output)")
     }
@@ -76,12 +86,18 @@ import Testing
         let key = P256.Signing.PrivateKey()
         let signature = try Self.sign(with: key)
         func check(
-            _ signature: PromotionalOfferV1Signature, key: P256.Signing.PublicKey,
-            product: String = "com.example.monthly", token: String = "6f1b1c5e-0c3a-4f6e-9a4e-2d8b6b7c1a00"
+            _ signature: PromotionalOfferV1Signature,
+            key: P256.Signing.PublicKey,
+            product: String = "com.example.monthly",
+            token: String = "6f1b1c5e-0c3a-4f6e-9a4e-2d8b6b7c1a00"
         ) -> Bool {
             signature.isValid(
-                publicKey: key, bundleId: "com.example.app", productId: product, offerId: "WINBACK_50",
-                appAccountToken: token)
+                publicKey: key,
+                bundleId: "com.example.app",
+                productId: product,
+                offerId: "WINBACK_50",
+                appAccountToken: token
+            )
         }
         #expect(check(signature, key: key.publicKey))
         // The token is compared lowercased, as it is signed.
@@ -118,7 +134,12 @@ import Testing
         let signature = try signer.sign(productId: "productId", offerId: "offerId", appAccountToken: "")
         #expect(
             signature.isValid(
-                publicKey: signer.publicKey, bundleId: "com.example", productId: "productId", offerId: "offerId"))
+                publicKey: signer.publicKey,
+                bundleId: "com.example",
+                productId: "productId",
+                offerId: "offerId"
+            )
+        )
 
         let message = [
             "com.example", "keyId", "productId", "offerId", "", signature.nonce.uuidString.lowercased(),
@@ -127,17 +148,25 @@ import Testing
         .joined(separator: Self.separator)
         // Python derives the public key from the .p8 itself.
         let outcome = try PythonSignatureCheck.verifyDER(
-            keyPEM: pem, message: Data(message.utf8), signatureBase64: signature.signature)
+            keyPEM: pem,
+            message: Data(message.utf8),
+            signatureBase64: signature.signature
+        )
         #expect(outcome.status == 0, "python: \(outcome.output)")
         let tampered = try PythonSignatureCheck.verifyDER(
-            keyPEM: pem, message: Data((message + "0").utf8), signatureBase64: signature.signature)
+            keyPEM: pem,
+            message: Data((message + "0").utf8),
+            signatureBase64: signature.signature
+        )
         #expect(tampered.status == 1, "python: \(tampered.output)")
     }
 
     @Test func malformedKeysAreRejected() {
         #expect(throws: (any Error).self) {
             try PromotionalOfferV1Signer(
-                p8PEM: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----", keyIdentifier: "k", bundleId: "b"
+                p8PEM: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----",
+                keyIdentifier: "k",
+                bundleId: "b"
             )
         }
     }

@@ -66,8 +66,7 @@ enum PythonSignatureCheck {
     }
 
     /// Verifies an ES256 compact JWS and that its header and claims are exactly the expected ones.
-    static func verifyJWS(keyPEM: String, token: String, header: [String: Any], claims: [String: Any]) throws -> Outcome
-    {
+    static func verifyJWS(keyPEM: String, token: String, header: [String: Any], claims: [String: Any]) throws -> Outcome {
         func json(_ object: [String: Any]) throws -> String {
             String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
         }

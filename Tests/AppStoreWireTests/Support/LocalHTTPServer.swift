@@ -81,7 +81,10 @@ final class LocalHTTPServer: Sendable {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(
                         ScriptedHandler(
-                            handler: handler, record: { request in log.requests.withLock { $0.append(request) } }))
+                            handler: handler,
+                            record: { request in log.requests.withLock { $0.append(request) } }
+                        )
+                    )
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
@@ -124,9 +127,11 @@ private final class ScriptedHandler: ChannelInboundHandler {
             guard let head else { return }
             self.head = nil
             let request = LocalHTTPServer.Request(
-                method: head.method.rawValue, uri: head.uri,
+                method: head.method.rawValue,
+                uri: head.uri,
                 headers: head.headers.map { (name: $0.name, value: $0.value) },
-                body: Data(body.readableBytesView))
+                body: Data(body.readableBytesView)
+            )
             record(request)
             let response = handler(request)
 
@@ -135,7 +140,10 @@ private final class ScriptedHandler: ChannelInboundHandler {
             let keepAlive = head.isKeepAlive
             headers.replaceOrAdd(name: "Connection", value: keepAlive ? "keep-alive" : "close")
             let responseHead = HTTPResponseHead(
-                version: head.version, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+                version: head.version,
+                status: HTTPResponseStatus(statusCode: response.status),
+                headers: headers
+            )
             context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
             if !response.body.isEmpty {
                 context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body)))), promise: nil)

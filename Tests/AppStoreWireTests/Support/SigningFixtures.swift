@@ -1,3 +1,4 @@
+import AppStoreTestSigning
 import AppStoreWire
 import Crypto
 import Foundation
@@ -16,7 +17,9 @@ struct SigningFixtures {
     static let signedDate: Int64 = 1_767_225_600_000
 
     static func transaction(
-        environment: String = "Sandbox", bundleId: String = bundleId, signedDate: Int64 = signedDate
+        environment: String = "Sandbox",
+        bundleId: String = bundleId,
+        signedDate: Int64 = signedDate
     ) -> [String: Any] {
         [
             "transactionId": "2000000123456789", "originalTransactionId": "2000000123456789",
@@ -39,7 +42,9 @@ struct SigningFixtures {
     }
 
     static func notification(
-        data: [String: Any], type: String = "SUBSCRIBED", subtype: String? = "INITIAL_BUY"
+        data: [String: Any],
+        type: String = "SUBSCRIBED",
+        subtype: String? = "INITIAL_BUY"
     ) -> [String: Any] {
         var payload: [String: Any] = [
             "notificationType": type, "notificationUUID": "9ad56bd2-0bc6-42e0-af24-fd996d87a1e6",
@@ -58,7 +63,11 @@ struct SigningFixtures {
     }
 
     /// Signs `payload` with the chain's leaf key, with the chain's `x5c` unless `header` replaces it.
-    func sign(_ payload: [String: Any], header: [String: Any]? = nil, key: P256.Signing.PrivateKey? = nil) throws
+    func sign(
+        _ payload: [String: Any],
+        header: [String: Any]? = nil,
+        key: P256.Signing.PrivateKey? = nil
+    ) throws
         -> String
     {
         let header = try header ?? ["alg": "ES256", "x5c": chain.x5c()]
@@ -77,8 +86,14 @@ struct SigningFixtures {
     ) throws -> SignedDataVerifier {
         try SignedDataVerifier(
             configuration: .init(
-                bundleId: bundleId, appAppleId: Self.appAppleId, environments: environments,
-                roots: try TrustedRoots.only([chain.root]), deployment: .development, validationTime: validationTime,
-                maximumInputSize: maximumInputSize))
+                bundleId: bundleId,
+                appAppleId: Self.appAppleId,
+                environments: environments,
+                roots: try TrustedRoots.only([chain.root]),
+                deployment: .development,
+                validationTime: validationTime,
+                maximumInputSize: maximumInputSize
+            )
+        )
     }
 }

@@ -37,7 +37,13 @@ func makeAPIClient(
         tokenGenerator: try identity.tokenGenerator(),
         baseURL: AppStoreServerAPIBaseURL(url: server.baseURL),
         retryPolicy: AppStoreServerAPIRetryPolicy(
-            maxAttempts: maxAttempts, initialDelay: .milliseconds(100), maxDelay: maxDelay, jitter: false,
-            sleep: sleeps.sleep, now: now),
-        requestTimeout: .seconds(10))
+            maxAttempts: maxAttempts,
+            initialDelay: .milliseconds(100),
+            maxDelay: maxDelay,
+            jitter: false,
+            sleep: sleeps.sleep,
+            now: now
+        ),
+        requestTimeout: .seconds(10)
+    )
 }

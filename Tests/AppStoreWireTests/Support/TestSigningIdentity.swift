@@ -12,7 +12,11 @@ struct TestSigningIdentity {
 
     func tokenGenerator(lifetime: Int = 300) throws -> AppStoreAPITokenGenerator {
         try AppStoreAPITokenGenerator(
-            privateKeyPEM: privateKey.pemRepresentation, keyId: Self.keyId, issuerId: Self.issuerId,
-            bundleId: Self.bundleId, tokenLifetimeSeconds: lifetime)
+            privateKeyPEM: privateKey.pemRepresentation,
+            keyId: Self.keyId,
+            issuerId: Self.issuerId,
+            bundleId: Self.bundleId,
+            tokenLifetimeSeconds: lifetime
+        )
     }
 }

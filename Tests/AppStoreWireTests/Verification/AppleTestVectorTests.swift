@@ -6,14 +6,22 @@ import X509
 
 /// Conformance with Apple's own signed test data (read in place from ../shared, never copied).
 @Suite(.enabled(if: TestVectors.available)) struct AppleTestVectorTests {
-    func verifier(bundleId: String = "com.example", environments: Set<AppStoreEnvironment> = [.sandbox])
+    func verifier(
+        bundleId: String = "com.example",
+        environments: Set<AppStoreEnvironment> = [.sandbox]
+    )
         throws -> SignedDataVerifier
     {
         let root = try Certificate(derEncoded: Array(try TestVectors.data("certs/testCA.der")))
         return try SignedDataVerifier(
             configuration: .init(
-                bundleId: bundleId, appAppleId: 1234, environments: environments, roots: try TrustedRoots.only([root]),
-                deployment: .development))
+                bundleId: bundleId,
+                appAppleId: 1234,
+                environments: environments,
+                roots: try TrustedRoots.only([root]),
+                deployment: .development
+            )
+        )
     }
 
     // MARK: Tests
@@ -33,7 +41,8 @@ import X509
 
     @Test func testNotificationVerifies() async throws {
         let notification = try await verifier().verifyNotification(
-            try TestVectors.string("mock_signed_data/testNotification"))
+            try TestVectors.string("mock_signed_data/testNotification")
+        )
         #expect(notification.notificationType == .test)
         #expect(notification.notificationUUID == "9ad56bd2-0bc6-42e0-af24-fd996d87a1e6")
         #expect(notification.data?.appAppleId == 1234)
@@ -62,7 +71,8 @@ import X509
 
     @Test func appleVectorsFailAgainstTheRealAppleRoot() async throws {
         let strict = try SignedDataVerifier(
-            configuration: .init(bundleId: "com.example", appAppleId: 1234, environments: [.sandbox], roots: try TrustedRoots.apple()))
+            configuration: .init(bundleId: "com.example", appAppleId: 1234, environments: [.sandbox], roots: try TrustedRoots.apple())
+        )
         do {
             _ = try await strict.verifyTransaction(try TestVectors.string("mock_signed_data/transactionInfo"))
             Issue.record("test CA data verified against Apple's real root")

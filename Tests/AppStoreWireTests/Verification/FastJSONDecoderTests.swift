@@ -95,7 +95,8 @@ import Testing
     }
 
     @Test func handlesNullsArraysAndNesting() throws {
-        let json = #"{"productId":null,"eligibleWinBackOfferIds":["w1","w2"],"commitmentInfo":{"billingPeriodNumber":2,"totalBillingPeriods":12},"autoRenewStatus":1,"environment":"Sandbox","unknownKey":{"deep":[1,2,{"x":true}]}}"#
+        let json =
+            #"{"productId":null,"eligibleWinBackOfferIds":["w1","w2"],"commitmentInfo":{"billingPeriodNumber":2,"totalBillingPeriods":12},"autoRenewStatus":1,"environment":"Sandbox","unknownKey":{"deep":[1,2,{"x":true}]}}"#
         let renewal = try #require(try fast(json, as: JWSRenewalInfoDecodedPayload.self))
         #expect(renewal == (try foundation(json, as: JWSRenewalInfoDecodedPayload.self)))
         #expect(renewal.eligibleWinBackOfferIds == ["w1", "w2"])
@@ -116,4 +117,3 @@ import Testing
         }
     }
 }
-

@@ -1,3 +1,4 @@
+import AppStoreTestSigning
 import AppStoreWire
 import Crypto
 import Foundation
@@ -21,8 +22,10 @@ import X509
     }
 
     func expectFailure(
-        _ code: String, containing fragment: String? = nil,
-        _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
+        _ code: String,
+        containing fragment: String? = nil,
+        _ body: () async throws -> Void,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async {
         guard let error = await failure(body) else { return }
         #expect(error.code == code, "got \(error)", sourceLocation: sourceLocation)
@@ -160,12 +163,15 @@ import X509
         let attackerX5C = try attacker.chain.x5c()
         let spoofed = try attacker.sign(
             SigningFixtures.transaction(),
-            header: ["alg": "ES256", "x5c": [attackerX5C[0], attackerX5C[1], try pinned.chain.x5c()[2]]])
+            header: ["alg": "ES256", "x5c": [attackerX5C[0], attackerX5C[1], try pinned.chain.x5c()[2]]]
+        )
         await expectFailure("invalid_certificate") { _ = try await verifier.verifyTransaction(spoofed) }
         // Whereas a genuine chain is accepted whatever its x5c[2] holds, because x5c[2] is ignored.
         let genuine = try pinned.chain.x5c()
         let odd = try pinned.sign(
-            SigningFixtures.transaction(), header: ["alg": "ES256", "x5c": [genuine[0], genuine[1], attackerX5C[2]]])
+            SigningFixtures.transaction(),
+            header: ["alg": "ES256", "x5c": [genuine[0], genuine[1], attackerX5C[2]]]
+        )
         _ = try await verifier.verifyTransaction(odd)
     }
 
@@ -185,12 +191,14 @@ import X509
         // Signed after expiry, even with the chain already cached.
         await expectFailure("invalid_certificate", containing: "expired") {
             _ = try await verifier.verifyTransaction(
-                try fixtures.sign(SigningFixtures.transaction(signedDate: 1_770_000_000_000)))
+                try fixtures.sign(SigningFixtures.transaction(signedDate: 1_770_000_000_000))
+            )
         }
         // Signed before the certificates were valid.
         await expectFailure("invalid_certificate", containing: "not valid until") {
             _ = try await verifier.verifyTransaction(
-                try fixtures.sign(SigningFixtures.transaction(signedDate: 1_700_000_000_000)))
+                try fixtures.sign(SigningFixtures.transaction(signedDate: 1_700_000_000_000))
+            )
         }
     }
 
@@ -199,14 +207,22 @@ import X509
         var options = AppStoreSigningChain.Options()
         options.intermediateValidity = Date(timeIntervalSince1970: 1_600_000_000)...Date(timeIntervalSince1970: 1_700_000_000)
         let shortIntermediate = try AppStoreSigningChain.make(
-            options, rootKey: fixtures.chain.rootKey, intermediateKey: fixtures.chain.intermediateKey,
-            leafKey: fixtures.chain.leafKey)
+            options,
+            rootKey: fixtures.chain.rootKey,
+            intermediateKey: fixtures.chain.intermediateKey,
+            leafKey: fixtures.chain.leafKey
+        )
         let jws = try fixtures.sign(
-            SigningFixtures.transaction(), header: ["alg": "ES256", "x5c": try shortIntermediate.x5c()])
+            SigningFixtures.transaction(),
+            header: ["alg": "ES256", "x5c": try shortIntermediate.x5c()]
+        )
         let verifier = try SignedDataVerifier(
             configuration: .init(
-                bundleId: SigningFixtures.bundleId, roots: try TrustedRoots.only([shortIntermediate.root]),
-                deployment: .development))
+                bundleId: SigningFixtures.bundleId,
+                roots: try TrustedRoots.only([shortIntermediate.root]),
+                deployment: .development
+            )
+        )
         await expectFailure("invalid_certificate", containing: "intermediate certificate expired") {
             _ = try await verifier.verifyTransaction(jws)
         }
@@ -224,12 +240,14 @@ import X509
         let verifier = try fixtures.verifier()
         await expectFailure("wrong_app", containing: "com.example.other") {
             _ = try await verifier.verifyTransaction(
-                try fixtures.sign(SigningFixtures.transaction(bundleId: "com.example.other")))
+                try fixtures.sign(SigningFixtures.transaction(bundleId: "com.example.other"))
+            )
         }
         let sandboxOnly = try fixtures.verifier(environments: [.sandbox])
         await expectFailure("wrong_environment", containing: "Production") {
             _ = try await sandboxOnly.verifyTransaction(
-                try fixtures.sign(SigningFixtures.transaction(environment: "Production")))
+                try fixtures.sign(SigningFixtures.transaction(environment: "Production"))
+            )
         }
         var app = SigningFixtures.appTransaction()
         app["appAppleId"] = 999
@@ -239,13 +257,15 @@ import X509
         let data: [String: Any] = ["bundleId": SigningFixtures.bundleId, "environment": "Production", "appAppleId": 42]
         await expectFailure("wrong_app", containing: "appAppleId") {
             _ = try await verifier.verifyNotification(
-                try fixtures.sign(SigningFixtures.notification(data: data, type: "TEST", subtype: nil)))
+                try fixtures.sign(SigningFixtures.notification(data: data, type: "TEST", subtype: nil))
+            )
         }
         // Xcode and LocalTesting data is refused unless explicitly enabled.
         for environment in ["Xcode", "LocalTesting"] {
             await expectFailure("wrong_environment") {
                 _ = try await verifier.verifyTransaction(
-                    try fixtures.sign(SigningFixtures.transaction(environment: environment)))
+                    try fixtures.sign(SigningFixtures.transaction(environment: environment))
+                )
             }
         }
     }
@@ -276,7 +296,9 @@ import X509
         }
         // Standard-alphabet base64 in x5c is required; a corrupt certificate is a certificate error.
         let badCertificate = try fixtures.sign(
-            SigningFixtures.transaction(), header: ["alg": "ES256", "x5c": ["AAAA", "AAAA", "AAAA"]])
+            SigningFixtures.transaction(),
+            header: ["alg": "ES256", "x5c": ["AAAA", "AAAA", "AAAA"]]
+        )
         await expectFailure("invalid_certificate") { _ = try await verifier.verifyTransaction(badCertificate) }
     }
 
@@ -327,8 +349,12 @@ import X509
         }
         let verifier = try SignedDataVerifier(
             configuration: .init(
-                bundleId: SigningFixtures.bundleId, roots: try TrustedRoots.only(roots + [verifierFixtures.chain.root]),
-                deployment: .development, chainCacheCapacity: 16))
+                bundleId: SigningFixtures.bundleId,
+                roots: try TrustedRoots.only(roots + [verifierFixtures.chain.root]),
+                deployment: .development,
+                chainCacheCapacity: 16
+            )
+        )
         for jws in signed { _ = try await verifier.verifyTransaction(jws) }
         #expect(verifier.cachedChainCount <= 16)
         #expect(verifier.cachedChainCount > 0)
@@ -339,20 +365,30 @@ import X509
         #expect(throws: SignedDataVerifier.ConfigurationError.self) {
             try SignedDataVerifier(
                 configuration: .init(
-                    bundleId: "b", appAppleId: 1, roots: try TrustedRoots.apple(adding: [fixtures.chain.root]),
-                    deployment: .production))
+                    bundleId: "b",
+                    appAppleId: 1,
+                    roots: try TrustedRoots.apple(adding: [fixtures.chain.root]),
+                    deployment: .production
+                )
+            )
         }
         #expect(throws: SignedDataVerifier.ConfigurationError.self) {
             try SignedDataVerifier(
                 configuration: .init(
-                    bundleId: "b", appAppleId: 1, environments: [.production, .xcode], roots: try TrustedRoots.apple(),
-                    deployment: .production))
+                    bundleId: "b",
+                    appAppleId: 1,
+                    environments: [.production, .xcode],
+                    roots: try TrustedRoots.apple(),
+                    deployment: .production
+                )
+            )
         }
         #expect(throws: SignedDataVerifier.ConfigurationError.self) {
             try SignedDataVerifier(configuration: .init(bundleId: "b", roots: try TrustedRoots.apple(), deployment: .production))
         }
         let production = try SignedDataVerifier(
-            configuration: .init(bundleId: "b", appAppleId: 1, roots: try TrustedRoots.apple(), deployment: .production))
+            configuration: .init(bundleId: "b", appAppleId: 1, roots: try TrustedRoots.apple(), deployment: .production)
+        )
         #expect(production.configuration.roots.isAppleOnly)
     }
 
@@ -361,7 +397,8 @@ import X509
         // Forgetting to choose a deployment must not quietly allow a test root.
         #expect(throws: SignedDataVerifier.ConfigurationError.self) {
             try SignedDataVerifier(
-                configuration: .init(bundleId: "b", appAppleId: 1, roots: try TrustedRoots.only([fixtures.chain.root])))
+                configuration: .init(bundleId: "b", appAppleId: 1, roots: try TrustedRoots.only([fixtures.chain.root]))
+            )
         }
         #expect(throws: SignedDataVerifier.ConfigurationError.self) {
             try SignedDataVerifier(configuration: .init(bundleId: nil, appAppleId: 1, roots: try TrustedRoots.apple()))
@@ -387,7 +424,9 @@ import X509
     @Test(.enabled(if: TestVectors.referenceAvailable))
     func realAppleIntermediateValidatesToBuiltInRoot() async throws {
         let pem = try String(
-            contentsOf: TestVectors.reference.appendingPathComponent("certs/AppleWWDRCA-G6.pem"), encoding: .utf8)
+            contentsOf: TestVectors.reference.appendingPathComponent("certs/AppleWWDRCA-G6.pem"),
+            encoding: .utf8
+        )
         let intermediate = try Certificate(pemEncoded: pem)
         var verifier = Verifier(rootCertificates: CertificateStore(try TrustedRoots.apple().certificates)) {
             RFC5280Policy()
@@ -413,13 +452,23 @@ import X509
         let selfSigned = P256.Signing.PrivateKey()
         let name = try DistinguishedName { CommonName("StoreKit Testing in Xcode") }
         let certificate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(selfSigned.publicKey),
-            notValidBefore: Date(timeIntervalSince1970: 0), notValidAfter: Date(timeIntervalSince1970: 4_000_000_000),
-            issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256, extensions: .init(),
-            issuerPrivateKey: .init(selfSigned))
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(selfSigned.publicKey),
+            notValidBefore: Date(timeIntervalSince1970: 0),
+            notValidAfter: Date(timeIntervalSince1970: 4_000_000_000),
+            issuer: name,
+            subject: name,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: .init(),
+            issuerPrivateKey: .init(selfSigned)
+        )
         let x5c = [Data(try certificate.derBytes()).base64EncodedString()]
         let jws = try fixtures.sign(
-            SigningFixtures.transaction(environment: "Xcode"), header: ["alg": "ES256", "x5c": x5c], key: selfSigned)
+            SigningFixtures.transaction(environment: "Xcode"),
+            header: ["alg": "ES256", "x5c": x5c],
+            key: selfSigned
+        )
         await expectFailure("wrong_environment") { _ = try await fixtures.verifier().verifyTransaction(jws) }
         let enabled = try fixtures.verifier(environments: [.xcode])
         let transaction = try await enabled.verifyTransaction(jws)
@@ -427,7 +476,9 @@ import X509
         #expect(enabled.cachedChainCount == 0)
         // Even enabled, the signature must match the certificate it carries.
         let forged = try fixtures.sign(
-            SigningFixtures.transaction(environment: "Xcode"), header: ["alg": "ES256", "x5c": x5c])
+            SigningFixtures.transaction(environment: "Xcode"),
+            header: ["alg": "ES256", "x5c": x5c]
+        )
         await expectFailure("invalid_signature") { _ = try await enabled.verifyTransaction(forged) }
     }
 }

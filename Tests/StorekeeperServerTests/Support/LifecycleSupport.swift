@@ -27,7 +27,8 @@ extension ServerHarness {
     /// Apple sends what is due to the server (V2 by default) and the server applies its inbox.
     @discardableResult
     func deliverAndApply(
-        format: NotificationDeliveryService.Format = .v2, path: String = "/apple/notifications/v2"
+        format: NotificationDeliveryService.Format = .v2,
+        path: String = "/apple/notifications/v2"
     ) async throws -> Int {
         let delivery = NotificationDeliveryService(store: store, url: serverURL + path, httpClient: .shared, format: format)
         var sent = 0
@@ -46,7 +47,11 @@ extension ServerHarness {
         let moment: Date
         if let now { moment = now } else { moment = await simulatedNow }
         let reply = try await call(
-            .POST, "/v1/admin/jobs/\(name)/run", json: ["now": Self.millis(moment)], headers: Self.adminHeaders)
+            .POST,
+            "/v1/admin/jobs/\(name)/run",
+            json: ["now": Self.millis(moment)],
+            headers: Self.adminHeaders
+        )
         #expect(reply.status == 200, "\(name): \(reply.text)")
         return reply["items"] as? Int ?? -1
     }
@@ -61,7 +66,8 @@ extension ServerHarness {
         let me = try await me(user, at: date)
         return Set(
             (me["entitlements"] as? [[String: Any]] ?? []).filter { $0["active"] as? Bool == true }
-                .compactMap { $0["entitlement"] as? String })
+                .compactMap { $0["entitlement"] as? String }
+        )
     }
 
     /// The entitlements the simulator's records say the token's owner has at `date`.
@@ -72,7 +78,10 @@ extension ServerHarness {
 
     /// Expects the server's entitlements for `user` to equal the truth for `token`, now on the simulator's clock.
     func expectMatchesTruth(
-        user: String, token: UUID, _ comment: String, sourceLocation: SourceLocation = #_sourceLocation
+        user: String,
+        token: UUID,
+        _ comment: String,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         let now = await simulatedNow
         let server = try await activeEntitlements(user, at: now)

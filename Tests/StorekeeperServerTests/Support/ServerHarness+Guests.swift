@@ -17,6 +17,7 @@ extension ServerHarness {
         #expect(reply.status == 201, "\(reply.text)", sourceLocation: sourceLocation)
         return Guest(
             userId: try #require(reply["userId"] as? String, sourceLocation: sourceLocation),
-            token: try #require(reply["token"] as? String, sourceLocation: sourceLocation))
+            token: try #require(reply["token"] as? String, sourceLocation: sourceLocation)
+        )
     }
 }

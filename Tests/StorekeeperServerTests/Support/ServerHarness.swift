@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import AsyncHTTPClient
 import Crypto
@@ -60,23 +61,34 @@ struct ServerHarness: Sendable {
 
     /// Runs `body` with a fresh simulator and a fresh server on `database`.
     static func run(
-        _ database: TestDatabase, environment: AppStoreEnvironment = .sandbox, instances: Int = 1,
-        catalog: SimulatorCatalog? = nil, configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
+        _ database: TestDatabase,
+        environment: AppStoreEnvironment = .sandbox,
+        instances: Int = 1,
+        catalog: SimulatorCatalog? = nil,
+        configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (ServerHarness) async throws -> Void
     ) async throws {
         let store = try SimulatedAppStore(
-            catalog: try catalog ?? simulatorCatalog(), signingChain: SharedIdentities.chain, seed: UInt64.random(in: 1...1_000_000),
-            start: Date().addingTimeInterval(-60), environment: environment)
+            catalog: try catalog ?? simulatorCatalog(),
+            signingChain: SharedIdentities.chain,
+            seed: UInt64.random(in: 1...1_000_000),
+            start: Date().addingTimeInterval(-60),
+            environment: environment
+        )
         let faults = AppleEndpointFaults()
         let apple = SimulatorServer.AppleSide(
-            apiKeys: [SharedIdentities.apiKeyId: SharedIdentities.apiKey.publicKey], issuerId: SharedIdentities.issuerId,
-            receiptIdentity: SharedIdentities.receipts, faults: faults)
+            apiKeys: [SharedIdentities.apiKeyId: SharedIdentities.apiKey.publicKey],
+            issuerId: SharedIdentities.issuerId,
+            receiptIdentity: SharedIdentities.receipts,
+            faults: faults
+        )
         let simulatorKey = "sim-\(UUID().uuidString)"
         let simulatorApp = Application(
             router: await SimulatorServer.buildRouter(store: store, rootPEM: try SharedIdentities.chain.rootPEM(), apple: apple),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in PortRegistry.shared.publish(simulatorKey, channel.localAddress?.port ?? 0) },
-            logger: quietLogger("simulator"))
+            logger: quietLogger("simulator")
+        )
         try await withRunning(simulatorApp, key: simulatorKey) { simulatorPort in
             let simulatorURL = "http://127.0.0.1:\(simulatorPort)"
             try await withDatabase(database) { databaseConfig in
@@ -85,9 +97,15 @@ struct ServerHarness: Sendable {
                 try await withServers(count: instances, configuration: configuration) { ports in
                     try await body(
                         ServerHarness(
-                            store: store, faults: faults, serverURL: "http://127.0.0.1:\(ports[0])",
-                            serverURLs: ports.map { "http://127.0.0.1:\($0)" }, simulatorURL: simulatorURL,
-                            database: database, databaseConfiguration: configuration.database))
+                            store: store,
+                            faults: faults,
+                            serverURL: "http://127.0.0.1:\(ports[0])",
+                            serverURLs: ports.map { "http://127.0.0.1:\($0)" },
+                            simulatorURL: simulatorURL,
+                            database: database,
+                            databaseConfiguration: configuration.database
+                        )
+                    )
                 }
             }
         }
@@ -95,13 +113,18 @@ struct ServerHarness: Sendable {
 
     /// Starts `count` servers with one configuration (one database), nested, and runs `body` with their ports.
     static func withServers(
-        count: Int, configuration: ServerConfiguration, ports: [Int] = [], _ body: ([Int]) async throws -> Void
+        count: Int,
+        configuration: ServerConfiguration,
+        ports: [Int] = [],
+        _ body: ([Int]) async throws -> Void
     ) async throws {
         guard ports.count < count else { return try await body(ports) }
         let key = "server-\(UUID().uuidString)"
         let app = try await StorekeeperServer.buildApplication(
-            configuration: configuration, logger: quietLogger("server"),
-            onServerRunning: { port in PortRegistry.shared.publish(key, port) })
+            configuration: configuration,
+            logger: quietLogger("server"),
+            onServerRunning: { port in PortRegistry.shared.publish(key, port) }
+        )
         try await withRunning(app, key: key) { port in
             try await withServers(count: count, configuration: configuration, ports: ports + [port], body)
         }
@@ -110,30 +133,45 @@ struct ServerHarness: Sendable {
     static func serverConfiguration(simulatorURL: String, database: ServerConfiguration.Database) throws -> ServerConfiguration {
         let catalog = try simulatorCatalog()
         return ServerConfiguration(
-            port: 0, database: database, catalogFile: catalogURL.appendingPathComponent("storekeeper-catalog.json").path,
+            port: 0,
+            database: database,
+            catalogFile: catalogURL.appendingPathComponent("storekeeper-catalog.json").path,
             apps: [
                 AppConfiguration(
-                    bundleId: catalog.bundleId, appAppleId: catalog.appAppleId, deployment: .development,
+                    bundleId: catalog.bundleId,
+                    appAppleId: catalog.appAppleId,
+                    deployment: .development,
                     extraRootsPEM: [try SharedIdentities.chain.rootPEM(), try SharedIdentities.receipts.rootPEM()],
-                    apiKeyId: SharedIdentities.apiKeyId, apiIssuerId: SharedIdentities.issuerId,
+                    apiKeyId: SharedIdentities.apiKeyId,
+                    apiIssuerId: SharedIdentities.issuerId,
                     apiKeyPEM: SharedIdentities.apiKey.pemRepresentation,
                     verifyReceiptProductionURL: URL(string: simulatorURL + "/verifyReceipt")!,
                     verifyReceiptSandboxURL: URL(string: simulatorURL + "/sandbox/verifyReceipt")!,
-                    serverAPIURL: URL(string: simulatorURL)!)
+                    serverAPIURL: URL(string: simulatorURL)!
+                )
             ],
             auth: AuthConfiguration(
-                jwtHS256Secret: hs256Secret, apiKeys: ["backend": apiKey], adminKeys: ["ops": adminKey]),
+                jwtHS256Secret: hs256Secret,
+                apiKeys: ["backend": apiKey],
+                adminKeys: ["ops": adminKey]
+            ),
             catalogRefreshInterval: .milliseconds(200),
             // Tests run many servers on one PostgreSQL at once: a small pool each keeps them under its max_connections.
             postgresMaximumConnections: 6,
             // Periodic jobs run on the simulator's clock, so tests run them on demand through the admin API.
             lifecycle: LifecycleConfiguration(
-                pollInterval: .milliseconds(20), catchUpInterval: nil, sweepInterval: nil, consumptionInterval: nil))
+                pollInterval: .milliseconds(20),
+                catchUpInterval: nil,
+                sweepInterval: nil,
+                consumptionInterval: nil
+            )
+        )
     }
 
     /// A database for one test: a fresh SQLite file, or a fresh PostgreSQL database dropped afterwards.
     static func withDatabase(
-        _ database: TestDatabase, _ body: (ServerConfiguration.Database) async throws -> Void
+        _ database: TestDatabase,
+        _ body: (ServerConfiguration.Database) async throws -> Void
     ) async throws {
         switch database {
         case .sqlite:
@@ -147,7 +185,9 @@ struct ServerHarness: Sendable {
 
     /// Runs `app` until `body` returns.
     static func withRunning<App: ApplicationProtocol>(
-        _ app: App, key: String, _ body: (Int) async throws -> Void
+        _ app: App,
+        key: String,
+        _ body: (Int) async throws -> Void
     ) async throws {
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: quietLogger("group"))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -195,7 +235,11 @@ struct ServerHarness: Sendable {
     }
 
     func call(
-        _ method: HTTPMethod, _ path: String, json: Any? = nil, raw: String? = nil, headers: [(String, String)] = [],
+        _ method: HTTPMethod,
+        _ path: String,
+        json: Any? = nil,
+        raw: String? = nil,
+        headers: [(String, String)] = [],
         instance: Int = 0
     ) async throws -> Reply {
         var request = HTTPClientRequest(url: serverURLs[instance % serverURLs.count] + path)

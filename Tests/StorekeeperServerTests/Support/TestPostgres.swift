@@ -15,8 +15,14 @@ enum TestPostgres {
         let name = "sk_server_\(UUID().uuidString.prefix(8).lowercased())"
         let admin = PostgresDatabaseProvider(
             configuration: .init(
-                host: host, port: port, username: user, password: password, database: environment["POSTGRES_DB"] ?? "postgres",
-                tls: .disable))
+                host: host,
+                port: port,
+                username: user,
+                password: password,
+                database: environment["POSTGRES_DB"] ?? "postgres",
+                tls: .disable
+            )
+        )
         let adminTask = Task { await admin.run() }
         defer { adminTask.cancel() }
         try await admin.withSession { try await $0.raw("CREATE DATABASE \(unsafeRaw: name)").run() }

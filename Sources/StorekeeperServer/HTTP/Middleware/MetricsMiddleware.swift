@@ -11,8 +11,11 @@ struct MetricsMiddleware: RouterMiddleware {
         let started = DispatchTime.now().uptimeNanoseconds
         let response = try await next(request, context)
         metrics.request(
-            route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: response.status.code,
-            nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            route: context.endpointPath ?? "unmatched",
+            method: request.method.rawValue,
+            status: response.status.code,
+            nanoseconds: DispatchTime.now().uptimeNanoseconds - started
+        )
         return response
     }
 }

@@ -18,13 +18,17 @@ struct PurchaseOutcomeMiddleware: RouterMiddleware {
             throw StorekeeperError(error.kind, code: error.code, message: error.message, outcome: .retry, details: error.details)
         } catch let error as any HTTPResponseError {
             throw error
-        } catch where DatabaseFailure.isInvalidInput(error) {
+        } catch  where DatabaseFailure.isInvalidInput(error) {
             context.logger.info("purchase refused by the database", metadata: ["error": "\(String(reflecting: error))"])
             throw StorekeeperError(.badRequest, code: "invalid_input", message: "a value in the request cannot be stored", outcome: .rejected)
         } catch {
             context.logger.error("purchase failed", metadata: ["error": "\(String(reflecting: error))"])
             throw StorekeeperError(
-                .internal, code: "internal", message: "the server could not complete the request; try again", outcome: .retry)
+                .internal,
+                code: "internal",
+                message: "the server could not complete the request; try again",
+                outcome: .retry
+            )
         }
     }
 }

@@ -16,12 +16,14 @@ struct RequestLogMiddleware: RouterMiddleware {
         var response = try await next(request, context)
         response.headers[Self.requestIdHeader] = context.id
         context.logger.log(
-            level: level, "request",
+            level: level,
+            "request",
             metadata: [
                 "http.method": "\(request.method.rawValue)", "http.route": "\(context.endpointPath ?? request.uri.path)",
                 "http.status": "\(response.status.code)",
                 "duration_ms": "\((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)",
-            ])
+            ]
+        )
         return response
     }
 }

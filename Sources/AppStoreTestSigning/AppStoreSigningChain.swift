@@ -1,3 +1,4 @@
+import AppStoreWire
 import Crypto
 import Foundation
 import SwiftASN1
@@ -7,7 +8,8 @@ import X509
 /// leaf, carrying Apple's marker extensions.
 ///
 /// Storekeeper's simulator, tests and benchmarks sign with one of these; a verifier accepts its data only when
-/// its root is pinned by configuration, exactly as it would a real Apple chain.
+/// its root is pinned by configuration, exactly as it would a real Apple chain. It generates private keys and
+/// certificates, so it lives outside the production `AppStoreWire` library.
 public struct AppStoreSigningChain: Sendable {
     public let root: Certificate
     public let intermediate: Certificate
@@ -29,8 +31,11 @@ public struct AppStoreSigningChain: Sendable {
 
         public init(
             name: String = "Storekeeper Test",
-            validity: ClosedRange<Date> = Date(timeIntervalSince1970: 1_577_836_800)...Date(
-                timeIntervalSince1970: 2_524_608_000),
+            validity: ClosedRange<Date> = Date(
+                timeIntervalSince1970: 1_577_836_800
+            )...Date(
+                timeIntervalSince1970: 2_524_608_000
+            ),
             leafMarker: Bool = true,
             intermediateMarker: Bool = true
         ) {
@@ -45,8 +50,12 @@ public struct AppStoreSigningChain: Sendable {
 
     /// Reassembles a chain from stored certificates and keys.
     public init(
-        root: Certificate, intermediate: Certificate, leaf: Certificate, rootKey: P384.Signing.PrivateKey,
-        intermediateKey: P384.Signing.PrivateKey, leafKey: P256.Signing.PrivateKey
+        root: Certificate,
+        intermediate: Certificate,
+        leaf: Certificate,
+        rootKey: P384.Signing.PrivateKey,
+        intermediateKey: P384.Signing.PrivateKey,
+        leafKey: P256.Signing.PrivateKey
     ) {
         self.root = root
         self.intermediate = intermediate
@@ -59,13 +68,18 @@ public struct AppStoreSigningChain: Sendable {
     /// Generates fresh keys and a chain.
     public static func generate(_ options: Options = Options()) throws -> AppStoreSigningChain {
         try make(
-            options, rootKey: P384.Signing.PrivateKey(), intermediateKey: P384.Signing.PrivateKey(),
-            leafKey: P256.Signing.PrivateKey())
+            options,
+            rootKey: P384.Signing.PrivateKey(),
+            intermediateKey: P384.Signing.PrivateKey(),
+            leafKey: P256.Signing.PrivateKey()
+        )
     }
 
     /// Builds a chain from existing keys (repeatable runs keep their keys on disk).
     public static func make(
-        _ options: Options, rootKey: P384.Signing.PrivateKey, intermediateKey: P384.Signing.PrivateKey,
+        _ options: Options,
+        rootKey: P384.Signing.PrivateKey,
+        intermediateKey: P384.Signing.PrivateKey,
         leafKey: P256.Signing.PrivateKey
     ) throws -> AppStoreSigningChain {
         let rootName = try DistinguishedName {
@@ -87,42 +101,64 @@ public struct AppStoreSigningChain: Sendable {
             CountryName("US")
         }
         let root = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
-            notValidBefore: options.rootValidity.lowerBound, notValidAfter: options.rootValidity.upperBound,
-            issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA384,
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(rootKey.publicKey),
+            notValidBefore: options.rootValidity.lowerBound,
+            notValidAfter: options.rootValidity.upperBound,
+            issuer: rootName,
+            subject: rootName,
+            signatureAlgorithm: .ecdsaWithSHA384,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                 SubjectKeyIdentifier(hash: Certificate.PublicKey(rootKey.publicKey))
             },
-            issuerPrivateKey: .init(rootKey))
+            issuerPrivateKey: .init(rootKey)
+        )
         let intermediate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(intermediateKey.publicKey),
             notValidBefore: options.intermediateValidity.lowerBound,
             notValidAfter: options.intermediateValidity.upperBound,
-            issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA384,
+            issuer: rootName,
+            subject: intermediateName,
+            signatureAlgorithm: .ecdsaWithSHA384,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                 AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: Certificate.PublicKey(rootKey.publicKey)).keyIdentifier)
                 SubjectKeyIdentifier(hash: Certificate.PublicKey(intermediateKey.publicKey))
-                if options.intermediateMarker { Self.marker(AppleMarkerExtensionPolicy.intermediateMarker) }
+                if options.intermediateMarker { Self.marker(Self.intermediateMarker) }
             },
-            issuerPrivateKey: .init(rootKey))
+            issuerPrivateKey: .init(rootKey)
+        )
         let leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey),
-            notValidBefore: options.leafValidity.lowerBound, notValidAfter: options.leafValidity.upperBound,
-            issuer: intermediateName, subject: leafName, signatureAlgorithm: .ecdsaWithSHA384,
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(leafKey.publicKey),
+            notValidBefore: options.leafValidity.lowerBound,
+            notValidAfter: options.leafValidity.upperBound,
+            issuer: intermediateName,
+            subject: leafName,
+            signatureAlgorithm: .ecdsaWithSHA384,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
                 AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: Certificate.PublicKey(intermediateKey.publicKey)).keyIdentifier)
-                if options.leafMarker { Self.marker(AppleMarkerExtensionPolicy.leafMarker) }
+                if options.leafMarker { Self.marker(Self.leafMarker) }
             },
-            issuerPrivateKey: .init(intermediateKey))
+            issuerPrivateKey: .init(intermediateKey)
+        )
         return AppStoreSigningChain(
-            root: root, intermediate: intermediate, leaf: leaf, rootKey: rootKey, intermediateKey: intermediateKey,
-            leafKey: leafKey)
+            root: root,
+            intermediate: intermediate,
+            leaf: leaf,
+            rootKey: rootKey,
+            intermediateKey: intermediateKey,
+            leafKey: leafKey
+        )
     }
 
     /// The `x5c` header value: base64 DER of leaf, intermediate and root.
@@ -140,17 +176,13 @@ public struct AppStoreSigningChain: Sendable {
         try root.serializeAsPEM().pemString
     }
 
+    // The OIDs AppStoreWire's verifier requires, spelled out here: its own constants stay internal rather than widen
+    // the production library's API for the sake of a test CA.
+    static let leafMarker: ASN1ObjectIdentifier = AppReceiptSignatureVerifier.appleReceiptSigningExtension
+    static let intermediateMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+
     // Apple's markers are ASN.1 NULL-valued, non-critical extensions.
     private static func marker(_ oid: ASN1ObjectIdentifier) -> Certificate.Extension {
         Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00])
-    }
-}
-
-extension Certificate {
-    /// The certificate's DER encoding.
-    public func derBytes() throws -> [UInt8] {
-        var serializer = DER.Serializer()
-        try serializer.serialize(self)
-        return serializer.serializedBytes
     }
 }

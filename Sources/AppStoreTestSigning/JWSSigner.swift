@@ -1,3 +1,4 @@
+import AppStoreWire
 import Crypto
 import Foundation
 
