@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import StorekeeperAPI
 import Testing
 
 /// Guests as a client gets them: a server-issued id and a credential nobody can guess.
@@ -13,11 +14,8 @@ extension ServerHarness {
 
     /// `POST /v1/guests`: a new guest, as an app's first launch asks for one.
     func newGuest(sourceLocation: SourceLocation = #_sourceLocation) async throws -> Guest {
-        let reply = try await call(.POST, "/v1/guests")
-        #expect(reply.status == 201, "\(reply.text)", sourceLocation: sourceLocation)
-        return Guest(
-            userId: try #require(reply["userId"] as? String, sourceLocation: sourceLocation),
-            token: try #require(reply["token"] as? String, sourceLocation: sourceLocation)
-        )
+        let guest = try await api().createGuest().created.body.json
+        #expect(guest.userId.hasPrefix("guest:"), sourceLocation: sourceLocation)
+        return Guest(userId: guest.userId, token: guest.token)
     }
 }

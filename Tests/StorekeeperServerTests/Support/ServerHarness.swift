@@ -10,6 +10,7 @@ import NIOCore
 import NIOHTTP1
 import PostgresNIO
 import ServiceLifecycle
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
 import StorekeeperStorage
@@ -264,9 +265,10 @@ struct ServerHarness: Sendable {
         try await call(.GET, "/v1/me", headers: Self.userHeaders(user)).body
     }
 
+    /// The user's coins, read through the generated client (see ``api(_:instance:)``).
     func coins(_ user: String) async throws -> Int {
-        let me = try await self.me(user)
-        return (me["wallet"] as? [String: Any])?["coins"] as? Int ?? -1
+        let me = try await api(Self.userHeaders(user)).getMe().ok.body.json
+        return Int(me.wallet.additionalProperties["coins"] ?? -1)
     }
 
     func entitlement(_ name: String, of me: [String: Any]) -> [String: Any]? {
@@ -280,12 +282,10 @@ struct ServerHarness: Sendable {
 
     /// Creates an order for `user` and buys it on a simulator account with the order's `appAccountToken`.
     func orderAndBuy(_ productId: String, user: String, account: String) async throws -> (orderId: String, purchase: SimulatedPurchase) {
-        let order = try await call(.POST, "/v1/orders", json: ["productId": productId], headers: Self.userHeaders(user))
-        #expect(order.status == 201, "\(order.text)")
-        let tokenText = try #require(order["appAccountToken"] as? String)
-        let token = try #require(UUID(uuidString: tokenText))
+        let order = try await api(Self.userHeaders(user)).createOrder(body: .json(.init(productId: productId))).created.body.json
+        let token = try #require(UUID(uuidString: order.appAccountToken))
         let purchase = try await store.purchase(productId: productId, account: account, appAccountToken: token)
-        return (try #require(order["orderId"] as? String), purchase)
+        return (order.orderId, purchase)
     }
 
     func submit(_ jws: String, headers: [(String, String)], orderId: String? = nil, instance: Int = 0) async throws -> Reply {
