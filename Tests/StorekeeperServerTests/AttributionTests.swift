@@ -2,6 +2,7 @@ import AppStoreSimulator
 import AppStoreWire
 import Foundation
 import NIOHTTP1
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
 import Testing
@@ -26,8 +27,8 @@ struct AttributionTests {
             #expect(replay.code == "owned_by_another_user")
             #expect(replay.outcome == "rejected")
             #expect(server.entitlement("chapter.2", of: try await server.me("ben")) == nil)
-            #expect(server.entitlement("chapter.2", of: try await server.me("anna"))?["active"] as? Bool == true)
-            #expect(try await server.audit("anna").contains { $0["action"] as? String == "transaction.claim_refused" })
+            #expect(server.entitlement("chapter.2", of: try await server.me("anna"))?.active == true)
+            #expect(try await server.audit("anna").contains { $0.action == "transaction.claim_refused" })
         }
     }
 
@@ -41,10 +42,10 @@ struct AttributionTests {
             #expect(moved.status == 200, "\(moved.text)")
             #expect(moved.delivery?["userId"] as? String == "ben")
             #expect(moved.delivery?["transferred"] as? Bool == true)
-            #expect(server.entitlement("chapter.2", of: try await server.me("ben"))?["active"] as? Bool == true)
+            #expect(server.entitlement("chapter.2", of: try await server.me("ben"))?.active == true)
             #expect(server.entitlement("chapter.2", of: try await server.me("anna")) == nil)
-            #expect(try await server.audit("anna").contains { $0["action"] as? String == "entitlement.transferred_out" })
-            #expect(try await server.audit("ben").contains { $0["action"] as? String == "entitlement.transferred_in" })
+            #expect(try await server.audit("anna").contains { $0.action == "entitlement.transferred_out" })
+            #expect(try await server.audit("ben").contains { $0.action == "entitlement.transferred_in" })
         }
     }
 
@@ -69,7 +70,7 @@ struct AttributionTests {
             #expect(merged["transactions"] as? Int == 2)
             #expect(merged["coins"] as? Int == 60)
             let me = try await server.me("dana")
-            #expect(server.entitlement("pass", of: me)?["active"] as? Bool == true)
+            #expect(server.entitlement("pass", of: me)?.active == true)
             #expect(try await server.coins("dana") == 60)
             let after = try await server.call(.GET, "/v1/me", headers: guest.headers)
             #expect((after["entitlements"] as? [Any])?.isEmpty == true)
@@ -129,10 +130,10 @@ struct AttributionTests {
             }
             #expect(fresh == 3)
             #expect(try await server.coins("hana") == 60)
-            let passes = try #require(server.entitlement("pass", of: try await server.me("hana"))?["sources"] as? [[String: Any]])
+            let passes = try #require(server.entitlement("pass", of: try await server.me("hana"))?.sources)
             #expect(passes.count == 2)
-            let ends = passes.compactMap { $0["endsAt"] as? String }.sorted()
-            let starts = passes.compactMap { $0["startsAt"] as? String }.sorted()
+            let ends = passes.compactMap(\.endsAt).sorted()
+            let starts = passes.map(\.startsAt).sorted()
             #expect(ends.count == 2 && starts.count == 2 && starts[1] == ends[0], "the two passes stack, whichever process won")
         }
     }

@@ -4,6 +4,7 @@ import AppStoreWire
 import Foundation
 import NIOHTTP1
 import SQLKit
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
 import StorekeeperStorage
@@ -116,7 +117,7 @@ struct BadInputTests {
             #expect(reply.outcome == "retry", "the client keeps the transaction until the catalog knows the product")
             let pending = try await server.call(.GET, "/v1/admin/pending", headers: ServerHarness.adminHeaders)
             #expect((pending["pending"] as? [[String: Any]])?.count == 1)
-            #expect((try await server.me("omar")["transactions"] as? [Any])?.isEmpty == true)
+            #expect(try await server.me("omar").transactions.isEmpty)
         }
     }
 
@@ -201,7 +202,7 @@ struct BadInputTests {
             try await server.withSideConnection { db in
                 try await db.withSession { try await $0.raw("ALTER TABLE wallet_entries_away RENAME TO wallet_entries").run() }
             }
-            #expect((try await server.me("sam")["transactions"] as? [Any])?.isEmpty == true, "the failed delivery rolled back")
+            #expect(try await server.me("sam").transactions.isEmpty, "the failed delivery rolled back")
             let retried = try await server.submit(purchase.signedTransaction, headers: ServerHarness.userHeaders("sam"))
             #expect(retried.delivery?["alreadyDelivered"] as? Bool == false)
             #expect(try await server.coins("sam") == 60)

@@ -2,6 +2,7 @@ import AppStoreSimulator
 import AppStoreWire
 import Foundation
 import NIOHTTP1
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
 import Testing
@@ -191,7 +192,7 @@ struct HardeningIdentityTests {
             #expect(replay.status == 409, "\(replay.text)")
             #expect(replay.code == "owned_by_another_user")
             #expect(server.entitlement("chapter.2", of: try await server.me(decomposed)) == nil)
-            #expect(server.entitlement("chapter.2", of: try await server.me(precomposed))?["active"] as? Bool == true)
+            #expect(server.entitlement("chapter.2", of: try await server.me(precomposed))?.active == true)
         }
     }
 
@@ -222,7 +223,7 @@ struct HardeningIdentityTests {
                 let order = try await server.call(.GET, "/v1/orders/\(orderId)", headers: ServerHarness.userHeaders("amy"))
                 #expect(order["status"] as? String == "created", "\(order.text)")
             }
-            let ignored = try await server.audit("amy").filter { $0["action"] as? String == "order.ignored" }
+            let ignored = try await server.audit("amy").filter { $0.action == "order.ignored" }
             #expect(ignored.count == 2, "both attempts are in the order owner's audit")
         }
     }
@@ -234,7 +235,7 @@ struct HardeningIdentityTests {
             let (_, trial) = try await server.orderAndBuy(Self.monthly, user: "farmer", account: first)
             #expect(trial.transaction.offerType == .introductory)
             #expect(try await server.submit(trial.signedTransaction, headers: ServerHarness.userHeaders("farmer")).outcome == "delivered")
-            #expect(try await server.audit("farmer").allSatisfy { ($0["action"] as? String)?.hasPrefix("risk.") != true })
+            #expect(try await server.audit("farmer").allSatisfy { $0.action.hasPrefix("risk.") != true })
 
             // A second Apple ID gets the trial again from Apple, bought without an order.
             let second = try await server.store.createAccount().id
@@ -242,14 +243,14 @@ struct HardeningIdentityTests {
             #expect(again.transaction.offerType == .introductory)
             let reply = try await server.submit(again.signedTransaction, headers: ServerHarness.userHeaders("farmer"))
             #expect(reply.outcome == "delivered", "Apple charged (or will): deliver")
-            let flags = try await server.audit("farmer").filter { $0["action"] as? String == "risk.introductory_offer_repeated" }
+            let flags = try await server.audit("farmer").filter { $0.action == "risk.introductory_offer_repeated" }
             #expect(flags.count == 1)
-            #expect((flags.first?["subject"] as? String) == again.transaction.originalTransactionId)
+            #expect(flags.first?.subject == again.transaction.originalTransactionId)
             let metrics = try await server.call(.GET, "/metrics")
             #expect(metrics.text.contains("storekeeper_risk_flags_total{flag=\"introductory_offer_repeated\"} 1"), "\(metrics.text.prefix(0))")
             // The same transaction again is not flagged twice.
             _ = try await server.submit(again.signedTransaction, headers: ServerHarness.userHeaders("farmer"))
-            #expect(try await server.audit("farmer").filter { $0["action"] as? String == "risk.introductory_offer_repeated" }.count == 1)
+            #expect(try await server.audit("farmer").filter { $0.action == "risk.introductory_offer_repeated" }.count == 1)
         }
     }
 
@@ -276,8 +277,8 @@ struct HardeningIdentityTests {
 
             let merged = try await server.call(.POST, "/v1/me/merge", json: ["guestToken": guest.token], headers: ServerHarness.userHeaders("mia"))
             #expect(merged.status == 200, "\(merged.text)")
-            let subscriptions = try await server.me("mia")["subscriptions"] as? [[String: Any]] ?? []
-            #expect(subscriptions.map { $0["originalTransactionId"] as? String } == [bought[0].transaction.originalTransactionId])
+            let subscriptions = try await server.me("mia").subscriptions
+            #expect(subscriptions.map(\.originalTransactionId) == [bought[0].transaction.originalTransactionId])
             let guestMe = try await server.call(.GET, "/v1/me", headers: guest.headers)
             #expect((guestMe["subscriptions"] as? [Any])?.isEmpty == true)
             let original = try #require(bought[0].transaction.originalTransactionId)
@@ -306,8 +307,8 @@ struct HardeningIdentityTests {
             let moved = try await server.submit(purchase.signedTransaction, headers: ServerHarness.userHeaders("ben"))
             #expect(moved.delivery?["userId"] as? String == "ben", "\(moved.text)")
             #expect(try await server.subscription(original)["userId"] as? String == "ben")
-            #expect((try await server.me("ben")["subscriptions"] as? [Any])?.count == 1)
-            #expect((try await server.me("ann")["subscriptions"] as? [Any])?.isEmpty == true)
+            #expect(try await server.me("ben").subscriptions.count == 1)
+            #expect(try await server.me("ann").subscriptions.isEmpty)
         }
     }
 
@@ -323,7 +324,7 @@ struct HardeningIdentityTests {
                 ends.append(try #require(ISO8601DateFormatter().date(from: grant["endsAt"] as? String ?? "")))
             }
             let passEntitlement = try #require(server.entitlement("pass", of: try await server.me("pia")))
-            #expect(passEntitlement["expiresAt"] as? String == ISO8601DateFormatter().string(from: ends[1]))
+            #expect(passEntitlement.expiresAt == ends[1])
 
             // A subscription renewed twice, looked at inside its first period.
             await server.store.setDeliversNotifications(true)
@@ -338,8 +339,8 @@ struct HardeningIdentityTests {
                 .filter { $0.originalTransactionId == subscription.transaction.originalTransactionId }
                 .compactMap(\.expiresDate).max()
             let inside = try #require(server.entitlement("membership", of: try await server.me("pia", at: firstPeriod.addingTimeInterval(86_400))))
-            #expect(inside["active"] as? Bool == true)
-            #expect(inside["expiresAt"] as? String == ISO8601DateFormatter().string(from: try #require(latest)))
+            #expect(inside.active)
+            #expect(inside.expiresAt.map(ISO8601DateFormatter().string(from:)) == ISO8601DateFormatter().string(from: try #require(latest)))
         }
     }
 }

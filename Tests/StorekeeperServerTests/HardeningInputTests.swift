@@ -3,6 +3,7 @@ import AppStoreWire
 import Foundation
 import NIOHTTP1
 import SQLKit
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
 import StorekeeperStorage
@@ -61,8 +62,8 @@ struct HardeningInputTests {
             try await server.runJob("process-notifications")
             #expect(try await server.coins("forger") == 0)
             #expect(server.entitlement("membership", of: try await server.me("forger")) == nil)
-            let transactions = try await server.me("forger")["transactions"] as? [[String: Any]] ?? []
-            #expect(!transactions.contains { ($0["transactionId"] as? String)?.hasPrefix("99") == true }, "\(transactions)")
+            let transactions = try await server.me("forger").transactions
+            #expect(!transactions.contains { $0.transactionId.hasPrefix("99") }, "\(transactions)")
         }
     }
 
@@ -416,13 +417,13 @@ struct HardeningInputTests {
                 )
                 #expect(twice.status == 409, "\(twice.text)")
             }
-            #expect(server.entitlement("chapter.2", of: try await server.me("gina"))?["active"] as? Bool == true)
+            #expect(server.entitlement("chapter.2", of: try await server.me("gina"))?.active == true)
             #expect(try await server.coins("gina") == 60)
-            let audit = try await server.audit("gina").filter { $0["action"] as? String == "transaction.assigned" }
+            let audit = try await server.audit("gina").filter { $0.action == "transaction.assigned" }
             #expect(audit.count == 2)
             #expect(
                 audit.allSatisfy {
-                    ($0["cause"] as? String)?.hasPrefix("admin:ops") == true && ($0["detail"] as? String)?.contains("ticket 42") == true
+                    $0.cause.hasPrefix("admin:ops") && $0.detail?.contains("ticket 42") == true
                 }
             )
             let pending = try await server.call(.GET, "/v1/admin/pending", headers: ServerHarness.adminHeaders)

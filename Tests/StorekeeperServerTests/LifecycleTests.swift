@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
 import SQLKit
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
 import StorekeeperStorage
@@ -100,7 +101,7 @@ struct LifecycleTests {
             #expect(counts["pending"] == nil && counts["dead"] == nil, "\(counts)")
             #expect((counts["processed"] ?? 0) == (await store.sentNotifications().count))
             // Each transition is audited.
-            let actions = try await server.audit("ann").compactMap { $0["action"] as? String }
+            let actions = try await server.audit("ann").map(\.action)
             for action in ["subscription.grace_period", "subscription.billing_retry", "subscription.expired", "entitlement.extended"] {
                 #expect(actions.contains(action), "\(action) missing from \(Set(actions))")
             }
@@ -124,16 +125,14 @@ struct LifecycleTests {
             var sub = try await server.subscription(original)
             #expect(sub["productId"] as? String == Self.yearly)
             let me = try await server.me("bob", at: await server.simulatedNow)
-            let sources = try #require(server.entitlement("membership", of: me)?["sources"] as? [[String: Any]])
+            let sources = try #require(server.entitlement("membership", of: me)?.sources)
             // The trial renewed into a paid month before the upgrade; that month is the one replaced.
             let monthSource = try #require(
-                sources.filter { $0["productId"] as? String == Self.monthly }.max {
-                    ($0["startsAt"] as? String ?? "") < ($1["startsAt"] as? String ?? "")
-                }
+                sources.filter { $0.productId == Self.monthly }.max { $0.startsAt < $1.startsAt }
             )
-            #expect(sources.contains { $0["transactionId"] as? String == first.transaction.transactionId })
-            let yearSource = try #require(sources.first { $0["transactionId"] as? String == upgraded.transaction.transactionId })
-            #expect(monthSource["endsAt"] as? String == yearSource["startsAt"] as? String)
+            #expect(sources.contains { $0.transactionId == first.transaction.transactionId })
+            let yearSource = try #require(sources.first { $0.transactionId == upgraded.transaction.transactionId })
+            #expect(monthSource.endsAt == yearSource.startsAt)
             try await server.expectMatchesTruth(user: "bob", token: token, "upgraded")
 
             // Downgrade back to monthly: only the next renewal changes.
@@ -174,7 +173,7 @@ struct LifecycleTests {
             sub = try await server.subscription(original)
             #expect(sub["state"] as? String == "active")
             try await server.expectMatchesTruth(user: "bob", token: token, "refund reversed")
-            let actions = try await server.audit("bob").compactMap { $0["action"] as? String }
+            let actions = try await server.audit("bob").map(\.action)
             for action in ["entitlement.replaced", "entitlement.revoked", "entitlement.reinstated", "transaction.refunded", "refund.requested"] {
                 #expect(actions.contains(action), "\(action) missing")
             }
@@ -216,20 +215,17 @@ struct LifecycleTests {
             let now = await server.simulatedNow
             let me = try await server.me("cat", at: now)
             let vip = try #require(server.entitlement("vip", of: me))
-            let sources = try #require(vip["sources"] as? [[String: Any]])
+            let sources = vip.sources
             #expect(sources.count == 2)
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            func date(_ value: Any?) -> Date? { (value as? String).flatMap { formatter.date(from: $0) ?? ISO8601DateFormatter().date(from: $0) } }
-            let aSource = try #require(sources.first { $0["productId"] as? String == Self.vipA })
-            let bSource = try #require(sources.first { $0["productId"] as? String == Self.vipB })
+            let aSource = try #require(sources.first { $0.productId == Self.vipA })
+            let bSource = try #require(sources.first { $0.productId == Self.vipB })
             // vipA ends where vipB starts: paid time is the days of vipA used plus one month of vipB, not two months.
-            let aEnd = try #require(date(aSource["endsAt"]))
-            let bStart = try #require(date(bSource["startsAt"]))
-            let bEnd = try #require(date(bSource["endsAt"]))
+            let aEnd = try #require(aSource.endsAt)
+            let bStart = bSource.startsAt
+            let bEnd = try #require(bSource.endsAt)
             #expect(abs(aEnd.timeIntervalSince(bStart)) < 0.002)
-            #expect(abs(try #require(date(vip["expiresAt"])).timeIntervalSince(bEnd)) < 0.002)
-            let aStart = try #require(date(aSource["startsAt"]))
+            #expect(abs(try #require(vip.expiresAt).timeIntervalSince(bEnd)) < 0.002)
+            let aStart = aSource.startsAt
             let covered = aEnd.timeIntervalSince(aStart) + bEnd.timeIntervalSince(bStart)
             #expect(covered < 35 * Self.day, "covered \(covered / Self.day) days for one month paid")
             // Well after vipB's month, nothing is left.
@@ -259,11 +255,11 @@ struct LifecycleTests {
             let audit = try await server.audit("dan")
             if floor {
                 #expect(try await server.coins("dan") == 0)
-                let forgiven = try #require(audit.first { $0["action"] as? String == "wallet.clawback_forgiven" })
-                #expect(forgiven["amount"] as? Int == 45)
+                let forgiven = try #require(audit.first { $0.action == "wallet.clawback_forgiven" })
+                #expect(forgiven.amount == 45)
             } else {
                 #expect(try await server.coins("dan") == -45)
-                #expect(audit.contains { $0["action"] as? String == "wallet.debited" && $0["amount"] as? Int == -60 })
+                #expect(audit.contains { $0.action == "wallet.debited" && $0.amount == -60 })
             }
             // The same refund again (Apple retried with a new notification) changes nothing.
             let refund = try #require(await store.sentNotifications().last { $0.type == .refund })
@@ -320,7 +316,7 @@ struct LifecycleTests {
                 headers: ServerHarness.adminHeaders
             )
             #expect((answered["requests"] as? [[String: Any]])?.count == 1)
-            #expect(try await server.audit("eve").contains { $0["action"] as? String == "refund.consumption_answered" })
+            #expect(try await server.audit("eve").contains { $0.action == "refund.consumption_answered" })
         }
     }
 
@@ -365,7 +361,7 @@ struct LifecycleTests {
             try await server.deliverAndApply()
             #expect(!(try await server.activeEntitlements("hal", at: await server.simulatedNow).contains("chapter.2")))
             #expect(try await server.activeEntitlements("gus", at: await server.simulatedNow).contains("chapter.2"))
-            #expect(try await server.audit("hal").contains { $0["action"] as? String == "transaction.revoked" })
+            #expect(try await server.audit("hal").contains { $0.action == "transaction.revoked" })
         }
     }
 
@@ -485,7 +481,7 @@ struct LifecycleTests {
             #expect(letter["attempts"] as? Int == 2)
             #expect((letter["lastError"] as? String)?.isEmpty == false)
             // The purchase itself was delivered: only the failing state update waits.
-            #expect(try await server.audit("jay").contains { $0["action"] as? String == "entitlement.granted" })
+            #expect(try await server.audit("jay").contains { $0.action == "entitlement.granted" })
             try await server.withSideConnection { db in
                 try await db.withSession { try await $0.raw("ALTER TABLE subscriptions_broken RENAME TO subscriptions").run() }
             }
@@ -522,7 +518,7 @@ struct LifecycleTests {
             try await server.deliverAndApply(format: .v1(composer), path: "/apple/notifications/v1")
             try await server.expectMatchesTruth(user: "kim", token: token, "V1 CANCEL")
             #expect(try await server.subscription(original)["state"] as? String == "refunded")
-            #expect(try await server.audit("kim").contains { $0["action"] as? String == "entitlement.revoked" })
+            #expect(try await server.audit("kim").contains { $0.action == "entitlement.revoked" })
         }
     }
 

@@ -2,6 +2,7 @@ import AppStoreSimulator
 import AppStoreWire
 import Foundation
 import NIOHTTP1
+import StorekeeperAPI
 import StorekeeperServer
 import Testing
 
@@ -49,37 +50,34 @@ struct PurchaseFlowTests {
             #expect(sub.outcome == "delivered", "\(sub.text)")
 
             let me = try await server.me(user)
-            #expect(server.entitlement("chapter.2", of: me)?["active"] as? Bool == true)
-            #expect(server.entitlement("chapter.2", of: me)?["expiresAt"] == nil)
-            #expect(server.entitlement("pass", of: me)?["active"] as? Bool == true)
-            #expect((server.entitlement("pass", of: me)?["sources"] as? [Any])?.count == 2)
+            #expect(server.entitlement("chapter.2", of: me)?.active == true)
+            #expect(server.entitlement("chapter.2", of: me)?.expiresAt == nil)
+            #expect(server.entitlement("pass", of: me)?.active == true)
+            #expect(server.entitlement("pass", of: me)?.sources.count == 2)
             let membership = try #require(server.entitlement("membership", of: me))
-            #expect(membership["active"] as? Bool == true)
+            #expect(membership.active)
             let expected = ISO8601DateFormatter().string(from: try #require(monthly.transaction.expiresDate))
-            #expect(membership["expiresAt"] as? String == expected)
-            #expect(membership["sandbox"] as? Bool == true, "simulator purchases are sandbox, and flagged")
-            #expect((me["orders"] as? [[String: Any]])?.allSatisfy { $0["status"] as? String == "delivered" } == true)
-            #expect((me["transactions"] as? [Any])?.count == 5)
+            #expect(membership.expiresAt.map(ISO8601DateFormatter().string(from:)) == expected)
+            #expect(membership.sandbox, "simulator purchases are sandbox, and flagged")
+            #expect(me.orders.allSatisfy { $0.status == .delivered })
+            #expect(me.transactions.count == 5)
             // What each purchase earned is kept as Apple signed it and shown with the transaction.
-            let coinTransaction = try #require(
-                (me["transactions"] as? [[String: Any]])?.first { $0["transactionId"] as? String == coins.transaction.transactionId }
-            )
-            #expect(coinTransaction["price"] as? Int == (coins.transaction.price).map(Int.init))
-            #expect(coinTransaction["price"] != nil)
-            #expect(coinTransaction["currency"] as? String == coins.transaction.currency)
-            #expect(coinTransaction["storefront"] as? String == coins.transaction.storefront)
-            #expect(coinTransaction["transactionReason"] as? String == "PURCHASE")
-            #expect(coinTransaction["appTransactionId"] as? String == coins.transaction.appTransactionId)
+            let coinTransaction = try #require(me.transactions.first { $0.transactionId == coins.transaction.transactionId })
+            #expect(coinTransaction.price != nil)
+            #expect(coinTransaction.price == coins.transaction.price)
+            #expect(coinTransaction.currency == coins.transaction.currency)
+            #expect(coinTransaction.storefront == coins.transaction.storefront)
+            #expect(coinTransaction.transactionReason == "PURCHASE")
+            #expect(coinTransaction.appTransactionId == coins.transaction.appTransactionId)
             // Every delivery is announced once in the outbox, on the user's own gap-free sequence.
-            let events = try await server.call(.GET, "/v1/admin/events?userId=\(user)", headers: ServerHarness.adminHeaders)
-            let items = try #require(events["events"] as? [[String: Any]])
-            #expect(items.filter { $0["type"] as? String == "purchase.delivered" }.count == 5)
-            #expect(items.map { $0["sequence"] as? Int ?? 0 } == Array(1...items.count))
+            let items = try await server.api(ServerHarness.adminHeaders).adminListEvents(query: .init(userId: user)).ok.body.json.events
+            #expect(items.filter { $0._type == "purchase.delivered" }.count == 5)
+            #expect(items.map(\.sequence) == Array(1...Int64(items.count)))
 
             let audit = try await server.audit(user)
-            #expect(audit.filter { $0["action"] as? String == "wallet.credited" }.count == 1)
-            #expect(audit.filter { $0["action"] as? String == "entitlement.granted" }.count == 4)
-            #expect(audit.filter { $0["action"] as? String == "order.delivered" }.count == 5)
+            #expect(audit.filter { $0.action == "wallet.credited" }.count == 1)
+            #expect(audit.filter { $0.action == "entitlement.granted" }.count == 4)
+            #expect(audit.filter { $0.action == "order.delivered" }.count == 5)
         }
     }
 
@@ -102,7 +100,7 @@ struct PurchaseFlowTests {
             #expect(replies.allSatisfy { $0.0 == 200 && $0.1 == "delivered" })
             #expect(replies.filter { $0.2 == false }.count == 1, "exactly one request delivered it")
             #expect(try await server.coins("bob") == 60)
-            let credits = try await server.audit("bob").filter { $0["action"] as? String == "wallet.credited" }
+            let credits = try await server.audit("bob").filter { $0.action == "wallet.credited" }
             #expect(credits.count == 1)
         }
     }
@@ -168,7 +166,7 @@ struct PurchaseFlowTests {
             }
             #expect(winners == 1)
             #expect(try await server.coins("tess") == 0)
-            let debits = try await server.audit("tess").filter { $0["action"] as? String == "wallet.debited" }
+            let debits = try await server.audit("tess").filter { $0.action == "wallet.debited" }
             #expect(debits.count == 2)
         }
     }
@@ -190,8 +188,8 @@ struct PurchaseFlowTests {
             let again = try await server.call(.POST, "/v1/restore", json: ["signedTransactions": history], headers: ServerHarness.userHeaders("uma"))
             #expect((again["deliveries"] as? [[String: Any]])?.allSatisfy { $0["alreadyDelivered"] as? Bool == true } == true)
             let me = try await server.me("uma")
-            #expect(server.entitlement("chapter.2", of: me)?["active"] as? Bool == true)
-            #expect(server.entitlement("membership", of: me)?["active"] as? Bool == true)
+            #expect(server.entitlement("chapter.2", of: me)?.active == true)
+            #expect(server.entitlement("membership", of: me)?.active == true)
         }
     }
 }

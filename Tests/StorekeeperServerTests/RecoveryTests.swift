@@ -3,6 +3,7 @@ import AppStoreWire
 import Crypto
 import Foundation
 import NIOHTTP1
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
 import Testing
@@ -149,7 +150,7 @@ struct RecoveryTests {
             #expect(v2.status == 200)
             #expect((v2["signature"] as? String)?.split(separator: ".").count == 3)
             #expect(v2["nonce"] as? String != v1["nonce"] as? String)
-            #expect(try await server.audit(granted).filter { $0["action"] as? String == "offer.signed" }.count == 2)
+            #expect(try await server.audit(granted).filter { $0.action == "offer.signed" }.count == 2)
         }
     }
 }

@@ -3,6 +3,7 @@ import AppStoreWire
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
+import StorekeeperAPI
 import StorekeeperServer
 import Testing
 
@@ -69,12 +70,9 @@ struct SoakTests {
             var mismatches: [String] = []
             for (user, token, _) in customers {
                 let me = try await server.me(user, at: now)
-                let active = Set(
-                    (me["entitlements"] as? [[String: Any]] ?? []).filter { $0["active"] as? Bool == true }
-                        .compactMap { $0["entitlement"] as? String }
-                )
+                let active = Set(me.entitlements.filter(\.active).map(\.entitlement))
                 let truth = await server.truthEntitlements(token: token, at: now)
-                let coins = (me["wallet"] as? [String: Any])?["coins"] as? Int ?? 0
+                let coins = Int(me.wallet.additionalProperties["coins"] ?? 0)
                 let truthCoins = 60 * (await store.groundTruth(appAccountToken: token, at: now).consumables["com.example.storekeeper.coins.60"] ?? 0)
                 if active != truth || coins != truthCoins {
                     mismatches.append("\(user): \(active.sorted()) vs \(truth.sorted()), coins \(coins) vs \(truthCoins)")

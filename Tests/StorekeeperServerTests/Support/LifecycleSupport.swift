@@ -3,6 +3,7 @@ import AppStoreWire
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
+import StorekeeperAPI
 import StorekeeperServer
 import Testing
 
@@ -57,17 +58,13 @@ extension ServerHarness {
     }
 
     /// `/v1/me` evaluated at `date` (the simulator's now by default).
-    func me(_ user: String, at date: Date) async throws -> [String: Any] {
-        try await call(.GET, "/v1/me?at=\(Self.millis(date))", headers: Self.userHeaders(user)).body
+    func me(_ user: String, at date: Date) async throws -> Components.Schemas.User {
+        try await api(Self.userHeaders(user)).getMe(query: .init(at: Self.millis(date))).ok.body.json
     }
 
     /// The entitlements active on the server for `user` at `date`.
     func activeEntitlements(_ user: String, at date: Date) async throws -> Set<String> {
-        let me = try await me(user, at: date)
-        return Set(
-            (me["entitlements"] as? [[String: Any]] ?? []).filter { $0["active"] as? Bool == true }
-                .compactMap { $0["entitlement"] as? String }
-        )
+        Set(try await me(user, at: date).entitlements.filter(\.active).map(\.entitlement))
     }
 
     /// The entitlements the simulator's records say the token's owner has at `date`.

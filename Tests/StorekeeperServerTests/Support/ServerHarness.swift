@@ -261,8 +261,8 @@ struct ServerHarness: Sendable {
     }
 
     /// `GET /v1/me` for a user token.
-    func me(_ user: String) async throws -> [String: Any] {
-        try await call(.GET, "/v1/me", headers: Self.userHeaders(user)).body
+    func me(_ user: String) async throws -> Components.Schemas.User {
+        try await api(Self.userHeaders(user)).getMe().ok.body.json
     }
 
     /// The user's coins, read through the generated client (see ``api(_:instance:)``).
@@ -271,13 +271,18 @@ struct ServerHarness: Sendable {
         return Int(me.wallet.additionalProperties["coins"] ?? -1)
     }
 
+    func entitlement(_ name: String, of me: Components.Schemas.User) -> Components.Schemas.Entitlement? {
+        me.entitlements.first { $0.entitlement == name }
+    }
+
+    /// For a `/v1/me` body read raw (a test that must send what the generated client cannot).
     func entitlement(_ name: String, of me: [String: Any]) -> [String: Any]? {
         (me["entitlements"] as? [[String: Any]])?.first { $0["entitlement"] as? String == name }
     }
 
-    func audit(_ user: String) async throws -> [[String: Any]] {
-        let reply = try await call(.GET, "/v1/admin/users/\(user)/audit", headers: Self.adminHeaders)
-        return reply["entries"] as? [[String: Any]] ?? []
+    /// The user's audit trail, newest first, through the generated client.
+    func audit(_ user: String) async throws -> [Components.Schemas.AuditEntry] {
+        try await api(Self.adminHeaders).adminGetAudit(path: .init(id: user)).ok.body.json.entries
     }
 
     /// Creates an order for `user` and buys it on a simulator account with the order's `appAccountToken`.
