@@ -8,15 +8,25 @@ public struct StorekeeperError: Error, Sendable, Hashable, CustomStringConvertib
         case retry
     }
 
+    /// What went wrong, in the domain's terms; the HTTP edge chooses the status for each.
     public enum Kind: Sendable, Hashable {
-        case badRequest
-        case unauthorized
-        case forbidden
+        /// The input is malformed, out of bounds or names nothing usable.
+        case invalidInput
+        /// The caller did not prove who it is.
+        case unauthenticated
+        /// The caller is known and may not do this.
+        case notPermitted
+        /// What the request names does not exist.
         case notFound
+        /// The request contradicts the current state (a limit, a binding, a reused key).
         case conflict
-        case unprocessable
-        case payloadTooLarge
+        /// Well formed and authentic, and refused for good (another app's transaction, a product never deliverable).
+        case refused
+        /// The input is larger than allowed.
+        case tooLarge
+        /// Nothing was decided; the same request may succeed later.
         case unavailable
+        /// A fault of the server's own.
         case `internal`
     }
 
@@ -39,8 +49,8 @@ public struct StorekeeperError: Error, Sendable, Hashable, CustomStringConvertib
 
     public var description: String { "\(code): \(message)" }
 
-    public static func badRequest(_ code: String, _ message: String) -> StorekeeperError {
-        StorekeeperError(.badRequest, code: code, message: message)
+    public static func invalidInput(_ code: String, _ message: String) -> StorekeeperError {
+        StorekeeperError(.invalidInput, code: code, message: message)
     }
 
     public static func notFound(_ code: String, _ message: String) -> StorekeeperError {
@@ -52,9 +62,9 @@ public struct StorekeeperError: Error, Sendable, Hashable, CustomStringConvertib
         StorekeeperError(kind, code: code, message: message, outcome: .rejected)
     }
 
-    /// Final, answered 422.
+    /// Final: refused for good.
     public static func rejected(_ code: String, _ message: String) -> StorekeeperError {
-        rejected(.unprocessable, code, message)
+        rejected(.refused, code, message)
     }
 
     /// Nothing was decided; keep the transaction and submit again.

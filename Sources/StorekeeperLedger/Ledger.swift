@@ -356,7 +356,7 @@ public final class Ledger: Sendable {
         -> WalletPosting
     {
         guard amount > 0 && amount <= WalletLimits.maximumAmount else {
-            throw StorekeeperError.badRequest("invalid_amount", "amount must be 1-\(WalletLimits.maximumAmount)")
+            throw StorekeeperError.invalidInput("invalid_amount", "amount must be 1-\(WalletLimits.maximumAmount)")
         }
         let key = WalletKey.spend(user: user, key: idempotencyKey)
         return try await retryingOnRace {
@@ -387,7 +387,7 @@ public final class Ledger: Sendable {
         reason: String?
     ) async throws -> WalletPosting {
         guard amount != 0 && amount.magnitude <= WalletLimits.maximumAmount.magnitude else {
-            throw StorekeeperError.badRequest("invalid_amount", "amount must be non-zero and at most ±\(WalletLimits.maximumAmount)")
+            throw StorekeeperError.invalidInput("invalid_amount", "amount must be non-zero and at most ±\(WalletLimits.maximumAmount)")
         }
         let key = WalletKey.admin(admin, user: user, key: idempotencyKey)
         return try await retryingOnRace {
@@ -422,7 +422,7 @@ public final class Ledger: Sendable {
     /// and its balances, and announces it on the account. Running it again moves nothing.
     public func mergeGuest(_ guest: UserID, into account: UserID) async throws -> MergeSummary {
         guard guest.isGuest, !account.isGuest else {
-            throw StorekeeperError(.forbidden, code: "account_required", message: "a guest merges into a signed-in account")
+            throw StorekeeperError(.notPermitted, code: "account_required", message: "a guest merges into a signed-in account")
         }
         return try await write { uow in
             try await UsersTable.ensure([account], now: uow.now, on: uow.db)

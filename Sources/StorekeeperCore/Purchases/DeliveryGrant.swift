@@ -58,7 +58,7 @@ public enum DeliveryRules {
     public static func problem(for product: CatalogProduct, transaction: VerifiedTransaction) -> StorekeeperError? {
         if transaction.quantity > maximumQuantity {
             return StorekeeperError(
-                .unprocessable,
+                .refused,
                 code: "quantity_out_of_range",
                 message: "quantity \(transaction.quantity) is more than \(maximumQuantity); kept for support",
                 outcome: .retry
@@ -66,7 +66,7 @@ public enum DeliveryRules {
         }
         if product.kind == .consumable, coins(for: product, transaction: transaction) == nil {
             return StorekeeperError(
-                .unprocessable,
+                .refused,
                 code: "invalid_catalog",
                 message: "the catalog's coins for \(product.id) are out of range; the purchase is kept until the catalog is fixed",
                 outcome: .retry

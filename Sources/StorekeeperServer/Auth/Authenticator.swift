@@ -43,28 +43,28 @@ public struct Authenticator: Sendable {
     public func client(_ request: Request) async throws -> ClientIdentity {
         if let authorization = request.headers[.authorization] {
             guard authorization.hasPrefix("Bearer "), tokens.isEnabled else {
-                throw StorekeeperError(.unauthorized, code: "invalid_token", message: "expected a Bearer user token")
+                throw StorekeeperError(.unauthenticated, code: "invalid_token", message: "expected a Bearer user token")
             }
             let subject: String
             do {
                 subject = try tokens.verify(String(authorization.dropFirst(7)))
             } catch {
-                throw StorekeeperError(.unauthorized, code: "invalid_token", message: "user token refused: \(error)")
+                throw StorekeeperError(.unauthenticated, code: "invalid_token", message: "user token refused: \(error)")
             }
             guard let user = UserID.account(subject) else {
-                throw StorekeeperError(.unauthorized, code: "invalid_token", message: "the token's subject is not a usable user id")
+                throw StorekeeperError(.unauthenticated, code: "invalid_token", message: "the token's subject is not a usable user id")
             }
             return ClientIdentity(user: user, method: "token")
         }
         if let key = request.headers[Self.apiKeyHeader] {
             guard let name = match(key, in: apiKeys) else {
-                throw StorekeeperError(.unauthorized, code: "invalid_api_key", message: "unknown API key")
+                throw StorekeeperError(.unauthenticated, code: "invalid_api_key", message: "unknown API key")
             }
             var user: UserID?
             if let acting = request.headers[Self.actingUserHeader] {
                 // The backend's own key is the credential here: it may act for any user, guests included.
                 guard let parsed = UserID.any(acting) else {
-                    throw StorekeeperError(.badRequest, code: "invalid_user", message: "X-Storekeeper-User is not a usable user id")
+                    throw StorekeeperError(.invalidInput, code: "invalid_user", message: "X-Storekeeper-User is not a usable user id")
                 }
                 user = parsed
             }
@@ -72,11 +72,11 @@ public struct Authenticator: Sendable {
         }
         if let credential = request.headers[Self.guestHeader] {
             guard allowGuests else {
-                throw StorekeeperError(.unauthorized, code: "guests_disabled", message: "sign in first: guest purchases are off")
+                throw StorekeeperError(.unauthenticated, code: "guests_disabled", message: "sign in first: guest purchases are off")
             }
             guard let user = try await guests.verify(credential) else {
                 throw StorekeeperError(
-                    .unauthorized,
+                    .unauthenticated,
                     code: "invalid_guest_token",
                     message: "the guest credential is not one this server issued"
                 )
@@ -85,14 +85,14 @@ public struct Authenticator: Sendable {
         }
         if request.headers[Self.legacyDeviceHeader] != nil {
             throw StorekeeperError(
-                .unauthorized,
+                .unauthenticated,
                 code: "device_id_not_accepted",
                 message: "a device id is not a credential: get one from POST /v1/guests and send it as X-Storekeeper-Guest "
                     + "(guests from before credentials: POST /v1/guests/claim)"
             )
         }
         throw StorekeeperError(
-            .unauthorized,
+            .unauthenticated,
             code: "unauthenticated",
             message: "send a Bearer user token, an X-API-Key, or an X-Storekeeper-Guest credential"
         )
@@ -102,7 +102,7 @@ public struct Authenticator: Sendable {
     public func clientUser(_ request: Request) async throws -> (UserID, ClientIdentity) {
         let identity = try await client(request)
         guard let user = identity.user else {
-            throw StorekeeperError(.badRequest, code: "user_required", message: "name the user with X-Storekeeper-User")
+            throw StorekeeperError(.invalidInput, code: "user_required", message: "name the user with X-Storekeeper-User")
         }
         return (user, identity)
     }
@@ -110,7 +110,7 @@ public struct Authenticator: Sendable {
     /// The admin key's name, or a 401.
     public func admin(_ request: Request) throws -> String {
         guard let key = request.headers[Self.adminKeyHeader], let name = match(key, in: adminKeys) else {
-            throw StorekeeperError(.unauthorized, code: "admin_key_required", message: "a valid X-Admin-Key is required")
+            throw StorekeeperError(.unauthenticated, code: "admin_key_required", message: "a valid X-Admin-Key is required")
         }
         return name
     }

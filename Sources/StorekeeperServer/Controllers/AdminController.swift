@@ -35,7 +35,7 @@ struct AdminController {
         let raw = try context.parameters.require("id")
         let decoded = raw.removingPercentEncoding ?? raw
         guard decoded.utf8.count <= UserID.maximumBytes, let user = UserID.any(decoded) else {
-            throw StorekeeperError.badRequest("invalid_user", "the user id must be 1-200 bytes without control characters")
+            throw StorekeeperError.invalidInput("invalid_user", "the user id must be 1-200 bytes without control characters")
         }
         return user
     }
@@ -82,7 +82,7 @@ struct AdminController {
         let user = try userId(context)
         let body = try await request.decode(as: API.Adjust.self, context: context)
         guard body.amount != 0, body.amount.magnitude <= WalletLimits.maximumAmount.magnitude else {
-            throw StorekeeperError.badRequest("invalid_amount", "amount must be non-zero and at most ±\(WalletLimits.maximumAmount)")
+            throw StorekeeperError.invalidInput("invalid_amount", "amount must be non-zero and at most ±\(WalletLimits.maximumAmount)")
         }
         try InputText.check(body.idempotencyKey, field: "idempotencyKey")
         try InputText.check(body.reason, field: "reason", maxBytes: 500)
@@ -108,11 +108,11 @@ struct AdminController {
     @Sendable func putProduct(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         let id = try InputText.check(try context.parameters.require("id"), field: "productId")
         let product = try await request.decode(as: CatalogProduct.self, context: context)
-        guard product.id == id else { throw StorekeeperError.badRequest("id_mismatch", "the body's id must be \(id)") }
+        guard product.id == id else { throw StorekeeperError.invalidInput("id_mismatch", "the body's id must be \(id)") }
         do {
             try await catalog.save(product, with: ledger)
         } catch let error as CatalogError {
-            throw StorekeeperError(.unprocessable, code: "invalid_catalog", message: error.description)
+            throw StorekeeperError(.refused, code: "invalid_catalog", message: error.description)
         }
         return try context.json(product)
     }
@@ -120,11 +120,11 @@ struct AdminController {
     @Sendable func putCampaign(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         let id = try InputText.check(try context.parameters.require("id"), field: "campaignId")
         let campaign = try await request.decode(as: OfferCampaign.self, context: context)
-        guard campaign.id == id else { throw StorekeeperError.badRequest("id_mismatch", "the body's id must be \(id)") }
+        guard campaign.id == id else { throw StorekeeperError.invalidInput("id_mismatch", "the body's id must be \(id)") }
         do {
             try await catalog.save(campaign, with: ledger)
         } catch let error as CatalogError {
-            throw StorekeeperError(.unprocessable, code: "invalid_catalog", message: error.description)
+            throw StorekeeperError(.refused, code: "invalid_catalog", message: error.description)
         }
         return try context.json(campaign)
     }
@@ -157,9 +157,9 @@ struct AdminController {
         let admin = try context.admin()
         let id = try InputText.check(try context.parameters.require("transaction"), field: "transactionId", maxBytes: 64)
         let body = try await request.decode(as: API.Assign.self, context: context)
-        guard let userText = body.userId else { throw StorekeeperError.badRequest("invalid_user", "name the user with userId") }
+        guard let userText = body.userId else { throw StorekeeperError.invalidInput("invalid_user", "name the user with userId") }
         guard let user = UserID.any(try InputText.check(userText, field: "userId", maxBytes: UserID.maximumBytes)) else {
-            throw StorekeeperError.badRequest("invalid_user", "userId is not a usable user id")
+            throw StorekeeperError.invalidInput("invalid_user", "userId is not a usable user id")
         }
         let reason = try InputText.check(body.reason ?? "assigned by support", field: "reason", maxBytes: 500)
         guard let transaction = try await pendingTransactions.parkedTransaction(id) else {
@@ -181,7 +181,7 @@ struct AdminController {
         var user: UserID?
         if let text = request.uri.queryParameters.get("userId").map({ String($0) }) {
             guard let id = UserID.any(try InputText.check(text, field: "userId", maxBytes: UserID.maximumBytes)) else {
-                throw StorekeeperError.badRequest("invalid_user", "userId is not a usable user id")
+                throw StorekeeperError.invalidInput("invalid_user", "userId is not a usable user id")
             }
             user = id
         }

@@ -177,7 +177,7 @@ struct AppleNotificationsController {
     func receiveV2(_ request: Request, context: StorekeeperRequestContext, appName: String?) async throws -> Response {
         let text = try await body(request, context: context)
         guard let signed = try? AppStoreJSON.decodePayload(SignedBody.self, from: Array(text.utf8)) else {
-            throw await reject(text, format: "v2", context: context, error: .badRequest("malformed_json", "expected {\"signedPayload\": \"…\"}"))
+            throw await reject(text, format: "v2", context: context, error: .invalidInput("malformed_json", "expected {\"signedPayload\": \"…\"}"))
         }
         let app: AppRegistry.App
         do {
@@ -205,7 +205,7 @@ struct AppleNotificationsController {
     func receiveV1(_ request: Request, context: StorekeeperRequestContext, appName: String?) async throws -> Response {
         let text = try await body(request, context: context)
         guard let notification = try? AppStoreJSON.makeDecoder().decode(ResponseBodyV1.self, from: Data(text.utf8)) else {
-            throw await reject(text, format: "v1", context: context, error: .badRequest("malformed_json", "not a V1 notification body"))
+            throw await reject(text, format: "v1", context: context, error: .invalidInput("malformed_json", "not a V1 notification body"))
         }
         let app: AppRegistry.App
         do {
@@ -224,7 +224,7 @@ struct AppleNotificationsController {
                 text,
                 format: "v1",
                 context: context,
-                error: .rejected(.forbidden, "invalid_password", "the shared secret does not match (or none is configured)")
+                error: .rejected(.notPermitted, "invalid_password", "the shared secret does not match (or none is configured)")
             )
         }
         // The body is unsigned: its entries are only a hint (processing asks verifyReceipt about `latest_receipt`),
@@ -232,7 +232,7 @@ struct AppleNotificationsController {
         let latest = notification.unifiedReceipt?.latestReceiptInfo?.max { ($0.purchaseDateMs ?? 0) < ($1.purchaseDateMs ?? 0) }
         let id = "v1:" + SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
         guard let redacted = NotificationRedaction.redactV1(text) else {
-            throw await reject(text, format: "v1", context: context, error: .badRequest("malformed_json", "not a V1 notification body"))
+            throw await reject(text, format: "v1", context: context, error: .invalidInput("malformed_json", "not a V1 notification body"))
         }
         let stored = try await ledger.store(
             .init(

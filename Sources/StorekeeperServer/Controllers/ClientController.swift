@@ -45,7 +45,7 @@ struct ClientController {
     /// `X-Storekeeper-Guest` (App Review buys without signing in). Nothing to authenticate yet: that is its purpose.
     @Sendable func createGuest(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         guard auth.allowGuests else {
-            throw StorekeeperError(.forbidden, code: "guests_disabled", message: "sign in first: guest purchases are off")
+            throw StorekeeperError(.notPermitted, code: "guests_disabled", message: "sign in first: guest purchases are off")
         }
         let issued = try await ledger.issueGuest()
         return try context.json(
@@ -58,14 +58,14 @@ struct ClientController {
     /// id the client chose) gets a credential once, on proof that Apple signed a transaction bound to it.
     @Sendable func claimGuest(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         guard auth.allowGuests, allowLegacyGuestClaims else {
-            throw StorekeeperError(.forbidden, code: "claims_disabled", message: "legacy guest claims are off on this server")
+            throw StorekeeperError(.notPermitted, code: "claims_disabled", message: "legacy guest claims are off on this server")
         }
         let body = try await request.decode(as: API.GuestClaim.self, context: context)
         guard let guest = UserID.guest(id: try InputText.check(body.deviceId, field: "deviceId", maxBytes: 128)) else {
-            throw StorekeeperError.badRequest("invalid_device_id", "deviceId must be 8-128 printable characters")
+            throw StorekeeperError.invalidInput("invalid_device_id", "deviceId must be 8-128 printable characters")
         }
         guard (1...50).contains(body.signedTransactions.count) else {
-            throw StorekeeperError.badRequest(
+            throw StorekeeperError.invalidInput(
                 "proof_required",
                 "send 1-50 signedTransactions of this device's StoreKit history as proof"
             )
@@ -86,7 +86,7 @@ struct ClientController {
             throw StorekeeperError(.conflict, code: "already_claimed", message: "this guest has a credential already")
         case .notProved:
             throw StorekeeperError(
-                .forbidden,
+                .notPermitted,
                 code: "claim_not_proved",
                 message: "none of these Apple-signed transactions belongs to this guest"
             )
@@ -99,7 +99,7 @@ struct ClientController {
         try InputText.check(body.productId, field: "productId")
         try InputText.check(body.bundleId, field: "bundleId")
         guard let app = apps.app(named: body.bundleId) else {
-            throw StorekeeperError.badRequest("unknown_app", "bundleId is not an app this server serves")
+            throw StorekeeperError.invalidInput("unknown_app", "bundleId is not an app this server serves")
         }
         guard let product = catalog.catalog.product(body.productId) else {
             throw StorekeeperError(.notFound, code: "unknown_product", message: "product \(body.productId) is not in the catalog")
@@ -166,7 +166,7 @@ struct ClientController {
         }
         if let jws = body.signedTransaction {
             guard body.receipt == nil else {
-                throw StorekeeperError.badRequest("ambiguous_purchase", "send signedTransaction or receipt, not both")
+                throw StorekeeperError.invalidInput("ambiguous_purchase", "send signedTransaction or receipt, not both")
             }
             switch try await purchases.submitSignedTransaction(jws, orderId: body.orderId, identity: identity) {
             case .delivered(let delivery):
@@ -186,7 +186,7 @@ struct ClientController {
             }
         }
         guard let receipt = body.receipt else {
-            throw StorekeeperError.badRequest("missing_purchase", "send signedTransaction (StoreKit 2) or receipt (legacy)")
+            throw StorekeeperError.invalidInput("missing_purchase", "send signedTransaction (StoreKit 2) or receipt (legacy)")
         }
         let results = try await purchases.submitReceipt(
             receipt,
@@ -202,7 +202,7 @@ struct ClientController {
         let identity = try context.client()
         let body = try await request.decode(as: API.Restore.self, context: context)
         guard body.signedTransactions.count <= 500 else {
-            throw StorekeeperError.badRequest("too_many_transactions", "restore at most 500 transactions per request")
+            throw StorekeeperError.invalidInput("too_many_transactions", "restore at most 500 transactions per request")
         }
         return try answer(try await purchases.restore(body.signedTransactions, identity: identity), focus: nil, context: context)
     }
@@ -270,18 +270,18 @@ struct ClientController {
     @Sendable func merge(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
         let (user, identity) = try context.clientUser()
         guard identity.method == "token" || identity.method.hasPrefix("apiKey:"), !user.isGuest else {
-            throw StorekeeperError(.forbidden, code: "account_required", message: "merging needs a signed-in user")
+            throw StorekeeperError(.notPermitted, code: "account_required", message: "merging needs a signed-in user")
         }
         let body = try await request.decode(as: API.Merge.self, context: context)
         // Proof of possession: the guest's own credential, never its id.
         guard let token = body.guestToken else {
-            throw StorekeeperError.badRequest(
+            throw StorekeeperError.invalidInput(
                 "guest_token_required",
                 "send the guest's credential as guestToken (a device or guest id proves nothing)"
             )
         }
         guard let guest = try await guests.verify(try InputText.check(token, field: "guestToken", maxBytes: 300)) else {
-            throw StorekeeperError(.forbidden, code: "invalid_guest_token", message: "guestToken is not a credential this server issued")
+            throw StorekeeperError(.notPermitted, code: "invalid_guest_token", message: "guestToken is not a credential this server issued")
         }
         let summary = try await ledger.mergeGuest(guest, into: user)
         return try context.json(
@@ -300,7 +300,7 @@ struct ClientController {
         let (user, _) = try context.clientUser()
         let body = try await request.decode(as: API.Spend.self, context: context)
         guard (1...WalletLimits.maximumAmount).contains(body.amount) else {
-            throw StorekeeperError.badRequest("invalid_amount", "amount must be 1-\(WalletLimits.maximumAmount)")
+            throw StorekeeperError.invalidInput("invalid_amount", "amount must be 1-\(WalletLimits.maximumAmount)")
         }
         try InputText.check(body.idempotencyKey, field: "idempotencyKey")
         try InputText.check(body.reason, field: "reason", maxBytes: 500)
@@ -358,7 +358,7 @@ struct ClientController {
         }
         guard let campaign = current.campaignGranting(offerId: body.offerId, productId: product.id, to: user.rawValue) else {
             throw StorekeeperError(
-                .forbidden,
+                .notPermitted,
                 code: "offer_not_granted",
                 message: "no running campaign grants offer \(body.offerId) to this user"
             )
@@ -376,7 +376,7 @@ struct ClientController {
                 message: "no In-App Purchase key (and issuer, for v2) is configured"
             )
         case "v1", "v2": break
-        default: throw StorekeeperError.badRequest("invalid_version", "version must be v1 or v2")
+        default: throw StorekeeperError.invalidInput("invalid_version", "version must be v1 or v2")
         }
         var nonce = UUID()
         var recorded = false
@@ -443,7 +443,7 @@ struct ClientController {
                 )
             )
         default:
-            throw StorekeeperError.badRequest("invalid_version", "version must be v1 or v2")
+            throw StorekeeperError.invalidInput("invalid_version", "version must be v1 or v2")
         }
     }
 }

@@ -96,7 +96,7 @@ struct LifecycleController {
             let job = try context.parameters.require("job")
             let body = try await Self.jobRun(request)
             if let millis = body.now, !EpochMillis.range.contains(millis) {
-                throw StorekeeperError.badRequest(
+                throw StorekeeperError.invalidInput(
                     "invalid_now",
                     "now must be epoch milliseconds in \(EpochMillis.range.lowerBound)...\(EpochMillis.range.upperBound)"
                 )
@@ -144,13 +144,13 @@ struct LifecycleController {
         do {
             buffer = try await request.body.collect(upTo: 4096)
         } catch {
-            throw StorekeeperError(.payloadTooLarge, code: "body_too_large", message: "a job run's body is at most 4096 bytes")
+            throw StorekeeperError(.tooLarge, code: "body_too_large", message: "a job run's body is at most 4096 bytes")
         }
         guard buffer.readableBytes > 0 else { return JobRun(now: nil) }
         do {
             return try JSONDecoder().decode(JobRun.self, from: Data(buffer.readableBytesView))
         } catch {
-            throw StorekeeperError.badRequest("malformed_json", "expected {} or {\"now\": <epoch ms>}")
+            throw StorekeeperError.invalidInput("malformed_json", "expected {} or {\"now\": <epoch ms>}")
         }
     }
 

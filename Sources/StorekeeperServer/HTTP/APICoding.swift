@@ -10,14 +10,14 @@ public struct APIRequestDecoder: RequestDecoder {
     public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         let buffer = try await request.body.collectBody(limit: context.maxUploadSize)
         guard buffer.readableBytes > 0 else {
-            throw StorekeeperError.badRequest("malformed_json", "the request body is empty; send a JSON object")
+            throw StorekeeperError.invalidInput("malformed_json", "the request body is empty; send a JSON object")
         }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
-            throw StorekeeperError.badRequest("malformed_json", Self.describe(error))
+            throw StorekeeperError.invalidInput("malformed_json", Self.describe(error))
         } catch {
-            throw StorekeeperError.badRequest("malformed_json", "the body is not valid JSON")
+            throw StorekeeperError.invalidInput("malformed_json", "the body is not valid JSON")
         }
     }
 
@@ -64,7 +64,7 @@ extension RequestBody {
         do {
             return try await collect(upTo: limit)
         } catch {
-            throw StorekeeperError(.payloadTooLarge, code: "body_too_large", message: "request bodies are limited to \(limit) bytes")
+            throw StorekeeperError(.tooLarge, code: "body_too_large", message: "request bodies are limited to \(limit) bytes")
         }
     }
 }
@@ -78,15 +78,16 @@ struct ErrorBody: Encodable {
 }
 
 extension StorekeeperError.Kind {
+    /// The HTTP status each kind of refusal is answered with: the one place kinds meet HTTP.
     var status: HTTPResponse.Status {
         switch self {
-        case .badRequest: .badRequest
-        case .unauthorized: .unauthorized
-        case .forbidden: .forbidden
+        case .invalidInput: .badRequest
+        case .unauthenticated: .unauthorized
+        case .notPermitted: .forbidden
         case .notFound: .notFound
         case .conflict: .conflict
-        case .unprocessable: .unprocessableContent
-        case .payloadTooLarge: .contentTooLarge
+        case .refused: .unprocessableContent
+        case .tooLarge: .contentTooLarge
         case .unavailable: .serviceUnavailable
         case .internal: .internalServerError
         }

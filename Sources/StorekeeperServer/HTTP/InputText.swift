@@ -10,7 +10,7 @@ enum InputText {
         guard allowEmpty || !value.isEmpty, value.utf8.count <= maxBytes,
             !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F })
         else {
-            throw StorekeeperError.badRequest(
+            throw StorekeeperError.invalidInput(
                 "invalid_\(snakeCase(field))",
                 "\(field) must be \(allowEmpty ? 0 : 1)-\(maxBytes) bytes without control characters"
             )
@@ -29,7 +29,7 @@ enum InputText {
     static func integer<T: FixedWidthInteger>(_ text: String?, name: String, in range: ClosedRange<T>) throws -> T? {
         guard let text else { return nil }
         guard let value = T(text), range.contains(value) else {
-            throw StorekeeperError.badRequest("invalid_\(name)", "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
+            throw StorekeeperError.invalidInput("invalid_\(name)", "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
         }
         return value
     }
@@ -38,7 +38,7 @@ enum InputText {
     static func oneOf(_ text: String?, name: String, allowed: [String]) throws -> String? {
         guard let text else { return nil }
         guard allowed.contains(text) else {
-            throw StorekeeperError.badRequest("invalid_\(name)", "\(name) must be one of \(allowed.joined(separator: ", "))")
+            throw StorekeeperError.invalidInput("invalid_\(name)", "\(name) must be one of \(allowed.joined(separator: ", "))")
         }
         return text
     }

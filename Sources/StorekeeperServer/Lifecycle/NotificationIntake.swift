@@ -53,12 +53,12 @@ struct NotificationIntake: Sendable {
             throw error
         } catch let error as SignedDataVerificationError {
             throw StorekeeperError.rejected(
-                error.code == "malformed" ? .badRequest : .unprocessable,
+                error.code == "malformed" ? .invalidInput : .refused,
                 error.code,
                 "notification refused: \(error.message)"
             )
         } catch {
-            throw StorekeeperError.rejected(.badRequest, "malformed", "notification refused: \(error)")
+            throw StorekeeperError.rejected(.invalidInput, "malformed", "notification refused: \(error)")
         }
         guard let uuid = payload.notificationUUID, !uuid.isEmpty, uuid.utf8.count <= 100 else {
             throw StorekeeperError.rejected("missing_notification_uuid", "no notificationUUID")

@@ -61,7 +61,7 @@ public struct PurchaseService: Sendable {
             do {
                 bundleId = try SignedDataVerifier.decodeUnverified(jws, as: BundleProbe.self).payload.bundleId
             } catch {
-                throw refusal(.rejected(.badRequest, error.code, "signed transaction: \(error.message)"))
+                throw refusal(.rejected(.invalidInput, error.code, "signed transaction: \(error.message)"))
             }
             guard let found = bundleId.flatMap(apps.app(bundleId:)) else {
                 throw refusal(.rejected("wrong_app", "the signed transaction is for an app this server does not serve"))
@@ -73,7 +73,7 @@ public struct PurchaseService: Sendable {
             payload = try await app.verifier.verifyTransaction(jws)
         } catch {
             metrics.verificationFailed(reason: error.code)
-            let kind: StorekeeperError.Kind = error.code == "malformed" ? .badRequest : .unprocessable
+            let kind: StorekeeperError.Kind = error.code == "malformed" ? .invalidInput : .refused
             throw refusal(.rejected(kind, error.code, "signed transaction refused: \(error.message)"))
         }
         guard let transaction = VerifiedTransaction(payload: payload, signedData: jws, source: source) else {
@@ -104,7 +104,7 @@ public struct PurchaseService: Sendable {
             )
             throw refusal(
                 StorekeeperError(
-                    .unprocessable,
+                    .refused,
                     code: "unknown_product",
                     message: "product \(transaction.productId) is not in the catalog; the purchase is kept for recovery",
                     outcome: .retry
@@ -191,13 +191,13 @@ public struct PurchaseService: Sendable {
             throw refusal(.rejected("wrong_app", "name the app's bundleId: this server serves several"))
         }
         guard receipt.utf8.count <= 768 * 1024 else {
-            throw refusal(StorekeeperError(.payloadTooLarge, code: "receipt_too_large", message: "receipts are at most 768 KiB"))
+            throw refusal(StorekeeperError(.tooLarge, code: "receipt_too_large", message: "receipts are at most 768 KiB"))
         }
         // Apple can only say no to something that is not a receipt, and a retry would ask again forever: refuse here.
         guard Self.looksLikeReceipt(receipt) else {
             throw refusal(
                 .rejected(
-                    .badRequest,
+                    .invalidInput,
                     "malformed_receipt",
                     "receipt must be the base64 app receipt (PKCS#7) or an iOS 6 transaction receipt"
                 )
@@ -258,7 +258,7 @@ public struct PurchaseService: Sendable {
                         .refused(
                             transactionId: id,
                             error: StorekeeperError(
-                                .unprocessable,
+                                .refused,
                                 code: "unattributed",
                                 message: "no user to deliver to",
                                 outcome: .retry
@@ -325,7 +325,7 @@ public struct PurchaseService: Sendable {
                     results.append(
                         .refused(
                             transactionId: id,
-                            error: StorekeeperError(.unprocessable, code: "unattributed", message: "no user to deliver to", outcome: .retry)
+                            error: StorekeeperError(.refused, code: "unattributed", message: "no user to deliver to", outcome: .retry)
                         )
                     )
                 case .ownedByAnotherUser: break

@@ -20,7 +20,7 @@ struct PurchaseOutcomeMiddleware: RouterMiddleware {
             throw error
         } catch  where DatabaseFailure.isInvalidInput(error) {
             context.logger.info("purchase refused by the database", metadata: ["error": "\(String(reflecting: error))"])
-            throw StorekeeperError(.badRequest, code: "invalid_input", message: "a value in the request cannot be stored", outcome: .rejected)
+            throw StorekeeperError(.invalidInput, code: "invalid_input", message: "a value in the request cannot be stored", outcome: .rejected)
         } catch {
             context.logger.error("purchase failed", metadata: ["error": "\(String(reflecting: error))"])
             throw StorekeeperError(
