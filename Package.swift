@@ -14,8 +14,6 @@ let package = Package(
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
         // The simulator's API takes a test chain, so whoever drives it can name and generate one.
         .library(name: "AppStoreTestSigning", targets: ["AppStoreTestSigning"]),
-        // Storekeeper's HTTP API as Swift types and a client, generated from openapi.yaml.
-        .library(name: "StorekeeperAPI", targets: ["StorekeeperAPI"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
     ],
     dependencies: [
@@ -40,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        // The API as types and a client, generated from openapi.yaml: shared with the client SDK.
+        .package(path: "Clients/StorekeeperAPI"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
     ],
     targets: [
@@ -68,17 +68,6 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: swiftSettings
-        ),
-        // The API document as code (scripts/generate-api; committed, and checked current by .ci/run).
-        .target(
-            name: "StorekeeperAPI",
-            dependencies: [
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ],
-            exclude: ["openapi-generator-config.yaml"],
-            // Generated code: its imports are written for any spec, so unused-import warnings are noise.
-            swiftSettings: swiftSettings + [.unsafeFlags(["-suppress-warnings"])]
         ),
         .target(
             name: "AppStoreSimulator",
@@ -302,7 +291,7 @@ let package = Package(
             name: "StorekeeperServerTests",
             dependencies: [
                 "StorekeeperServer",
-                "StorekeeperAPI",
+                .product(name: "StorekeeperAPI", package: "StorekeeperAPI"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 "StorekeeperCore",
