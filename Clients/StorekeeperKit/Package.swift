@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // StorekeeperKit: the client SDK an app adds to carry each purchase from StoreKit to a Storekeeper server without
-// losing it. Its own package, so an app's dependency graph gets none of the server's (NIO, databases, Hummingbird).
+// losing it. Its own package, so an app's dependency graph gets none of the server's (NIO, databases, Hummingbird):
+// the API contract (../StorekeeperAPI) and URLSession.
 import PackageDescription
 
 let package = Package(
@@ -9,11 +10,29 @@ let package = Package(
     products: [
         .library(name: "StorekeeperKit", targets: ["StorekeeperKit"])
     ],
+    dependencies: [
+        .package(path: "../StorekeeperAPI"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+    ],
     targets: [
         .target(
             name: "StorekeeperKit",
+            dependencies: [
+                .product(name: "StorekeeperAPI", package: "StorekeeperAPI"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
         ),
-        .testTarget(name: "StorekeeperKitTests", dependencies: ["StorekeeperKit"]),
+        .testTarget(
+            name: "StorekeeperKitTests",
+            dependencies: [
+                "StorekeeperKit",
+                .product(name: "StorekeeperAPI", package: "StorekeeperAPI"),
+            ]
+        ),
     ]
 )
