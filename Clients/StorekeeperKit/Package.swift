@@ -17,9 +17,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
+        // StoreKit 2's API, as far as StorekeeperKit uses it, backed by the App Store simulator: for platforms
+        // without StoreKit, where the SDK's StoreKit adapter compiles against it and runs in the tests.
+        .target(name: "StoreKitStandIn"),
         .target(
             name: "StorekeeperKit",
             dependencies: [
+                .target(name: "StoreKitStandIn", condition: .when(platforms: [.linux])),
                 .product(name: "StorekeeperAPI", package: "StorekeeperAPI"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
@@ -31,6 +35,7 @@ let package = Package(
             name: "StorekeeperKitTests",
             dependencies: [
                 "StorekeeperKit",
+                .target(name: "StoreKitStandIn", condition: .when(platforms: [.linux])),
                 .product(name: "StorekeeperAPI", package: "StorekeeperAPI"),
             ]
         ),

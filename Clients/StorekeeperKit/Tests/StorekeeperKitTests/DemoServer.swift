@@ -96,10 +96,14 @@ struct DemoServer {
         StorekeeperConnection.client(serverURL: serverURL) { credentials }
     }
 
+    /// A new App Store account on the simulator.
+    func newAccount() async throws -> String {
+        try #require(try await post("device/accounts", [:])["id"] as? String)
+    }
+
     /// A simulated App Store purchase on a fresh device account: what StoreKit would hand the app.
     func buy(_ productId: String, appAccountToken: String) async throws -> (transactionId: String, signedTransaction: String) {
-        let account = try await post("device/accounts", [:])
-        let accountId = try #require(account["id"] as? String)
+        let accountId = try await newAccount()
         let purchase = try await post("device/purchases", ["account": accountId, "productId": productId, "appAccountToken": appAccountToken])
         let jws = try #require(purchase["signedTransaction"] as? String)
         let payload = try #require(jws.split(separator: ".").dropFirst().first)
