@@ -31,6 +31,8 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
         ),
+        // Measures the journal's cost per purchase (README, "In your app").
+        .executableTarget(name: "StorekeeperKitBench", dependencies: ["StorekeeperKit"]),
         .testTarget(
             name: "StorekeeperKitTests",
             dependencies: [
