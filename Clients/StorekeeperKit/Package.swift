@@ -39,6 +39,9 @@ let package = Package(
                 "StorekeeperKit",
                 .target(name: "StoreKitStandIn", condition: .when(platforms: [.linux])),
                 .product(name: "StorekeeperAPI", package: "StorekeeperAPI"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
     ]

@@ -1,4 +1,7 @@
 import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import OpenAPIURLSession
 import StorekeeperAPI
 import Testing
 
@@ -46,6 +49,41 @@ import StoreKitStandIn
             #expect(try await PurchaseJournal(url: journal).all().isEmpty)
             let orders = try await demo.api(credentials).getMe().ok.body.json.orders
             #expect(orders.map(\.status) == [.delivered])
+        }
+    }
+
+    /// Beyond StoreKit's own traffic, a purchase costs the app two calls to the server: the order and the submit.
+    @Test func aPurchaseCostsTwoRoundTrips() async throws {
+        try await DemoServer.run { demo in
+            let (credentials, journal, storage) = try await Self.device(demo)
+            defer { try? FileManager.default.removeItem(at: storage) }
+            let calls = CallLog()
+            let api = Client(
+                serverURL: demo.serverURL,
+                transport: URLSessionTransport(),
+                middlewares: [calls, CredentialsMiddleware(credentials: { credentials })]
+            )
+            let storekeeper = Storekeeper(api: api, journal: try PurchaseJournal(url: journal))
+            #expect(try await storekeeper.purchase(Self.coins) == .delivered)
+            #expect(calls.operations == ["createOrder", "submitPurchase"])
+        }
+    }
+
+    /// Records the operations a generated client sends.
+    final class CallLog: ClientMiddleware, @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [String] = []
+        var operations: [String] { lock.withLock { seen } }
+
+        func intercept(
+            _ request: HTTPRequest,
+            body: HTTPBody?,
+            baseURL: URL,
+            operationID: String,
+            next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+        ) async throws -> (HTTPResponse, HTTPBody?) {
+            lock.withLock { seen.append(operationID) }
+            return try await next(request, body, baseURL)
         }
     }
 
