@@ -41,6 +41,7 @@ let package = Package(
         // The API as types and a client, generated from openapi.yaml: shared with the client SDK.
         .package(path: "Clients/StorekeeperAPI"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
     ],
     targets: [
         .target(
@@ -126,6 +127,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The API callers use (client and admin) as types and the `APIProtocol` the server implements, generated from
+        // openapi.yaml by scripts/generate-api.
+        .target(
+            name: "StorekeeperServerAPI",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            exclude: ["openapi-generator-config.yaml"],
+            // Generated code: its imports are written for any document, so unused-import warnings are noise.
+            swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
+        ),
         .target(
             name: "StorekeeperServer",
             dependencies: [
@@ -133,6 +146,9 @@ let package = Package(
                 "StorekeeperCore",
                 "StorekeeperLedger",
                 "StorekeeperStorage",
+                "StorekeeperServerAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

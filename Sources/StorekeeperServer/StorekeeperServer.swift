@@ -6,6 +6,7 @@ import NIOCore
 import ServiceLifecycle
 import StorekeeperCore
 import StorekeeperLedger
+import StorekeeperServerAPI
 import StorekeeperStorage
 
 /// Builds the Storekeeper HTTP server: storage, migrations, the catalog, and every route.
@@ -108,13 +109,21 @@ public enum StorekeeperServer {
         let client = v1.group().add(middleware: ClientAuthMiddleware(auth: components.auth))
         let routes = APIRoutes(
             router: router,
-            v1: v1,
-            client: client,
-            purchases: client.group().add(middleware: PurchaseOutcomeMiddleware()),
-            admin: v1.group("admin").add(middleware: AdminAuthMiddleware(auth: components.auth))
+            v1: v1.group().add(middleware: RequestScopeMiddleware()),
+            client: client.group().add(middleware: RequestScopeMiddleware()),
+            purchases: client.group().add(middleware: PurchaseOutcomeMiddleware()).add(middleware: RequestScopeMiddleware()),
+            admin: v1.group("admin").add(middleware: AdminAuthMiddleware(auth: components.auth)).add(middleware: RequestScopeMiddleware())
         )
         OperationsController(ledger: components.ledger, metrics: components.metrics, openAPI: try openAPIDocument()).add(to: routes)
-        ClientController(
+        AppleNotificationsController(
+            apps: components.apps,
+            ledger: components.ledger,
+            inbox: components.inbox,
+            refusals: components.refusals,
+            intake: components.intake,
+            metrics: components.metrics
+        ).add(to: routes)
+        let api = APIHandler(
             auth: components.auth,
             ledger: components.ledger,
             guests: components.guests,
@@ -124,36 +133,17 @@ public enum StorekeeperServer {
             orders: components.orders,
             accounts: components.accounts,
             subscriptions: components.subscriptions,
+            audit: components.audit,
+            pendingTransactions: components.pending,
             catalog: components.catalog,
             apps: components.apps,
-            orderLifetime: components.configuration.orderLifetime
-        ).add(to: routes)
-        AppleNotificationsController(
-            apps: components.apps,
-            ledger: components.ledger,
             inbox: components.inbox,
             refusals: components.refusals,
-            intake: components.intake,
-            metrics: components.metrics
-        ).add(to: routes)
-        AdminController(
-            purchases: components.purchases,
-            metrics: components.metrics,
-            accounts: components.accounts,
-            subscriptions: components.subscriptions,
-            orders: components.orders,
-            audit: components.audit,
-            ledger: components.ledger,
-            pendingTransactions: components.pending,
-            catalog: components.catalog
-        ).add(to: routes)
-        LifecycleController(
-            ledger: components.ledger,
-            inbox: components.inbox,
-            subscriptions: components.subscriptions,
             consumption: components.consumption,
-            jobs: components.jobs
-        ).add(to: routes)
+            jobs: components.jobs,
+            orderLifetime: components.configuration.orderLifetime
+        )
+        try api.registerHandlers(on: RouteGroupTransport(routes: routes), configuration: APIHandler.coding)
         return router
     }
 }

@@ -241,12 +241,16 @@ struct ServerHarness: Sendable {
         json: Any? = nil,
         raw: String? = nil,
         headers: [(String, String)] = [],
+        rawBody: String? = nil,
         instance: Int = 0
     ) async throws -> Reply {
         var request = HTTPClientRequest(url: serverURLs[instance % serverURLs.count] + path)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        if let json {
+        if let rawBody {
+            // Sent as it is, with only the headers given.
+            request.body = .bytes(ByteBuffer(string: rawBody))
+        } else if let json {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json)))
         } else if let raw {

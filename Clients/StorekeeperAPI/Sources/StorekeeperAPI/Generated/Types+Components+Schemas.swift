@@ -1287,19 +1287,30 @@ extension Components {
         }
         /// - Remark: Generated from `#/components/schemas/MergeRequest`.
         public struct MergeRequest: Codable, Hashable, Sendable {
-            /// The guest's credential (`token` of `POST /v1/guests`).
+            /// The guest's credential (`token` of `POST /v1/guests`). Required: without it the answer is 400 `guest_token_required`.
             ///
             /// - Remark: Generated from `#/components/schemas/MergeRequest/guestToken`.
-            public var guestToken: Swift.String
+            public var guestToken: Swift.String?
+            /// Named the guest before guest credentials; a device id proves nothing, so it is refused with 400 `guest_token_required`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MergeRequest/deviceId`.
+            @available(*, deprecated)
+            public var deviceId: Swift.String?
             /// Creates a new `MergeRequest`.
             ///
             /// - Parameters:
-            ///   - guestToken: The guest's credential (`token` of `POST /v1/guests`).
-            public init(guestToken: Swift.String) {
+            ///   - guestToken: The guest's credential (`token` of `POST /v1/guests`). Required: without it the answer is 400 `guest_token_required`.
+            ///   - deviceId: Named the guest before guest credentials; a device id proves nothing, so it is refused with 400 `guest_token_required`.
+            public init(
+                guestToken: Swift.String? = nil,
+                deviceId: Swift.String? = nil
+            ) {
                 self.guestToken = guestToken
+                self.deviceId = deviceId
             }
             public enum CodingKeys: String, CodingKey {
                 case guestToken
+                case deviceId
             }
         }
         /// - Remark: Generated from `#/components/schemas/GuestCredential`.

@@ -4,63 +4,35 @@ import Hummingbird
 import Logging
 import StorekeeperCore
 import StorekeeperLedger
+import StorekeeperServerAPI
 import StorekeeperStorage
 
 /// The client API under `/v1`: guests, orders, purchases, restore, the caller's own account, wallet spending,
 /// introductory-offer eligibility and subscription offer signatures. A caller only ever sees their own user.
-struct ClientController {
-    let auth: Authenticator
-    let ledger: Ledger
-    let guests: GuestStore
-    let allowLegacyGuestClaims: Bool
-    let metrics: ServerMetrics
-    let purchases: PurchaseService
-    let orders: OrderStore
-    let accounts: AccountStore
-    let subscriptions: SubscriptionStore
-    let catalog: CatalogService
-    let apps: AppRegistry
-    let orderLifetime: Duration
-
-    func add(to routes: APIRoutes) {
-        // Unauthenticated by design: they hand out and prove credentials.
-        let v1 = routes.v1
-        v1.post("guests", use: createGuest)
-        v1.post("guests/claim", use: claimGuest)
-        let client = routes.client
-        client.post("orders", use: createOrder)
-        client.get("orders/:id", use: getOrder)
-        client.post("orders/:id/cancel", use: cancelOrder)
-        client.get("me", use: me)
-        client.post("me/merge", use: merge)
-        client.post("wallet/spend", use: spend)
-        client.get("eligibility", use: eligibility)
-        client.post("offers/signature", use: offerSignature)
-        let purchases = routes.purchases
-        purchases.post("purchases", use: submitPurchase)
-        purchases.post("restore", use: restore)
-    }
-
+extension APIHandler {
     /// `POST /v1/guests`: a new guest and its credential, which the app keeps in the Keychain and sends as
     /// `X-Storekeeper-Guest` (App Review buys without signing in). Nothing to authenticate yet: that is its purpose.
-    @Sendable func createGuest(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+    func createGuest(_ input: Operations.CreateGuest.Input) async throws -> Operations.CreateGuest.Output {
         guard auth.allowGuests else {
             throw StorekeeperError(.notPermitted, code: "guests_disabled", message: "sign in first: guest purchases are off")
         }
         let issued = try await ledger.issueGuest()
-        return try context.json(
-            API.GuestCredential(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token),
-            status: .created
+        return .created(
+            .init(body: .json(.init(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token)))
         )
     }
 
     /// `POST /v1/guests/claim {deviceId, signedTransactions}`: a guest from before credentials (keyed by a device
     /// id the client chose) gets a credential once, on proof that Apple signed a transaction bound to it.
-    @Sendable func claimGuest(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
+    func claimLegacyGuest(_ input: Operations.ClaimLegacyGuest.Input) async throws -> Operations.ClaimLegacyGuest.Output {
+        let context = try RequestScope.current()
         guard auth.allowGuests, allowLegacyGuestClaims else {
             throw StorekeeperError(.notPermitted, code: "claims_disabled", message: "legacy guest claims are off on this server")
         }
-        let body = try await request.decode(as: API.GuestClaim.self, context: context)
+        let body =
+            switch input.body {
+            case .json(let value): value
+            }
         guard let guest = UserID.guest(id: try InputText.check(body.deviceId, field: "deviceId", maxBytes: 128)) else {
             throw StorekeeperError.invalidInput("invalid_device_id", "deviceId must be 8-128 printable characters")
         }
@@ -78,9 +50,8 @@ struct ClientController {
         switch try await ledger.claimLegacyGuest(guest, originalTransactionIds: originals) {
         case .issued(let issued):
             context.logger.notice("legacy guest claimed", metadata: ["user": "\(guest)"])
-            return try context.json(
-                API.GuestCredential(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token),
-                status: .created
+            return .created(
+                .init(body: .json(.init(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token)))
             )
         case .alreadyClaimed:
             throw StorekeeperError(.conflict, code: "already_claimed", message: "this guest has a credential already")
@@ -93,9 +64,12 @@ struct ClientController {
         }
     }
 
-    @Sendable func createOrder(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        let (user, _) = try context.clientUser()
-        let body = try await request.decode(as: API.CreateOrder.self, context: context)
+    func createOrder(_ input: Operations.CreateOrder.Input) async throws -> Operations.CreateOrder.Output {
+        let (user, _) = try RequestScope.current().clientUser()
+        let body =
+            switch input.body {
+            case .json(let value): value
+            }
         try InputText.check(body.productId, field: "productId")
         try InputText.check(body.bundleId, field: "bundleId")
         guard let app = apps.app(named: body.bundleId) else {
@@ -130,32 +104,35 @@ struct ClientController {
             transactionId: nil
         )
         try await ledger.createOrder(order)
-        return try context.json(API.OrderBody(order, now: now), status: .created)
+        return .created(.init(body: .json(try .init(order, now: now))))
     }
 
-    @Sendable func getOrder(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        let (user, _) = try context.clientUser()
-        let id = try InputText.check(try context.parameters.require("id"), field: "orderId")
+    func getOrder(_ input: Operations.GetOrder.Input) async throws -> Operations.GetOrder.Output {
+        let (user, _) = try RequestScope.current().clientUser()
+        let id = try InputText.check(input.path.id, field: "orderId")
         // Another user's order is indistinguishable from a missing one.
         guard let order = try await orders.find(id), order.user == user else {
             throw StorekeeperError.notFound("unknown_order", "no order \(id) for this user")
         }
-        return try context.json(API.OrderBody(order, now: Date()))
+        return .ok(.init(body: .json(try .init(order, now: Date()))))
     }
 
-    @Sendable func cancelOrder(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        let (user, _) = try context.clientUser()
-        let id = try InputText.check(try context.parameters.require("id"), field: "orderId")
+    func cancelOrder(_ input: Operations.CancelOrder.Input) async throws -> Operations.CancelOrder.Output {
+        let (user, _) = try RequestScope.current().clientUser()
+        let id = try InputText.check(input.path.id, field: "orderId")
         _ = try await ledger.cancelOrder(id, user: user)
         guard let order = try await orders.find(id, of: user) else {
             throw StorekeeperError.notFound("unknown_order", "no order \(id) for this user")
         }
-        return try context.json(API.OrderBody(order, now: Date()))
+        return .ok(.init(body: .json(try .init(order, now: Date()))))
     }
 
-    @Sendable func submitPurchase(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        let identity = try context.client()
-        let body = try await request.decode(as: API.SubmitPurchase.self, context: context)
+    func submitPurchase(_ input: Operations.SubmitPurchase.Input) async throws -> Operations.SubmitPurchase.Output {
+        let identity = try RequestScope.current().client()
+        let body =
+            switch input.body {
+            case .json(let value): value
+            }
         // A malformed field never becomes valid by retrying: final (the transaction stays in StoreKit's history).
         do {
             try InputText.check(body.orderId, field: "orderId")
@@ -171,15 +148,18 @@ struct ClientController {
             switch try await purchases.submitSignedTransaction(jws, orderId: body.orderId, identity: identity) {
             case .delivered(let delivery):
                 metrics.riskFlags(delivery.riskFlags)
-                return try context.json(API.PurchaseAnswer(outcome: "delivered", delivery: API.DeliveryBody(delivery)))
+                return .ok(.init(body: .json(.init(outcome: .delivered, delivery: try .init(delivery)))))
             case .parked(let id):
-                return try context.json(
-                    API.PurchaseAnswer(
-                        outcome: "retry",
-                        code: "unattributed",
-                        message: "transaction \(id) is verified but names no user: sign in and submit again; support can also assign it"
-                    ),
-                    status: .accepted
+                return .accepted(
+                    .init(
+                        body: .json(
+                            .init(
+                                outcome: .retry,
+                                code: "unattributed",
+                                message: "transaction \(id) is verified but names no user: sign in and submit again; support can also assign it"
+                            )
+                        )
+                    )
                 )
             case .ownedByAnotherUser:
                 throw StorekeeperError.rejected(.conflict, "owned_by_another_user", "the transaction belongs to another user")
@@ -195,84 +175,76 @@ struct ClientController {
             bundleId: body.bundleId,
             identity: identity
         )
-        return try answer(results, focus: body.transactionId, context: context)
+        return .ok(.init(body: .json(try answer(results, focus: body.transactionId))))
     }
 
-    @Sendable func restore(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        let identity = try context.client()
-        let body = try await request.decode(as: API.Restore.self, context: context)
+    func restorePurchases(_ input: Operations.RestorePurchases.Input) async throws -> Operations.RestorePurchases.Output {
+        let identity = try RequestScope.current().client()
+        let body =
+            switch input.body {
+            case .json(let value): value
+            }
         guard body.signedTransactions.count <= 500 else {
             throw StorekeeperError.invalidInput("too_many_transactions", "restore at most 500 transactions per request")
         }
-        return try answer(try await purchases.restore(body.signedTransactions, identity: identity), focus: nil, context: context)
+        let results = try await purchases.restore(body.signedTransactions, identity: identity)
+        return .ok(.init(body: .json(try answer(results, focus: nil))))
     }
 
     /// One answer for many items: the focused transaction's outcome, or `retry` if any item should be retried.
-    private func answer(_ results: [PurchaseService.ItemResult], focus: String?, context: StorekeeperRequestContext) throws -> Response {
-        var deliveries: [API.DeliveryBody] = []
-        var problems: [API.ItemProblem] = []
-        var outcome = "delivered"
+    private func answer(_ results: [PurchaseService.ItemResult], focus: String?) throws -> Components.Schemas.PurchaseAnswer {
+        var deliveries: [Components.Schemas.Delivery] = []
+        var problems: [Components.Schemas.ItemProblem] = []
+        var outcome = Components.Schemas.PurchaseAnswer.OutcomePayload.delivered
         var focusProblem: StorekeeperError?
         for result in results {
             switch result {
             case .delivered(let delivery):
                 metrics.riskFlags(delivery.riskFlags)
-                deliveries.append(API.DeliveryBody(delivery))
+                deliveries.append(try .init(delivery))
             case .refused(let id, let error):
                 metrics.refused(code: error.code)
-                problems.append(.init(transactionId: id, code: error.code, message: error.message, outcome: error.outcome?.rawValue))
-                if error.outcome == .retry && focus == nil { outcome = "retry" }
+                problems.append(
+                    .init(
+                        transactionId: id,
+                        code: error.code,
+                        message: error.message,
+                        outcome: try error.outcome.map { try documented($0.rawValue) }
+                    )
+                )
+                if error.outcome == .retry && focus == nil { outcome = .retry }
                 if let focus, id == focus { focusProblem = error }
             }
         }
         if let focusProblem {
-            outcome = focusProblem.outcome?.rawValue ?? "rejected"
-        } else if focus == nil, deliveries.isEmpty, !problems.isEmpty, outcome != "retry" {
+            outcome = try documented(focusProblem.outcome?.rawValue ?? "rejected")
+        } else if focus == nil, deliveries.isEmpty, !problems.isEmpty, outcome != .retry {
             // Nothing was delivered and nothing is worth retrying.
-            outcome = "rejected"
+            outcome = .rejected
         }
-        return try context.json(
-            API.PurchaseAnswer(
-                outcome: outcome,
-                code: focusProblem?.code,
-                message: focusProblem?.message,
-                deliveries: deliveries,
-                problems: problems.isEmpty ? nil : problems
-            )
+        return .init(
+            outcome: outcome,
+            code: focusProblem?.code,
+            message: focusProblem?.message,
+            deliveries: deliveries,
+            problems: problems.isEmpty ? nil : problems
         )
     }
 
-    @Sendable func me(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        let (user, _) = try context.clientUser()
-        return try await Self.userBody(user, request: request, context: context, accounts: accounts, orders: orders, subscriptions: subscriptions)
+    func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output {
+        let (user, _) = try RequestScope.current().clientUser()
+        return .ok(.init(body: .json(try await userState(user, at: try Self.moment(input.query.at)))))
     }
 
-    /// The user's state; `?at=<epoch ms>` evaluates entitlements at another moment (support: "what did they have
-    /// when they wrote to us"; tests: a simulated clock).
-    static func userBody(
-        _ user: UserID,
-        request: Request,
-        context: StorekeeperRequestContext,
-        accounts: AccountStore,
-        orders: OrderStore,
-        subscriptions: SubscriptionStore
-    ) async throws -> Response {
-        var now = Date()
-        if let millis = try InputText.integer(request.uri.queryParameters.get("at"), name: "at", in: EpochMillis.range) {
-            now = Date(timeIntervalSince1970: Double(millis) / 1000)
-        }
-        let snapshot = try await accounts.snapshot(of: user)
-        let userOrders = try await orders.orders(of: user)
-        let records = try await subscriptions.subscriptions(of: user)
-        return try context.json(API.UserBody(snapshot: snapshot, orders: userOrders, subscriptions: records, now: now))
-    }
-
-    @Sendable func merge(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        let (user, identity) = try context.clientUser()
+    func mergeGuest(_ input: Operations.MergeGuest.Input) async throws -> Operations.MergeGuest.Output {
+        let (user, identity) = try RequestScope.current().clientUser()
         guard identity.method == "token" || identity.method.hasPrefix("apiKey:"), !user.isGuest else {
             throw StorekeeperError(.notPermitted, code: "account_required", message: "merging needs a signed-in user")
         }
-        let body = try await request.decode(as: API.Merge.self, context: context)
+        let body =
+            switch input.body {
+            case .json(let value): value
+            }
         // Proof of possession: the guest's own credential, never its id.
         guard let token = body.guestToken else {
             throw StorekeeperError.invalidInput(
@@ -284,21 +256,28 @@ struct ClientController {
             throw StorekeeperError(.notPermitted, code: "invalid_guest_token", message: "guestToken is not a credential this server issued")
         }
         let summary = try await ledger.mergeGuest(guest, into: user)
-        return try context.json(
-            API.MergeAnswer(
-                userId: user.rawValue,
-                mergedGuest: guest.rawValue,
-                transactions: summary.transactions,
-                entitlements: summary.entitlements,
-                orders: summary.orders,
-                coins: summary.coins
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        userId: user.rawValue,
+                        mergedGuest: guest.rawValue,
+                        transactions: summary.transactions,
+                        entitlements: summary.entitlements,
+                        orders: summary.orders,
+                        coins: summary.coins
+                    )
+                )
             )
         )
     }
 
-    @Sendable func spend(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        let (user, _) = try context.clientUser()
-        let body = try await request.decode(as: API.Spend.self, context: context)
+    func spendCoins(_ input: Operations.SpendCoins.Input) async throws -> Operations.SpendCoins.Output {
+        let (user, _) = try RequestScope.current().clientUser()
+        let body =
+            switch input.body {
+            case .json(let value): value
+            }
         guard (1...WalletLimits.maximumAmount).contains(body.amount) else {
             throw StorekeeperError.invalidInput("invalid_amount", "amount must be 1-\(WalletLimits.maximumAmount)")
         }
@@ -314,9 +293,9 @@ struct ClientController {
         )
         {
         case .applied(let balance):
-            return try context.json(API.WalletAnswer(currency: currency, balance: balance, repeated: false))
+            return .ok(.init(body: .json(.init(currency: currency, balance: balance, repeated: false))))
         case .duplicate(let balance):
-            return try context.json(API.WalletAnswer(currency: currency, balance: balance, repeated: true))
+            return .ok(.init(body: .json(.init(currency: currency, balance: balance, repeated: true))))
         case .insufficientFunds(let balance):
             throw StorekeeperError(
                 .conflict,
@@ -327,14 +306,14 @@ struct ClientController {
         }
     }
 
-    @Sendable func eligibility(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        let (user, _) = try context.clientUser()
+    func getEligibility(_ input: Operations.GetEligibility.Input) async throws -> Operations.GetEligibility.Output {
+        let (user, _) = try RequestScope.current().clientUser()
         let current = catalog.catalog
-        var groups: [API.Eligibility.Group] = []
+        var groups: Components.Schemas.Eligibility.GroupsPayload = []
         for group in current.subscriptionGroups {
             let used = try await accounts.hadIntroductoryOffer(user, group: group)
             let products = current.products.filter { $0.subscriptionGroup == group }.map { product in
-                API.Eligibility.Product(
+                Components.Schemas.Eligibility.GroupsPayloadPayload.ProductsPayloadPayload(
                     productId: product.id,
                     hasIntroductoryOffer: product.hasIntroductoryOffer,
                     sellInstead: used && product.hasIntroductoryOffer ? product.introductoryOfferFreeVariant : nil
@@ -342,18 +321,21 @@ struct ClientController {
             }
             groups.append(.init(subscriptionGroup: group, introductoryOfferEligible: !used, products: products))
         }
-        return try context.json(API.Eligibility(userId: user.rawValue, groups: groups))
+        return .ok(.init(body: .json(.init(userId: user.rawValue, groups: groups))))
     }
 
-    @Sendable func offerSignature(_ request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        let (user, _) = try context.clientUser()
-        let body = try await request.decode(as: API.OfferSignatureRequest.self, context: context)
+    func signOffer(_ input: Operations.SignOffer.Input) async throws -> Operations.SignOffer.Output {
+        let (user, _) = try RequestScope.current().clientUser()
+        let body =
+            switch input.body {
+            case .json(let value): value
+            }
         try InputText.check(body.productId, field: "productId")
         try InputText.check(body.offerId, field: "offerId")
         try InputText.check(body.appAccountToken, field: "appAccountToken", maxBytes: 64)
         try InputText.check(body.transactionId, field: "transactionId", maxBytes: 64)
         let current = catalog.catalog
-        guard let product = current.product(body.productId), product.kind == .autoRenewable else {
+        guard let product = current.product(body.productId), product.kind == ProductKind.autoRenewable else {
             throw StorekeeperError.notFound("unknown_product", "\(body.productId) is not an auto-renewable product in the catalog")
         }
         guard let campaign = current.campaignGranting(offerId: body.offerId, productId: product.id, to: user.rawValue) else {
@@ -367,16 +349,15 @@ struct ClientController {
             throw StorekeeperError(.internal, code: "no_app", message: "no app configured")
         }
         let variant = campaign.variant(for: user.rawValue).name
-        let version = body.version ?? "v2"
+        let version = body.version ?? .v2
         switch version {
-        case "v1" where app.offerSignerV1 == nil, "v2" where app.requestSigner == nil:
+        case .v1 where app.offerSignerV1 == nil, .v2 where app.requestSigner == nil:
             throw StorekeeperError(
                 .conflict,
                 code: "offer_signing_unavailable",
                 message: "no In-App Purchase key (and issuer, for v2) is configured"
             )
-        case "v1", "v2": break
-        default: throw StorekeeperError.invalidInput("invalid_version", "version must be v1 or v2")
+        case .v1, .v2: break
         }
         var nonce = UUID()
         var recorded = false
@@ -391,8 +372,9 @@ struct ClientController {
             if !recorded { nonce = UUID() }
         }
         guard recorded else { throw StorekeeperError(.internal, code: "nonce_collision", message: "could not record a fresh nonce") }
+        let answer: Components.Schemas.OfferSignatureAnswer
         switch version {
-        case "v1":
+        case .v1:
             guard let signer = app.offerSignerV1 else {
                 throw StorekeeperError(.conflict, code: "offer_signing_unavailable", message: "no In-App Purchase key is configured")
             }
@@ -402,20 +384,18 @@ struct ClientController {
                 appAccountToken: body.appAccountToken ?? "",
                 nonce: nonce
             )
-            return try context.json(
-                API.OfferSignatureAnswer(
-                    version: "v1",
-                    productId: product.id,
-                    offerId: body.offerId,
-                    campaignId: campaign.id,
-                    variant: variant,
-                    keyIdentifier: signature.keyIdentifier,
-                    nonce: signature.nonce.uuidString.lowercased(),
-                    timestamp: signature.timestamp,
-                    signature: signature.signature
-                )
+            answer = .init(
+                version: .v1,
+                productId: product.id,
+                offerId: body.offerId,
+                campaignId: campaign.id,
+                variant: variant,
+                keyIdentifier: signature.keyIdentifier,
+                nonce: signature.nonce.uuidString.lowercased(),
+                timestamp: signature.timestamp,
+                signature: signature.signature
             )
-        case "v2":
+        case .v2:
             guard let signer = app.requestSigner else {
                 throw StorekeeperError(
                     .conflict,
@@ -429,21 +409,18 @@ struct ClientController {
                 transactionId: body.transactionId,
                 nonce: nonce
             )
-            return try context.json(
-                API.OfferSignatureAnswer(
-                    version: "v2",
-                    productId: product.id,
-                    offerId: body.offerId,
-                    campaignId: campaign.id,
-                    variant: variant,
-                    keyIdentifier: signer.keyIdentifier,
-                    nonce: nonce.uuidString.lowercased(),
-                    timestamp: nil,
-                    signature: jws
-                )
+            answer = .init(
+                version: .v2,
+                productId: product.id,
+                offerId: body.offerId,
+                campaignId: campaign.id,
+                variant: variant,
+                keyIdentifier: signer.keyIdentifier,
+                nonce: nonce.uuidString.lowercased(),
+                timestamp: nil,
+                signature: jws
             )
-        default:
-            throw StorekeeperError.invalidInput("invalid_version", "version must be v1 or v2")
         }
+        return .ok(.init(body: .json(answer)))
     }
 }

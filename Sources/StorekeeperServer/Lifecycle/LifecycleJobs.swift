@@ -1,0 +1,7 @@
+/// The lifecycle's long-running parts, for the admin API to run on demand.
+struct LifecycleJobs: Sendable {
+    var processor: NotificationProcessor?
+    var catchUp: NotificationCatchUp?
+    var sweep: RenewalSweep?
+    var responder: ConsumptionResponder?
+}
