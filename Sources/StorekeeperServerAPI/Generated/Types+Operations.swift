@@ -6588,6 +6588,29 @@ public enum Operations {
                     }
                 }
             }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/notifications/{id}/get(adminGetNotification)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// `admin_key_required`.
             ///
             /// - Remark: Generated from `#/paths//v1/admin/notifications/{id}/get(adminGetNotification)/responses/401`.
@@ -6805,6 +6828,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/notifications/{id}/retry/post(adminRetryNotification)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
                             response: self
                         )
                     }
