@@ -41,7 +41,6 @@ let package = Package(
         // The API as types and a client, generated from openapi.yaml: shared with the client SDK.
         .package(path: "Clients/StorekeeperAPI"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
-        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
     ],
     targets: [
         .target(
@@ -148,7 +147,6 @@ let package = Package(
                 "StorekeeperStorage",
                 "StorekeeperServerAPI",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -329,9 +329,12 @@ public actor SimulatedAppStore {
             // Each charge is its own invoice, as each renewal's receipt email is.
             orders[String(format: "MK%08X", nextOrderNumber)] = [id]
             nextOrderNumber += 1
+        } else {
+            // Only a changed transaction (a refund, a revocation) moves; scanning for a new one made a run of n
+            // purchases cost n² string comparisons (13% of `bench-purchases`' CPU at 20,000).
+            modificationOrder.removeAll { $0 == id }
         }
         transactions[id] = transaction
-        modificationOrder.removeAll { $0 == id }
         modificationOrder.append(id)
         transactionAccount[id] = accountId
         return SimulatedPurchase(transaction: transaction, signedTransaction: try signer.sign(transaction))

@@ -15,6 +15,8 @@ public struct ServerComponents: Sendable {
     let apps: AppRegistry
     let guests: GuestStore
     let auth: Authenticator
+    /// Signs answers to apps that ask (`Storekeeper-Nonce`), when a key is configured.
+    let answerSigner: AnswerSigner?
     let catalog: CatalogService
     public let ledger: Ledger
     let purchases: PurchaseService
@@ -40,6 +42,7 @@ public struct ServerComponents: Sendable {
         self.apps = apps
         guests = GuestStore(provider: provider)
         auth = try Authenticator(configuration: configuration.auth, guests: guests)
+        answerSigner = try configuration.auth.answerSigningKeyPEM.map { try AnswerSigner(privateKeyPEM: $0) }
         let catalog = CatalogService(store: CatalogStore(provider: provider), interval: configuration.catalogRefreshInterval, logger: logger)
         self.catalog = catalog
         let lifecycle = configuration.lifecycle

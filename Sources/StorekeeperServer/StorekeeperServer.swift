@@ -143,7 +143,7 @@ public enum StorekeeperServer {
             jobs: components.jobs,
             orderLifetime: components.configuration.orderLifetime
         )
-        try api.registerHandlers(on: RouteGroupTransport(routes: routes), configuration: APIHandler.coding)
+        try api.registerHandlers(on: RouteGroupTransport(routes: routes, signer: components.answerSigner), configuration: APIHandler.coding)
         return router
     }
 }

@@ -53,6 +53,11 @@ struct DemoCommand: AsyncParsableCommand {
         let apiKey = try SimulatorAPIKey.loadOrCreate(directory: state)
         let receipts = try ReceiptSigningIdentity.loadOrGenerate(in: state)
         let secrets = try DemoSecrets.loadOrCreate(in: state)
+        // The key an app pins to check the server's signed answers (public: nothing to hide).
+        if let pem = secrets.answerSigningKey {
+            try Data(try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey.pemRepresentation.utf8)
+                .write(to: state.appendingPathComponent("answer-signing-public.pem"), options: .atomic)
+        }
         let store = try SimulatedAppStore(catalog: simulatorCatalog, signingChain: chain, seed: UInt64.random(in: 1...UInt64.max), start: Date())
 
         let simulatorURL = "http://127.0.0.1:\(simulatorPort)"
@@ -85,7 +90,8 @@ struct DemoCommand: AsyncParsableCommand {
             auth: AuthConfiguration(
                 jwtHS256Secret: secrets.hs256Secret,
                 apiKeys: ["demo-backend": secrets.apiKey],
-                adminKeys: ["demo-admin": secrets.adminKey]
+                adminKeys: ["demo-admin": secrets.adminKey],
+                answerSigningKeyPEM: secrets.answerSigningKey
             )
         )
         let server = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
@@ -122,7 +128,8 @@ struct DemoCommand: AsyncParsableCommand {
             Storekeeper demo: server \(server), App Store simulator \(simulatorURL)
             Admin key (X-Admin-Key): \(secrets.adminKey)
             A user token for "demo-user" (7 days): \(token)
-            State: \(state.path) (the SQLite database, demo-secrets.json with the keys above,
+            State: \(state.path) (the SQLite database, demo-secrets.json with the keys above and the key that signs
+              answers to apps, whose public half apps pin: answer-signing-public.pem,
               the simulator's signing chain and its In-App Purchase key \(SimulatorAPIKey.fileName), key id \(apiKey.keyId),
               issuer \(apiKey.issuerId)); delete the directory to start afresh.
 
@@ -149,16 +156,30 @@ struct DemoSecrets: Codable {
     var hs256Secret: String
     var apiKey: String
     var adminKey: String
+    /// The P-256 key that signs answers to apps (PEM); added to older state directories on the next start.
+    var answerSigningKey: String?
 
     static func loadOrCreate(in directory: URL) throws -> DemoSecrets {
         let url = directory.appendingPathComponent("demo-secrets.json")
-        if let data = try? Data(contentsOf: url), let secrets = try? JSONDecoder().decode(DemoSecrets.self, from: data) {
-            return secrets
-        }
         func random() -> String { SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() } }
-        let secrets = DemoSecrets(hs256Secret: random(), apiKey: "sk_" + random(), adminKey: "adm_" + random())
-        try JSONEncoder().encode(secrets).write(to: url, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        var secrets: DemoSecrets
+        if let data = try? Data(contentsOf: url), let stored = try? JSONDecoder().decode(DemoSecrets.self, from: data) {
+            guard stored.answerSigningKey == nil else { return stored }
+            secrets = stored
+        } else {
+            secrets = DemoSecrets(hs256Secret: random(), apiKey: "sk_" + random(), adminKey: "adm_" + random())
+        }
+        secrets.answerSigningKey = P256.Signing.PrivateKey().pemRepresentation
+        // Created owner-only before the secrets are written into it.
+        let temporary = directory.appendingPathComponent("demo-secrets.json.tmp-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteNoPermission)
+        }
+        let handle = try FileHandle(forWritingTo: temporary)
+        try handle.write(contentsOf: try JSONEncoder().encode(secrets))
+        try handle.synchronize()
+        try handle.close()
+        guard rename(temporary.path, url.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
         return secrets
     }
 }

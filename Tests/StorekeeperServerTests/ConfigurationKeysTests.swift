@@ -123,6 +123,9 @@ import Testing
             Key(dotted: "auth.jwt.es256PublicKey", environment: "AUTH_JWT_ES256PUBLIC_KEY", environmentValue: es256, json: es256) {
                 $0.auth.jwtES256PublicKeyPEM?.contains("PUBLIC KEY") == true
             },
+            Key(dotted: "auth.answerSigningKey", environment: "AUTH_ANSWER_SIGNING_KEY", environmentValue: p8, json: p8) {
+                $0.auth.answerSigningKeyPEM?.contains("PRIVATE KEY") == true
+            },
             Key(dotted: "auth.jwt.issuer", environment: "AUTH_JWT_ISSUER", environmentValue: "backend", json: "backend") {
                 $0.auth.jwtIssuer == "backend"
             },

@@ -20,6 +20,8 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
     public var allowLegacyGuestClaims: Bool
     /// Allowed clock skew for `exp` / `nbf`.
     public var leeway: Duration
+    /// PEM P-256 private key that signs answers to apps that send a nonce (``AnswerSigner``); none: unsigned.
+    public var answerSigningKeyPEM: String?
 
     public init(
         jwtHS256Secret: String? = nil,
@@ -30,8 +32,10 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
         adminKeys: [String: String] = [:],
         allowGuests: Bool = true,
         allowLegacyGuestClaims: Bool = true,
-        leeway: Duration = .seconds(60)
+        leeway: Duration = .seconds(60),
+        answerSigningKeyPEM: String? = nil
     ) {
+        self.answerSigningKeyPEM = answerSigningKeyPEM
         self.allowLegacyGuestClaims = allowLegacyGuestClaims
         self.jwtHS256Secret = jwtHS256Secret
         self.jwtES256PublicKeyPEM = jwtES256PublicKeyPEM
@@ -45,7 +49,8 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
 
     /// Reads `auth.*`: `jwt.hs256Secret` (secret), `jwt.es256PublicKey` (PEM file path), `jwt.issuer`,
     /// `jwt.audience`, `apiKeys` and `adminKeys` (`name:key` pairs, an array or one comma-separated string; secret),
-    /// `guests` (true), `legacyGuestClaims` (true). Environment form: `AUTH_JWT_HS256SECRET`, `AUTH_ADMIN_KEYS`, ...
+    /// `guests` (true), `legacyGuestClaims` (true), `answerSigningKey` (PEM file path of the P-256 key that signs
+    /// answers). Environment form: `AUTH_JWT_HS256SECRET`, `AUTH_ADMIN_KEYS`, `AUTH_ANSWER_SIGNING_KEY`, ...
     init(reader: StrictConfigReader) throws {
         func pairs(_ key: String) throws -> [String: String] {
             var result: [String: String] = [:]
@@ -60,14 +65,15 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
             }
             return result
         }
-        var pem: String?
-        if let path = try reader.string("jwt.es256PublicKey") {
+        func file(_ key: String) throws -> String? {
+            guard let path = try reader.string(key) else { return nil }
             do {
-                pem = try String(contentsOfFile: path, encoding: .utf8)
+                return try String(contentsOfFile: path, encoding: .utf8)
             } catch {
-                throw ConfigurationError.invalid("auth.jwt.es256PublicKey: cannot read \(path)")
+                throw ConfigurationError.invalid("auth.\(key): cannot read \(path)")
             }
         }
+        let pem = try file("jwt.es256PublicKey")
         self.init(
             jwtHS256Secret: try reader.string("jwt.hs256Secret", isSecret: true),
             jwtES256PublicKeyPEM: pem,
@@ -76,7 +82,8 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
             apiKeys: try pairs("apiKeys"),
             adminKeys: try pairs("adminKeys"),
             allowGuests: try reader.bool("guests", default: true),
-            allowLegacyGuestClaims: try reader.bool("legacyGuestClaims", default: true)
+            allowLegacyGuestClaims: try reader.bool("legacyGuestClaims", default: true),
+            answerSigningKeyPEM: try file("answerSigningKey")
         )
         if let secret = jwtHS256Secret, secret.utf8.count < 32 {
             throw ConfigurationError.invalid("auth.jwt.hs256Secret must be at least 32 bytes")
@@ -85,6 +92,7 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
 
     public var description: String {
         "AuthConfiguration(hs256: \(jwtHS256Secret == nil ? "off" : "on"), es256: \(jwtES256PublicKeyPEM == nil ? "off" : "on"), "
-            + "apiKeys: \(apiKeys.keys.sorted()), adminKeys: \(adminKeys.keys.sorted()), guests: \(allowGuests))"
+            + "apiKeys: \(apiKeys.keys.sorted()), adminKeys: \(adminKeys.keys.sorted()), guests: \(allowGuests), "
+            + "signed answers: \(answerSigningKeyPEM == nil ? "off" : "on"))"
     }
 }

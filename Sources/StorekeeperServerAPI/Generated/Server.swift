@@ -1532,6 +1532,11 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                         name: "X-Storekeeper-User",
                         as: Components.Parameters.ActingUser.self
                     ),
+                    storekeeperNonce: try converter.getOptionalHeaderFieldAsURI(
+                        in: request.headerFields,
+                        name: "Storekeeper-Nonce",
+                        as: Components.Parameters.Nonce.self
+                    ),
                     accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields)
                 )
                 return Operations.GetMe.Input(
@@ -1545,6 +1550,11 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                     suppressUnusedWarning(value)
                     var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
                     suppressMutabilityWarning(&response)
+                    try converter.setHeaderFieldAsURI(
+                        in: &response.headerFields,
+                        name: "Storekeeper-Signature",
+                        value: value.headers.storekeeperSignature
+                    )
                     let body: OpenAPIRuntime.HTTPBody
                     switch value.body {
                     case let .json(value):

@@ -2185,17 +2185,27 @@ public enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/me/GET/header/X-Storekeeper-User`.
                 public var xStorekeeperUser: Components.Parameters.ActingUser?
+                /// A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                /// (`Storekeeper-Signature`); accepted on every `/v1` client operation. Anything but 22 to 128 base64url
+                /// characters is 400 `invalid_nonce`.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/GET/header/Storekeeper-Nonce`.
+                public var storekeeperNonce: Components.Parameters.Nonce?
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMe.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - xStorekeeperUser: With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                ///   - storekeeperNonce: A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
                 ///   - accept:
                 public init(
                     xStorekeeperUser: Components.Parameters.ActingUser? = nil,
+                    storekeeperNonce: Components.Parameters.Nonce? = nil,
                     accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMe.AcceptableContentType>] = .defaultValues()
                 ) {
                     self.xStorekeeperUser = xStorekeeperUser
+                    self.storekeeperNonce = storekeeperNonce
                     self.accept = accept
                 }
             }
@@ -2215,6 +2225,27 @@ public enum Operations {
         }
         @frozen public enum Output: Sendable, Hashable {
             public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    /// a compact JWS (ES256; header `kid` names the key) whose payload is `{"iat", "nonce", "request", "sha256",
+                    /// "status"}`: the nonce sent, the request (`GET /v1/me` with its query), the status and the base64url SHA-256
+                    /// of the exact body bytes. The app pins the public key and refuses an answer whose signature or any of these
+                    /// does not match. Every 2xx answer of a `/v1` client operation is signed this way.
+                    ///
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/GET/responses/200/headers/Storekeeper-Signature`.
+                    public var storekeeperSignature: Components.Headers.AnswerSignature?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - storekeeperSignature: When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    public init(storekeeperSignature: Components.Headers.AnswerSignature? = nil) {
+                        self.storekeeperSignature = storekeeperSignature
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetMe.Output.Ok.Headers
                 /// - Remark: Generated from `#/paths/v1/me/GET/responses/200/content`.
                 @frozen public enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/v1/me/GET/responses/200/content/application\/json`.
@@ -2237,8 +2268,13 @@ public enum Operations {
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
+                ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
-                public init(body: Operations.GetMe.Output.Ok.Body) {
+                public init(
+                    headers: Operations.GetMe.Output.Ok.Headers = .init(),
+                    body: Operations.GetMe.Output.Ok.Body
+                ) {
+                    self.headers = headers
                     self.body = body
                 }
             }

@@ -1375,6 +1375,11 @@ public struct Client: APIProtocol {
                     name: "at",
                     value: input.query.at
                 )
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Storekeeper-Nonce",
+                    value: input.headers.storekeeperNonce
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -1384,6 +1389,11 @@ public struct Client: APIProtocol {
             deserializer: { response, responseBody in
                 switch response.status.code {
                 case 200:
+                    let headers: Operations.GetMe.Output.Ok.Headers = .init(storekeeperSignature: try converter.getOptionalHeaderFieldAsURI(
+                        in: response.headerFields,
+                        name: "Storekeeper-Signature",
+                        as: Components.Headers.AnswerSignature.self
+                    ))
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Operations.GetMe.Output.Ok.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1404,7 +1414,10 @@ public struct Client: APIProtocol {
                     default:
                         preconditionFailure("bestContentType chose an invalid content type.")
                     }
-                    return .ok(.init(body: body))
+                    return .ok(.init(
+                        headers: headers,
+                        body: body
+                    ))
                 case 400:
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.BadRequest.Body

@@ -19,5 +19,15 @@ public import struct Foundation.Data
 public import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/headers` section of the OpenAPI document.
-    public enum Headers {}
+    public enum Headers {
+        /// When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+        /// a compact JWS (ES256; header `kid` names the key) whose payload is `{"iat", "nonce", "request", "sha256",
+        /// "status"}`: the nonce sent, the request (`GET /v1/me` with its query), the status and the base64url SHA-256
+        /// of the exact body bytes. The app pins the public key and refuses an answer whose signature or any of these
+        /// does not match. Every 2xx answer of a `/v1` client operation is signed this way.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/headers/AnswerSignature`.
+        public typealias AnswerSignature = Swift.String
+    }
 }

@@ -20,6 +20,13 @@ public import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/parameters` section of the OpenAPI document.
     public enum Parameters {
+        /// A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+        /// (`Storekeeper-Signature`); accepted on every `/v1` client operation. Anything but 22 to 128 base64url
+        /// characters is 400 `invalid_nonce`.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/parameters/Nonce`.
+        public typealias Nonce = Swift.String
         /// Evaluate entitlements at this moment (epoch milliseconds, 2000 to 2200) instead of now (400 `invalid_at`).
         ///
         /// - Remark: Generated from `#/components/parameters/At`.
