@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // CryptoKit's API: on Apple platforms it forwards to CryptoKit itself.
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
     ],
     targets: [
         // StoreKit 2's API, as far as StorekeeperKit uses it, backed by the App Store simulator: for platforms
@@ -28,8 +30,15 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
+        ),
+        // A command-line "app" that buys from the demo's App Store simulator with the calls README shows; the tests
+        // kill it mid-purchase. Linux only: it plays an iPhone through the StoreKit stand-in.
+        .executableTarget(
+            name: "StorekeeperKitExample",
+            dependencies: ["StorekeeperKit", .target(name: "StoreKitStandIn", condition: .when(platforms: [.linux]))]
         ),
         // Measures the journal's cost per purchase (README, "In your app").
         .executableTarget(name: "StorekeeperKitBench", dependencies: ["StorekeeperKit"]),

@@ -78,7 +78,26 @@ public enum SimulatedDevice {
         box.lock.withLock {
             let list = read(state).filter { $0.id != id }
             try? JSONEncoder().encode(list).write(to: file(state), options: .atomic)
+            // Every call is logged, so a test can count them across the app's processes.
+            let log = state.storage.appendingPathComponent("finished.log")
+            let line = Data("\(id)\n".utf8)
+            if let handle = try? FileHandle(forWritingTo: log) {
+                _ = try? handle.seekToEnd()
+                try? handle.write(contentsOf: line)
+                try? handle.close()
+            } else {
+                try? line.write(to: log)
+            }
         }
+    }
+
+    /// Every `finish()` the app called on this device, in order, one entry per call (from every process that
+    /// played this device).
+    public static func finishCalls() -> [UInt64] {
+        guard let state = try? state(),
+            let text = try? String(contentsOf: state.storage.appendingPathComponent("finished.log"), encoding: .utf8)
+        else { return [] }
+        return text.split(separator: "\n").compactMap { UInt64($0) }
     }
 
     /// The stored list; the caller holds the lock.

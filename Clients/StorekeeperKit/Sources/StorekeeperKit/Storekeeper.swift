@@ -24,6 +24,19 @@ public actor Storekeeper {
         case rejected(code: String)
     }
 
+    /// A step of a purchase, told to the app's `progress` observer as it happens (for its logs), and awaited: the
+    /// purchase goes on when the observer returns.
+    public enum Progress: Sendable, Hashable {
+        /// The server created the order.
+        case ordered(orderId: String)
+        /// The App Store charged; StoreKit holds the transaction unfinished.
+        case charged(transactionId: String)
+        /// The signed transaction is durably in the journal.
+        case journaled(transactionId: String)
+        /// The server answered for it (or did not); `finish()` was called when it settled.
+        case submitted(transactionId: String, settlement: PurchaseSubmitter.Settlement)
+    }
+
     /// The server did not accept the order (an unknown product, a credential it refused, an outage).
     public struct OrderFailed: Error, CustomStringConvertible {
         public var status: Int
@@ -34,28 +47,47 @@ public actor Storekeeper {
     private let journal: PurchaseJournal
     private let submitter: PurchaseSubmitter
     private let store: StoreKitAdapter
+    private let progress: @Sendable (Progress) async -> Void
+    private let verifiesAnswers: Bool
+    private var cachedInfo: CustomerInfo?
+    private var watchers: [UUID: AsyncStream<CustomerInfo>.Continuation] = [:]
 
     /// - Parameters:
     ///   - journalURL: where the journal lives (in Application Support, excluded from backups).
+    ///   - answers: checks the server's signed customer-info answers against the public key pinned in the app
+    ///     (the server's `auth.answerSigningKey`); `nil` believes them as sent, for development only.
+    ///   - progress: told each step of a purchase (for the app's logs).
     ///   - credentials: the user's current credentials, read for every request.
     public init(
         serverURL: URL,
         journalURL: URL,
+        answers: AnswerVerifier?,
         retry: RetryPolicy = RetryPolicy(),
+        progress: @escaping @Sendable (Progress) async -> Void = { _ in },
         credentials: @escaping @Sendable () async -> Credentials?
     ) throws {
         self.init(
-            api: StorekeeperConnection.client(serverURL: serverURL, credentials: credentials),
+            api: StorekeeperConnection.client(serverURL: serverURL, answers: answers, credentials: credentials),
             journal: try PurchaseJournal(url: journalURL),
-            retry: retry
+            retry: retry,
+            verifiesAnswers: answers != nil,
+            progress: progress
         )
     }
 
-    init(api: any APIProtocol, journal: PurchaseJournal, retry: RetryPolicy = RetryPolicy()) {
+    init(
+        api: any APIProtocol,
+        journal: PurchaseJournal,
+        retry: RetryPolicy = RetryPolicy(),
+        verifiesAnswers: Bool = false,
+        progress: @escaping @Sendable (Progress) async -> Void = { _ in }
+    ) {
         let store = StoreKitAdapter()
         self.api = api
         self.journal = journal
         self.store = store
+        self.progress = progress
+        self.verifiesAnswers = verifiesAnswers
         self.submitter = PurchaseSubmitter(journal: journal, api: api, retry: retry) { await store.finish(transactionId: $0) }
     }
 
@@ -72,6 +104,7 @@ public actor Storekeeper {
         default: throw OrderFailed(status: 0)
         }
         guard let token = UUID(uuidString: order.appAccountToken) else { throw OrderFailed(status: 200) }
+        await progress(.ordered(orderId: order.orderId))
         switch try await store.purchase(productId: productId, appAccountToken: token) {
         case .cancelled:
             _ = try? await api.cancelOrder(path: .init(id: order.orderId))
@@ -79,10 +112,13 @@ public actor Storekeeper {
         case .pending:
             return .pending
         case .purchased(let transactionId, let jws):
+            await progress(.charged(transactionId: transactionId))
             try await journal.record(
                 .init(id: transactionId, payload: .purchase(signedTransaction: jws, orderId: order.orderId), createdAt: Date())
             )
+            await progress(.journaled(transactionId: transactionId))
             let settled = try await submitter.submitDue()
+            if let settlement = settled[transactionId] { await progress(.submitted(transactionId: transactionId, settlement: settlement)) }
             switch settled[transactionId] {
             case .delivered: return .delivered
             case .rejected(let code): return .rejected(code: code)
@@ -101,4 +137,57 @@ public actor Storekeeper {
         }
         return try await submitter.submitDue(now: now)
     }
+
+    // MARK: Customer info
+
+    /// The server could not say what the user has (an outage, a credential it refused); the cached answer, if any,
+    /// is still ``cachedCustomerInfo``.
+    public struct CustomerInfoUnavailable: Error, CustomStringConvertible {
+        public var status: Int
+        public var description: String { "the server did not answer for the user (\(status))" }
+    }
+
+    /// What the user has now, from the server (its signature checked when the app pinned a key); the answer is
+    /// cached and, when it differs from the last one, sent to every ``customerInfoUpdates()`` stream. A tampered or
+    /// replayed answer throws ``AnswerVerifier/Untrusted`` and changes nothing.
+    @discardableResult
+    public func customerInfo() async throws -> CustomerInfo {
+        let info: CustomerInfo
+        let output: Operations.GetMe.Output
+        do {
+            output = try await api.getMe()
+        } catch let error as ClientError {
+            // The generated client wraps what a middleware threw; a refused signature is the app's to see as such.
+            if let untrusted = error.underlyingError as? AnswerVerifier.Untrusted { throw untrusted }
+            throw error
+        }
+        switch output {
+        case .ok(let ok): info = CustomerInfo(try ok.body.json, verified: verifiesAnswers)
+        case .badRequest: throw CustomerInfoUnavailable(status: 400)
+        case .unauthorized: throw CustomerInfoUnavailable(status: 401)
+        case .internalServerError: throw CustomerInfoUnavailable(status: 500)
+        case .undocumented(let status, _): throw CustomerInfoUnavailable(status: status)
+        }
+        if info.user != cachedInfo?.user {
+            cachedInfo = info
+            for watcher in watchers.values { watcher.yield(info) }
+        }
+        return info
+    }
+
+    /// The last answer ``customerInfo()`` accepted (in memory: a new launch asks the server again).
+    public var cachedCustomerInfo: CustomerInfo? { cachedInfo }
+
+    /// Every change of the user's customer info from now on (each ``customerInfo()`` that brings a different
+    /// answer), starting with the cached one if there is one.
+    public func customerInfoUpdates() -> AsyncStream<CustomerInfo> {
+        let (stream, continuation) = AsyncStream.makeStream(of: CustomerInfo.self, bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        watchers[id] = continuation
+        if let cachedInfo { continuation.yield(cachedInfo) }
+        continuation.onTermination = { _ in Task { await self.stopWatching(id) } }
+        return stream
+    }
+
+    private func stopWatching(_ id: UUID) { watchers[id] = nil }
 }

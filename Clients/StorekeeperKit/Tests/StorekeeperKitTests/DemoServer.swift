@@ -91,6 +91,11 @@ struct DemoServer {
         throw URLError(.timedOut)
     }
 
+    /// The demo's answer-signing public key, as an app pins it.
+    func answers() throws -> AnswerVerifier {
+        try AnswerVerifier(publicKeyPEM: String(contentsOf: state.appendingPathComponent("answer-signing-public.pem"), encoding: .utf8))
+    }
+
     /// The generated client with `credentials`.
     func api(_ credentials: Credentials? = nil) -> Client {
         StorekeeperConnection.client(serverURL: serverURL) { credentials }
