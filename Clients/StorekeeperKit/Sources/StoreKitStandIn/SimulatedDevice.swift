@@ -16,19 +16,60 @@ public enum SimulatedDevice {
         var account: String
         var storage: URL
         var cancelNextPurchase = false
+        /// Purchases need a parent's approval (Ask to Buy): the sheet ends `.pending`.
+        var askToBuy = false
+        /// How often `Transaction.updates` looks for transactions made elsewhere.
+        var pollInterval: Duration = .milliseconds(200)
     }
 
     private final class Box: @unchecked Sendable {
         let lock = NSLock()
         var state: State?
+        var intents: [UUID: AsyncStream<PurchaseIntent>.Continuation] = [:]
     }
 
     private static let box = Box()
 
     /// Signs the device in to `account` on the simulator at `simulatorURL`, keeping device state under `storage`.
-    public static func configure(simulatorURL: URL, account: String, storage: URL) throws {
+    public static func configure(simulatorURL: URL, account: String, storage: URL, pollInterval: Duration = .milliseconds(200)) throws {
         try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
-        box.lock.withLock { box.state = State(simulatorURL: simulatorURL, account: account, storage: storage) }
+        box.lock.withLock {
+            box.state = State(simulatorURL: simulatorURL, account: account, storage: storage, pollInterval: pollInterval)
+        }
+    }
+
+    /// The simulator account the device is signed in to.
+    public static var signedInAccount: String? { box.lock.withLock { box.state?.account } }
+
+    /// Purchases on this device need a parent's approval from now on (or no longer).
+    public static func requireAskToBuy(_ required: Bool) {
+        box.lock.withLock { box.state?.askToBuy = required }
+    }
+
+    /// The Ask to Buy requests this device sent, oldest first (the parent approves them on the simulator).
+    public static func askToBuyRequests() -> [String] {
+        guard let state = try? state() else { return [] }
+        return box.lock.withLock { readList(state, "ask-to-buy.json") }
+    }
+
+    static func recordAskToBuy(_ id: String) throws {
+        let state = try state()
+        try box.lock.withLock { try writeList(state, "ask-to-buy.json", readList(state, "ask-to-buy.json") + [id]) }
+    }
+
+    /// The App Store shows the user a promoted in-app purchase (tapped on the product page): it reaches the app as a
+    /// `PurchaseIntent`.
+    public static func promote(_ productId: String) {
+        let listeners = box.lock.withLock { Array(box.intents.values) }
+        for listener in listeners { listener.yield(PurchaseIntent(product: Product(id: productId))) }
+    }
+
+    static func intents() -> AsyncStream<PurchaseIntent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PurchaseIntent.self)
+        let id = UUID()
+        box.lock.withLock { box.intents[id] = continuation }
+        continuation.onTermination = { _ in box.lock.withLock { box.intents[id] = nil } }
+        return stream
     }
 
     /// The user will tap Cancel on the next purchase sheet.
@@ -100,6 +141,51 @@ public enum SimulatedDevice {
         return text.split(separator: "\n").compactMap { UInt64($0) }
     }
 
+    // MARK: Transactions made elsewhere (Ask to Buy approvals, renewals, other devices)
+
+    /// Asks the simulator for the account's transactions and takes the ones this device has not seen: each is kept
+    /// unfinished (as StoreKit keeps it until the app finishes it) and returned. A device seeing the account for the
+    /// first time takes what is already there as seen.
+    static func sync() async throws -> [Stored] {
+        let state = try state()
+        let (status, answer) = try await get("device/accounts/\(state.account)/transactions")
+        guard status == 200, let signed = answer["signedTransactions"] as? [String] else {
+            throw StoreKitError.networkError("the App Store answered \(status)")
+        }
+        let transactions = try signed.map { try Transaction(jws: $0).stored }
+        return try box.lock.withLock {
+            let knownFile = state.storage.appendingPathComponent("known-transactions.json")
+            guard FileManager.default.fileExists(atPath: knownFile.path) else {
+                try writeList(state, "known-transactions.json", transactions.map { String($0.id) })
+                return []
+            }
+            var known = Set(readList(state, "known-transactions.json"))
+            let new = transactions.filter { !known.contains(String($0.id)) }
+            guard !new.isEmpty else { return [] }
+            known.formUnion(new.map { String($0.id) })
+            try writeList(state, "known-transactions.json", known.sorted())
+            try JSONEncoder().encode(read(state) + new).write(to: file(state), options: .atomic)
+            return new
+        }
+    }
+
+    /// A transaction the app got from its own purchase: not news for `Transaction.updates`.
+    static func markKnown(_ id: UInt64) throws {
+        let state = try state()
+        try box.lock.withLock {
+            try writeList(state, "known-transactions.json", Array(Set(readList(state, "known-transactions.json") + [String(id)])).sorted())
+        }
+    }
+
+    private static func readList(_ state: State, _ name: String) -> [String] {
+        guard let data = FileManager.default.contents(atPath: state.storage.appendingPathComponent(name).path) else { return [] }
+        return (try? JSONDecoder().decode([String].self, from: data)) ?? []
+    }
+
+    private static func writeList(_ state: State, _ name: String, _ list: [String]) throws {
+        try JSONEncoder().encode(list).write(to: state.storage.appendingPathComponent(name), options: .atomic)
+    }
+
     /// The stored list; the caller holds the lock.
     private static func read(_ state: State) -> [Stored] {
         guard let data = FileManager.default.contents(atPath: file(state).path) else { return [] }
@@ -107,6 +193,12 @@ public enum SimulatedDevice {
     }
 
     private static func file(_ state: State) -> URL { state.storage.appendingPathComponent("unfinished-transactions.json") }
+
+    static func get(_ path: String) async throws -> (Int, [String: Any]) {
+        let (data, response) = try await URLSession.shared.data(from: try state().simulatorURL.appendingPathComponent(path))
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
+    }
 
     static func post(_ path: String, _ body: [String: Any]) async throws -> (Int, [String: Any]) {
         var request = URLRequest(url: try state().simulatorURL.appendingPathComponent(path))

@@ -46,9 +46,37 @@ public struct Product: Sendable, Hashable, Identifiable {
     }
 
     public struct PurchaseOption: Sendable, Hashable {
-        let appAccountToken: UUID?
+        var appAccountToken: UUID?
+        /// The offer as the App Store's purchase request carries it (JSON).
+        var offer: Data?
 
         public static func appAccountToken(_ token: UUID) -> PurchaseOption { PurchaseOption(appAccountToken: token) }
+
+        /// A promotional offer signed with the v1 signature (the server's `POST /v1/offers/signature`, version v1).
+        public static func promotionalOffer(
+            offerID: String,
+            keyID: String,
+            nonce: UUID,
+            signature: Data,
+            timestamp: Int
+        )
+            -> PurchaseOption
+        {
+            PurchaseOption(
+                offer: try? JSONSerialization.data(withJSONObject: [
+                    "type": "promotional", "id": offerID,
+                    "signature": [
+                        "keyIdentifier": keyID, "nonce": nonce.uuidString.lowercased(), "timestamp": timestamp,
+                        "signature": signature.base64EncodedString(),
+                    ] as [String: Any],
+                ])
+            )
+        }
+
+        /// A promotional offer signed as a v2 JWS (iOS 18.4's `promotionalOffer(_:compactJWS:)`).
+        public static func promotionalOffer(_ offerID: String, compactJWS: String) -> PurchaseOption {
+            PurchaseOption(offer: try? JSONSerialization.data(withJSONObject: ["type": "promotional", "id": offerID, "jws": compactJWS]))
+        }
     }
 
     public enum PurchaseResult: Sendable {
@@ -63,14 +91,27 @@ public struct Product: Sendable, Hashable, Identifiable {
         if SimulatedDevice.takeCancellation() { return .userCancelled }
         var body: [String: Any] = ["account": state.account, "productId": id]
         if let token = options.lazy.compactMap(\.appAccountToken).first { body["appAccountToken"] = token.uuidString.lowercased() }
+        if let offer = options.lazy.compactMap(\.offer).first { body["offer"] = try JSONSerialization.jsonObject(with: offer) }
+        // The device learns the account's transactions before it adds one (a first purchase on a new device
+        // takes what the account already had as seen).
+        _ = try await SimulatedDevice.sync()
+        if state.askToBuy {
+            let (status, answer) = try await SimulatedDevice.post("device/ask-to-buy", body)
+            guard status == 202, let request = answer["requestId"] as? String else {
+                throw StoreKitError.networkError("the App Store answered \(status)")
+            }
+            try SimulatedDevice.recordAskToBuy(request)
+            return .pending
+        }
         let (status, answer) = try await SimulatedDevice.post("device/purchases", body)
         if status == 202 { return .pending }
-        guard status == 200 || status == 201, let jws = answer["signedTransaction"] as? String,
-            let payload = answer["transaction"] as? [String: Any]
-        else { throw StoreKitError.networkError("the App Store answered \(status)") }
-        let transaction = try Transaction(jws: jws, payload: payload)
+        guard status == 200 || status == 201, let jws = answer["signedTransaction"] as? String else {
+            throw StoreKitError.networkError("the App Store answered \(status): \(answer["code"] ?? answer)")
+        }
+        let transaction = try Transaction(jws: jws)
         // StoreKit keeps a transaction on the device until the app finishes it.
         try SimulatedDevice.keepUnfinished(transaction.stored)
+        try SimulatedDevice.markKnown(transaction.id)
         return .success(.verified(transaction))
     }
 }
@@ -82,6 +123,16 @@ public struct Transaction: Sendable, Hashable, Identifiable {
     public let productID: String
     public let appAccountToken: UUID?
     let jws: String
+
+    init(jws: String) throws {
+        let parts = jws.split(separator: ".")
+        guard parts.count == 3 else { throw StoreKitError.unknown }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let payload = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { throw StoreKitError.unknown }
+        try self.init(jws: jws, payload: payload)
+    }
 
     init(jws: String, payload: [String: Any]) throws {
         guard let id = (payload["transactionId"] as? String).flatMap(UInt64.init),
@@ -110,11 +161,69 @@ public struct Transaction: Sendable, Hashable, Identifiable {
     /// Tells the App Store the app delivered it: it leaves `unfinished`.
     public func finish() async { SimulatedDevice.finish(id) }
 
-    /// Every transaction the app has not finished, this launch or an earlier one.
+    /// Every transaction the app has not finished, this launch or an earlier one (including what the App Store
+    /// completed meanwhile: an Ask to Buy approved while the app was not running).
     public static var unfinished: AsyncStream<VerificationResult<Transaction>> {
         AsyncStream { continuation in
-            for stored in SimulatedDevice.unfinished() { continuation.yield(.verified(Transaction(stored))) }
-            continuation.finish()
+            let task = Task {
+                _ = try? await SimulatedDevice.sync()
+                for stored in SimulatedDevice.unfinished() { continuation.yield(.verified(Transaction(stored))) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
         }
     }
+
+    /// Transactions that did not come from the app's own `purchase()`: Ask to Buy approvals, renewals, purchases on
+    /// other devices. As StoreKit's, it first delivers what is unfinished from earlier launches, then runs for as
+    /// long as it is iterated.
+    public static var updates: AsyncStream<VerificationResult<Transaction>> {
+        AsyncStream { continuation in
+            let task = Task {
+                for stored in SimulatedDevice.unfinished() { continuation.yield(.verified(Transaction(stored))) }
+                while !Task.isCancelled {
+                    for stored in (try? await SimulatedDevice.sync()) ?? [] { continuation.yield(.verified(Transaction(stored))) }
+                    let interval = (try? SimulatedDevice.state().pollInterval) ?? .milliseconds(200)
+                    try? await Task.sleep(for: interval)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The latest transaction of every product the user is entitled to now (non-consumables, active
+    /// subscriptions, non-renewing passes).
+    public static var currentEntitlements: AsyncStream<VerificationResult<Transaction>> {
+        AsyncStream { continuation in
+            let task = Task {
+                if let account = try? SimulatedDevice.state().account,
+                    let (status, answer) = try? await SimulatedDevice.post("device/accounts/\(account)/restore", [:]), status == 200
+                {
+                    for jws in answer["signedTransactions"] as? [String] ?? [] {
+                        if let transaction = try? Transaction(jws: jws) { continuation.yield(.verified(transaction)) }
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// The App Store itself.
+public enum AppStore {
+    /// Brings the device's transactions up to date with the App Store (the user signs in, if asked).
+    public static func sync() async throws {
+        _ = try await SimulatedDevice.sync()
+    }
+}
+
+/// A purchase the user started outside the app: a promoted in-app purchase on the App Store product page.
+public struct PurchaseIntent: Sendable, Hashable, Identifiable {
+    public let product: Product
+    public var id: String { product.id }
+
+    /// The intents, as the user starts them, for as long as the app iterates.
+    public static var intents: AsyncStream<PurchaseIntent> { SimulatedDevice.intents() }
 }

@@ -91,6 +91,9 @@ public actor PurchaseJournal {
         return true
     }
 
+    /// Whether an entry with this id is waiting.
+    public func contains(_ id: String) -> Bool { entries[id] != nil }
+
     /// Every entry, oldest first.
     public func all() -> [Entry] {
         entries.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }

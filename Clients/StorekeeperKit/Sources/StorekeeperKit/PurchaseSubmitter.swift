@@ -24,6 +24,7 @@ public actor PurchaseSubmitter {
     private let api: any APIProtocol
     private let retry: RetryPolicy
     private let finish: @Sendable (_ transactionId: String) async -> Void
+    private var inFlight: Set<String> = []
 
     /// - Parameter finish: finishes the StoreKit transaction with this id (`Transaction.finish()`).
     public init(
@@ -43,7 +44,12 @@ public actor PurchaseSubmitter {
     @discardableResult
     public func submitDue(now: Date = Date()) async throws -> [String: Settlement] {
         var settled: [String: Settlement] = [:]
-        for entry in await journal.due(at: now) {
+        for entry in await journal.due(at: now) where !inFlight.contains(entry.id) {
+            // Another pass (a listener's, a purchase's) may be sending it now: one attempt at a time per entry, so
+            // a settled transaction is finished once.
+            inFlight.insert(entry.id)
+            defer { inFlight.remove(entry.id) }
+            guard await journal.contains(entry.id) else { continue }
             let settlement = await submit(entry)
             settled[entry.id] = settlement
             switch settlement {

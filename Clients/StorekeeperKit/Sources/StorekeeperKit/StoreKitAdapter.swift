@@ -23,9 +23,30 @@ struct StoreKitAdapter: Sendable {
         var description: String { "the App Store has no product \(productId)" }
     }
 
-    func purchase(productId: String, appAccountToken: UUID) async throws -> PurchaseStep {
+    /// A promotional offer's v1 signature, as the server made it (`POST /v1/offers/signature`).
+    struct SignedOffer: Sendable, Hashable {
+        var offerId: String
+        var keyIdentifier: String
+        var nonce: UUID
+        var signature: Data
+        var timestamp: Int
+    }
+
+    func purchase(productId: String, appAccountToken: UUID, offer: SignedOffer? = nil) async throws -> PurchaseStep {
         guard let product = try await Product.products(for: [productId]).first else { throw NoSuchProduct(productId: productId) }
-        switch try await product.purchase(options: [.appAccountToken(appAccountToken)]) {
+        var options: Set<Product.PurchaseOption> = [.appAccountToken(appAccountToken)]
+        if let offer {
+            options.insert(
+                .promotionalOffer(
+                    offerID: offer.offerId,
+                    keyID: offer.keyIdentifier,
+                    nonce: offer.nonce,
+                    signature: offer.signature,
+                    timestamp: offer.timestamp
+                )
+            )
+        }
+        switch try await product.purchase(options: options) {
         case .success(let result):
             // The server verifies the signature against Apple's root; a local verification failure is its to judge.
             return .purchased(transactionId: String(result.unsafePayloadValue.id), signedTransaction: result.jwsRepresentation)
@@ -44,6 +65,50 @@ struct StoreKitAdapter: Sendable {
         for await result in Transaction.unfinished {
             found.append((String(result.unsafePayloadValue.id), result.jwsRepresentation))
         }
+        return found
+    }
+
+    /// Transactions as they arrive from outside the app's own purchases (Ask to Buy approvals, renewals, other
+    /// devices), for as long as the stream is iterated.
+    func updates() -> AsyncStream<(transactionId: String, signedTransaction: String)> {
+        AsyncStream { continuation in
+            let task = Task {
+                for await result in Transaction.updates {
+                    continuation.yield((String(result.unsafePayloadValue.id), result.jwsRepresentation))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Promoted in-app purchases the user started on the App Store, as product ids.
+    func purchaseIntents() -> AsyncStream<String> {
+        #if !canImport(StoreKit)
+        // Subscribed now, not when the task first runs: an intent right after start() is not missed.
+        let intents = PurchaseIntent.intents
+        #endif
+        return AsyncStream { continuation in
+            let task = Task {
+                #if !canImport(StoreKit)
+                for await intent in intents { continuation.yield(intent.product.id) }
+                #elseif os(iOS) || os(macOS) || os(visionOS)
+                // Promoted purchases reach apps from iOS 16.4 and macOS 14.4; watchOS and tvOS have none.
+                if #available(iOS 16.4, macOS 14.4, *) {
+                    for await intent in PurchaseIntent.intents { continuation.yield(intent.product.id) }
+                }
+                #endif
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// After syncing with the App Store: the signed latest transaction of everything the user owns now.
+    func currentEntitlements() async throws -> [String] {
+        try await AppStore.sync()
+        var found: [String] = []
+        for await result in Transaction.currentEntitlements { found.append(result.jwsRepresentation) }
         return found
     }
 

@@ -91,8 +91,9 @@ public actor Storekeeper {
         self.submitter = PurchaseSubmitter(journal: journal, api: api, retry: retry) { await store.finish(transactionId: $0) }
     }
 
-    /// Buys `productId` for the signed-in user.
-    public func purchase(_ productId: String) async throws -> PurchaseOutcome {
+    /// Buys `productId` for the signed-in user; with `offer`, at the promotional offer with that id (the server
+    /// signs it for this user, and refuses an offer the user may not have).
+    public func purchase(_ productId: String, offer offerId: String? = nil) async throws -> PurchaseOutcome {
         let order: Components.Schemas.Order
         switch try await api.createOrder(body: .json(.init(productId: productId))) {
         case .created(let created): order = try created.body.json
@@ -105,7 +106,9 @@ public actor Storekeeper {
         }
         guard let token = UUID(uuidString: order.appAccountToken) else { throw OrderFailed(status: 200) }
         await progress(.ordered(orderId: order.orderId))
-        switch try await store.purchase(productId: productId, appAccountToken: token) {
+        var signedOffer: StoreKitAdapter.SignedOffer?
+        if let offerId { signedOffer = try await signOffer(offerId, productId: productId, appAccountToken: token) }
+        switch try await store.purchase(productId: productId, appAccountToken: token, offer: signedOffer) {
         case .cancelled:
             _ = try? await api.cancelOrder(path: .init(id: order.orderId))
             return .cancelled
@@ -125,6 +128,139 @@ public actor Storekeeper {
             case .kept(let reason): return .deliveringLater(reason: reason)
             case nil: return .deliveringLater(reason: "waiting for an earlier attempt's backoff")
             }
+        }
+    }
+
+    /// The server would not sign the offer (not this user's to take, an unknown offer, no key configured).
+    public struct OfferRefused: Error, CustomStringConvertible {
+        public var status: Int
+        public var code: String?
+        public var description: String { "the server did not sign the offer (\(status) \(code ?? ""))" }
+    }
+
+    private func signOffer(_ offerId: String, productId: String, appAccountToken: UUID) async throws -> StoreKitAdapter.SignedOffer {
+        let request = Components.Schemas.OfferSignatureRequest(
+            productId: productId,
+            offerId: offerId,
+            version: .v1,
+            appAccountToken: appAccountToken.uuidString.lowercased()
+        )
+        let answer: Components.Schemas.OfferSignatureAnswer
+        switch try await api.signOffer(body: .json(request)) {
+        case .ok(let ok): answer = try ok.body.json
+        case .undocumented(let status, _): throw OfferRefused(status: status)
+        case .badRequest(let refusal): throw OfferRefused(status: 400, code: try? refusal.body.json.code)
+        case .forbidden(let refusal): throw OfferRefused(status: 403, code: try? refusal.body.json.code)
+        case .notFound(let refusal): throw OfferRefused(status: 404, code: try? refusal.body.json.code)
+        case .conflict(let refusal): throw OfferRefused(status: 409, code: try? refusal.body.json.code)
+        case .unauthorized: throw OfferRefused(status: 401)
+        default: throw OfferRefused(status: 500)
+        }
+        guard let key = answer.keyIdentifier, let nonce = UUID(uuidString: answer.nonce), let timestamp = answer.timestamp,
+            let signature = Data(base64Encoded: answer.signature), let milliseconds = Int(exactly: timestamp)
+        else { throw OfferRefused(status: 200, code: "unusable_signature") }
+        return .init(offerId: answer.offerId, keyIdentifier: key, nonce: nonce, signature: signature, timestamp: milliseconds)
+    }
+
+    // MARK: Launch, listeners
+
+    private var listeners: [Task<Void, Never>] = []
+
+    /// At launch, once: recovers what an earlier launch left (``resume(now:)``), then listens for transactions that
+    /// do not come from ``purchase(_:offer:)`` — Ask to Buy approvals, renewals, refunds seen on the device, purchases
+    /// on other devices — and for promoted in-app purchases the user starts on the App Store. Each transaction goes
+    /// through the journal like a purchase; a promoted purchase runs ``purchase(_:offer:)`` when `promoted` says so
+    /// (return `false` to hold it, for example until the user has signed in).
+    public func start(promoted: @escaping @Sendable (_ productId: String) async -> Bool = { _ in true }) async throws {
+        guard listeners.isEmpty else { return }
+        try await resume()
+        let updates = store.updates()
+        listeners.append(
+            Task { [weak self] in
+                for await (transactionId, jws) in updates {
+                    guard let self else { return }
+                    await self.ingest(transactionId: transactionId, signedTransaction: jws)
+                }
+            }
+        )
+        let intents = store.purchaseIntents()
+        listeners.append(
+            Task { [weak self] in
+                for await productId in intents where await promoted(productId) {
+                    guard let self else { return }
+                    _ = try? await self.purchase(productId)
+                }
+            }
+        )
+    }
+
+    /// Stops the listeners (the journal keeps whatever is not settled).
+    public func stop() {
+        for listener in listeners { listener.cancel() }
+        listeners = []
+    }
+
+    private func ingest(transactionId: String, signedTransaction: String) async {
+        do {
+            try await journal.record(
+                .init(id: transactionId, payload: .purchase(signedTransaction: signedTransaction, orderId: nil), createdAt: Date())
+            )
+            await progress(.journaled(transactionId: transactionId))
+            let settled = try await submitter.submitDue()
+            if let settlement = settled[transactionId] { await progress(.submitted(transactionId: transactionId, settlement: settlement)) }
+        } catch {
+            // Kept in StoreKit's unfinished list: the next launch's resume() journals it again.
+        }
+    }
+
+    // MARK: Restore, wallet, eligibility
+
+    /// "Restore Purchases": syncs with the App Store (the user may be asked to sign in), sends the latest
+    /// transaction of everything the user owns to the server, and returns what the user has now.
+    public func restore() async throws -> CustomerInfo {
+        let signed = try await store.currentEntitlements()
+        // The server takes 500 per request.
+        for start in stride(from: 0, to: signed.count, by: 500) {
+            let chunk = Array(signed[start..<min(start + 500, signed.count)])
+            switch try await api.restorePurchases(body: .json(.init(signedTransactions: chunk))) {
+            case .ok: break
+            case .undocumented(let status, _): throw CustomerInfoUnavailable(status: status)
+            default: throw CustomerInfoUnavailable(status: 400)
+            }
+        }
+        return try await customerInfo()
+    }
+
+    /// What a spend came to.
+    public enum SpendOutcome: Sendable, Hashable {
+        /// Charged once (a retry of the same spend is not charged again).
+        case spent
+        /// Refused for good (not enough coins, say).
+        case refused(code: String)
+        /// Journaled with its idempotency key; sent again with backoff and at every launch, charged once.
+        case later(reason: String)
+    }
+
+    /// Spends `amount` coins. The idempotency key is made and journaled before the first attempt, so a spend the
+    /// app died during, or whose answer was lost, is sent again with the same key and charged once.
+    public func spend(_ amount: Int64, reason: String? = nil) async throws -> SpendOutcome {
+        let key = UUID().uuidString.lowercased()
+        try await journal.record(.init(id: key, payload: .spend(amount: amount, idempotencyKey: key, reason: reason), createdAt: Date()))
+        switch try await submitter.submitDue()[key] {
+        case .delivered: return .spent
+        case .rejected(let code): return .refused(code: code)
+        case .kept(let reason): return .later(reason: reason)
+        case nil: return .later(reason: "waiting for an earlier attempt's backoff")
+        }
+    }
+
+    /// Per subscription group, whether the user may still take its introductory offer (to show the right price).
+    public func introductoryOfferEligibility() async throws -> [String: Bool] {
+        switch try await api.getEligibility() {
+        case .ok(let ok):
+            return Dictionary(try ok.body.json.groups.map { ($0.subscriptionGroup, $0.introductoryOfferEligible) }) { first, _ in first }
+        case .undocumented(let status, _): throw CustomerInfoUnavailable(status: status)
+        default: throw CustomerInfoUnavailable(status: 400)
         }
     }
 
