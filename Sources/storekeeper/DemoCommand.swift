@@ -21,13 +21,21 @@ struct DemoCommand: AsyncParsableCommand {
             The server trusts the simulator's root certificate, verifies receipts with the simulator's verifyReceipt, \
             signs offers with the simulator's In-App Purchase key, and sells the sample catalog. It prints a curl \
             walkthrough: create an order, buy it on a simulated device, submit the signed transaction, read /v1/me. \
-            State (keys, the SQLite database) lives in --state-dir.
+            State (keys, the SQLite database) lives in --state-dir. With --simulator-url the server uses a simulator \
+            already running (`storekeeper simulator --state-dir` on the same directory, so both hold the same keys, \
+            with --notification-url pointing here), so the server can be stopped and restarted while the App Store \
+            keeps its state.
             """
     )
 
     @Option(help: "Server port.") var port = 8080
     @Option(name: .customLong("simulator-port"), help: "Simulator port.") var simulatorPort = 8090
     @Option(name: .customLong("state-dir"), help: "Directory for keys and the database.") var stateDirectory = ".storekeeper-demo"
+    @Option(
+        name: .customLong("simulator-url"),
+        help: "Use this running simulator (started with the same --state-dir) instead of starting one."
+    )
+    var externalSimulatorURL: String?
     @Option(help: "Storekeeper catalog (default: the built-in sample catalog).") var catalog: String?
     @Option(name: .customLong("simulator-catalog"), help: "Simulator catalog (default: the built-in sample catalog).")
     var simulatorCatalog: String?
@@ -60,7 +68,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let store = try SimulatedAppStore(catalog: simulatorCatalog, signingChain: chain, seed: UInt64.random(in: 1...UInt64.max), start: Date())
 
-        let simulatorURL = "http://127.0.0.1:\(simulatorPort)"
+        let simulatorURL = externalSimulatorURL ?? "http://127.0.0.1:\(simulatorPort)"
         let simulator = await SimulatorServer.buildApplication(
             store: store,
             rootPEM: try chain.rootPEM(),
@@ -106,9 +114,12 @@ struct DemoCommand: AsyncParsableCommand {
             httpClient: HTTPClient.shared,
             logger: logger
         )
+        // An external simulator delivers its own notifications.
+        let services: [ServiceGroupConfiguration.ServiceConfiguration] =
+            externalSimulatorURL == nil ? [.init(service: simulator), .init(service: server), .init(service: delivery)] : [.init(service: server)]
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: simulator), .init(service: server), .init(service: delivery)],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )

@@ -18,6 +18,11 @@ public actor PurchaseSubmitter {
         case rejected(code: String)
         /// Not settled; kept for the next attempt.
         case kept(reason: String)
+
+        /// Whether the user has it (delivered now or before).
+        public var isDelivered: Bool {
+            if case .delivered = self { true } else { false }
+        }
     }
 
     private let journal: PurchaseJournal

@@ -76,23 +76,34 @@ let storekeeper = try Storekeeper(
     credentials: { credentials }
 )
 
-switch command.first {
-case "resume":
-    for (transactionId, settlement) in try await storekeeper.resume().sorted(by: { $0.key < $1.key }) {
-        say("resumed \(transactionId) \(settlement)")
+// What the app tells its user when the server or the App Store cannot be reached: nothing is lost (a charge is in
+// StoreKit and the journal), and the next launch carries on.
+do {
+    switch command.first {
+    case "resume":
+        for (transactionId, settlement) in try await storekeeper.resume().sorted(by: { $0.key < $1.key }) {
+            say("resumed \(transactionId) \(settlement)")
+        }
+        say("done")
+    case "buy" where command.count == 2:
+        // Launch first: whatever an earlier launch left is delivered before anything new is bought.
+        for (transactionId, settlement) in try await storekeeper.resume().sorted(by: { $0.key < $1.key }) {
+            say("resumed \(transactionId) \(settlement)")
+        }
+        let outcome = try await storekeeper.purchase(command[1])
+        say("outcome \(outcome)")
+        // What the user has now, to show them.
+        let info = try await storekeeper.customerInfo()
+        say("entitlements \(info.entitlements.keys.sorted()) wallet \(info.wallet.sorted { $0.key < $1.key }) verified \(info.verified)")
+    case "me":
+        let info = try await storekeeper.customerInfo()
+        say("entitlements \(info.entitlements.keys.sorted()) wallet \(info.wallet.sorted { $0.key < $1.key }) verified \(info.verified)")
+    default:
+        FileHandle.standardError.write(Data("\(usage)\n".utf8))
+        exit(2)
     }
-    say("done")
-case "buy" where command.count == 2:
-    let outcome = try await storekeeper.purchase(command[1])
-    say("outcome \(outcome)")
-    // What the user has now, to show them.
-    let info = try await storekeeper.customerInfo()
-    say("entitlements \(info.entitlements.keys.sorted()) wallet \(info.wallet.sorted { $0.key < $1.key }) verified \(info.verified)")
-case "me":
-    let info = try await storekeeper.customerInfo()
-    say("entitlements \(info.entitlements.keys.sorted()) wallet \(info.wallet.sorted { $0.key < $1.key }) verified \(info.verified)")
-default:
-    FileHandle.standardError.write(Data("\(usage)\n".utf8))
-    exit(2)
+} catch {
+    say("error \(error)")
+    exit(1)
 }
 #endif

@@ -65,7 +65,9 @@ final class AppProcess: @unchecked Sendable {
     /// Kills it as iOS does: no chance to clean up.
     func kill() {
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        // Polled rather than `waitUntilExit()`, which blocks a thread of the test's cooperative pool.
+        for _ in 0..<1000 where process.isRunning { usleep(10_000) }
+        #expect(!process.isRunning, "the killed app is gone")
     }
 
     /// Waits for a normal exit and returns what it printed.

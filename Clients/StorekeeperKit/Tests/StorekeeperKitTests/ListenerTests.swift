@@ -52,7 +52,7 @@ extension OnTheDevice {
                 let relaunched = try Storekeeper(serverURL: demo.serverURL, journalURL: journal, answers: try demo.answers()) { credentials }
                 let settled = try await relaunched.resume()
                 #expect(settled.count == 1)
-                #expect(settled.values.allSatisfy { if case .delivered = $0 { true } else { false } }, "\(settled)")
+                #expect(settled.values.allSatisfy { $0.isDelivered }, "\(settled)")
                 #expect(try await relaunched.customerInfo().wallet["coins"] == 60)
                 #expect(SimulatedDevice.finishCalls().map(String.init) == Array(settled.keys))
                 let orders = try await demo.api(credentials).getMe().ok.body.json.orders
