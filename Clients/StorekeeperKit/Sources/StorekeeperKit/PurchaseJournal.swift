@@ -91,6 +91,9 @@ public actor PurchaseJournal {
         return true
     }
 
+    /// The earliest moment an entry is due, if any is waiting.
+    public func nextDue() -> Date? { entries.values.map(\.notBefore).min() }
+
     /// Whether an entry with this id is waiting.
     public func contains(_ id: String) -> Bool { entries[id] != nil }
 

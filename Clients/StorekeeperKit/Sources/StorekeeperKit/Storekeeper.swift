@@ -108,7 +108,15 @@ public actor Storekeeper {
         await progress(.ordered(orderId: order.orderId))
         var signedOffer: StoreKitAdapter.SignedOffer?
         if let offerId { signedOffer = try await signOffer(offerId, productId: productId, appAccountToken: token) }
-        switch try await store.purchase(productId: productId, appAccountToken: token, offer: signedOffer) {
+        let step: StoreKitAdapter.PurchaseStep
+        do {
+            step = try await store.purchase(productId: productId, appAccountToken: token, offer: signedOffer)
+        } catch {
+            // StoreKit failed before charging (no product, no network, payments disabled): the order is void.
+            _ = try? await api.cancelOrder(path: .init(id: order.orderId))
+            throw error
+        }
+        switch step {
         case .cancelled:
             _ = try? await api.cancelOrder(path: .init(id: order.orderId))
             return .cancelled
@@ -122,6 +130,7 @@ public actor Storekeeper {
             await progress(.journaled(transactionId: transactionId))
             let settled = try await submitter.submitDue()
             if let settlement = settled[transactionId] { await progress(.submitted(transactionId: transactionId, settlement: settlement)) }
+            await scheduleRetry()
             switch settled[transactionId] {
             case .delivered: return .delivered
             case .rejected(let code): return .rejected(code: code)
@@ -183,6 +192,8 @@ public actor Storekeeper {
                 }
             }
         )
+        started = true
+        await scheduleRetry()
         let intents = store.purchaseIntents()
         listeners.append(
             Task { [weak self] in
@@ -194,10 +205,40 @@ public actor Storekeeper {
         )
     }
 
-    /// Stops the listeners (the journal keeps whatever is not settled).
+    /// Stops the listeners and the retries (the journal keeps whatever is not settled).
     public func stop() {
         for listener in listeners { listener.cancel() }
         listeners = []
+        started = false
+        retryTask?.cancel()
+        retryTask = nil
+    }
+
+    private var started = false
+    private var retryTask: Task<Void, Never>?
+
+    /// After ``start(promoted:)``: the journal's next due entry is tried when its backoff ends, not only at the
+    /// next launch. One timer, set again after every pass; nothing runs while the journal is empty.
+    private func scheduleRetry() async {
+        guard started else { return }
+        retryTask?.cancel()
+        retryTask = nil
+        guard let next = await journal.nextDue() else { return }
+        let delay = min(max(next.timeIntervalSinceNow, 0.05), 3600)
+        retryTask = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
+            guard !Task.isCancelled, let self else { return }
+            await self.submitDueInBackground()
+        }
+    }
+
+    private func submitDueInBackground() async {
+        if let settled = try? await submitter.submitDue() {
+            for (transactionId, settlement) in settled.sorted(by: { $0.key < $1.key }) {
+                await progress(.submitted(transactionId: transactionId, settlement: settlement))
+            }
+        }
+        await scheduleRetry()
     }
 
     private func ingest(transactionId: String, signedTransaction: String) async {
@@ -208,6 +249,7 @@ public actor Storekeeper {
             await progress(.journaled(transactionId: transactionId))
             let settled = try await submitter.submitDue()
             if let settlement = settled[transactionId] { await progress(.submitted(transactionId: transactionId, settlement: settlement)) }
+            await scheduleRetry()
         } catch {
             // Kept in StoreKit's unfinished list: the next launch's resume() journals it again.
         }
@@ -246,7 +288,9 @@ public actor Storekeeper {
     public func spend(_ amount: Int64, reason: String? = nil) async throws -> SpendOutcome {
         let key = UUID().uuidString.lowercased()
         try await journal.record(.init(id: key, payload: .spend(amount: amount, idempotencyKey: key, reason: reason), createdAt: Date()))
-        switch try await submitter.submitDue()[key] {
+        let settled = try await submitter.submitDue()
+        await scheduleRetry()
+        switch settled[key] {
         case .delivered: return .spent
         case .rejected(let code): return .refused(code: code)
         case .kept(let reason): return .later(reason: reason)

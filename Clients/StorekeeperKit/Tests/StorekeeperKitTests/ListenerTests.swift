@@ -1,4 +1,7 @@
 import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import OpenAPIURLSession
 import StorekeeperAPI
 import Testing
 
@@ -76,6 +79,67 @@ extension OnTheDevice {
                 try await Task.sleep(for: .milliseconds(500))
                 #expect(SimulatedDevice.finishCalls().count == 1, "finished once")
                 #expect(try await storekeeper.customerInfo().wallet["coins"] == 60, "credited once")
+            }
+        }
+
+        /// The device's network to the server for submissions: cut while `down`.
+        final class NetworkSwitch: ClientMiddleware, @unchecked Sendable {
+            private let lock = NSLock()
+            private var isDown = false
+            private var refused = 0
+            var down: Bool {
+                get { lock.withLock { isDown } }
+                set { lock.withLock { isDown = newValue } }
+            }
+            var refusals: Int { lock.withLock { refused } }
+
+            func intercept(
+                _ request: HTTPRequest,
+                body: HTTPBody?,
+                baseURL: URL,
+                operationID: String,
+                next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+            ) async throws -> (HTTPResponse, HTTPBody?) {
+                let cut =
+                    operationID == "submitPurchase"
+                    && lock.withLock { () -> Bool in
+                        if isDown { refused += 1 }
+                        return isDown
+                    }
+                if cut { throw URLError(.notConnectedToInternet) }
+                return try await next(request, body, baseURL)
+            }
+        }
+
+        @Test func whileTheServerIsUnreachableThePurchaseWaitsThenIsDeliveredByItself() async throws {
+            try await DemoServer.run { demo in
+                let (credentials, journal, storage) = try await StorekeeperFlowTests.device(demo)
+                defer { try? FileManager.default.removeItem(at: storage) }
+                let network = NetworkSwitch()
+                let api = Client(
+                    serverURL: demo.serverURL,
+                    transport: URLSessionTransport(),
+                    middlewares: [CredentialsMiddleware(credentials: { credentials }), network]
+                )
+                let storekeeper = Storekeeper(
+                    api: api,
+                    journal: try PurchaseJournal(url: journal),
+                    retry: RetryPolicy(base: .milliseconds(200), cap: .milliseconds(400))
+                )
+                try await storekeeper.start()
+                defer { Task { await storekeeper.stop() } }
+                network.down = true
+                guard case .deliveringLater = try await storekeeper.purchase(Self.coins) else {
+                    Issue.record("a purchase without a network must wait in the journal")
+                    return
+                }
+                #expect(try await Self.eventually { network.refusals >= 3 }, "retried with backoff while running")
+                #expect(SimulatedDevice.finishCalls().isEmpty, "never finished before the server answered")
+
+                network.down = false
+                #expect(try await Self.eventually { SimulatedDevice.finishCalls().count == 1 }, "delivered once the network is back")
+                #expect(try await storekeeper.customerInfo().wallet["coins"] == 60)
+                #expect(try await PurchaseJournal(url: journal).all().isEmpty)
             }
         }
 

@@ -1,4 +1,7 @@
 import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import OpenAPIURLSession
 import StorekeeperAPI
 import Testing
 
@@ -85,6 +88,46 @@ import Testing
             // The server is back (and the app relaunched): the same journal delivers it.
             let online = PurchaseSubmitter(journal: try PurchaseJournal(url: url), api: demo.api(guest)) { await log.finish($0) }
             #expect(try await online.submitDue(now: now + 3)[transactionId]?.isDelivered == true)
+            #expect(await log.finished == [transactionId])
+            #expect(try await Self.coins(demo, guest) == 60)
+        }
+    }
+
+    /// Answers every purchase submission as the server does during a database outage (503, outcome `retry`),
+    /// without passing it on.
+    struct Outage: ClientMiddleware {
+        func intercept(
+            _ request: HTTPRequest,
+            body: HTTPBody?,
+            baseURL: URL,
+            operationID: String,
+            next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+        ) async throws -> (HTTPResponse, HTTPBody?) {
+            guard operationID == "submitPurchase" else { return try await next(request, body, baseURL) }
+            let answer = #"{"code":"database_unavailable","message":"the database cannot be reached","outcome":"retry"}"#
+            return (HTTPResponse(status: .serviceUnavailable, headerFields: [.contentType: "application/json"]), HTTPBody(answer))
+        }
+    }
+
+    @Test func aRetryAnswerKeepsTheTransactionUntilTheServerDelivers() async throws {
+        try await DemoServer.run { demo in
+            let (journal, url) = try Self.journal()
+            defer { try? FileManager.default.removeItem(at: url) }
+            let (guest, transactionId) = try await Self.journaledPurchase(on: demo, journal: journal)
+            let log = FinishLog()
+            let failing = Client(
+                serverURL: demo.serverURL,
+                transport: URLSessionTransport(),
+                middlewares: [CredentialsMiddleware(credentials: { guest }), Outage()]
+            )
+            let now = Date()
+            let settled = try await PurchaseSubmitter(journal: journal, api: failing) { await log.finish($0) }.submitDue(now: now)
+            #expect(settled[transactionId] == .kept(reason: "server unavailable"))
+            #expect(await log.finished.isEmpty)
+            #expect(try await PurchaseJournal(url: url).all().map(\.id) == [transactionId])
+
+            let recovered = PurchaseSubmitter(journal: try PurchaseJournal(url: url), api: demo.api(guest)) { await log.finish($0) }
+            #expect(try await recovered.submitDue(now: now + 3600)[transactionId]?.isDelivered == true)
             #expect(await log.finished == [transactionId])
             #expect(try await Self.coins(demo, guest) == 60)
         }
