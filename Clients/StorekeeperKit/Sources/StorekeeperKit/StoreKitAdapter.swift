@@ -18,33 +18,48 @@ struct StoreKitAdapter: Sendable {
         case pending
     }
 
+    struct OfferNeedsNewerStoreKit: Error, CustomStringConvertible {
+        var description: String { "a v2 offer signature needs iOS 18.4 / macOS 15.4 or later" }
+    }
+
     struct NoSuchProduct: Error, CustomStringConvertible {
         let productId: String
         var description: String { "the App Store has no product \(productId)" }
     }
 
-    /// A promotional offer's v1 signature, as the server made it (`POST /v1/offers/signature`).
-    struct SignedOffer: Sendable, Hashable {
-        var offerId: String
-        var keyIdentifier: String
-        var nonce: UUID
-        var signature: Data
-        var timestamp: Int
+    /// A promotional offer as the server signed it (`POST /v1/offers/signature`).
+    enum SignedOffer: Sendable, Hashable {
+        /// The v1 signature fields (StoreKit 2 since iOS 15).
+        case v1(offerId: String, keyIdentifier: String, nonce: UUID, signature: Data, timestamp: Int)
+        /// A v2 compact JWS (StoreKit from iOS 18.4).
+        case v2(offerId: String, jws: String)
+    }
+
+    /// Whether this StoreKit takes v2 offer signatures (`promotionalOffer(_:compactJWS:)`).
+    var takesOfferJWS: Bool {
+        #if canImport(StoreKit)
+        if #available(iOS 18.4, macOS 15.4, tvOS 18.4, watchOS 11.4, visionOS 2.4, *) { return true }
+        return false
+        #else
+        return true
+        #endif
     }
 
     func purchase(productId: String, appAccountToken: UUID, offer: SignedOffer? = nil) async throws -> PurchaseStep {
         guard let product = try await Product.products(for: [productId]).first else { throw NoSuchProduct(productId: productId) }
         var options: Set<Product.PurchaseOption> = [.appAccountToken(appAccountToken)]
-        if let offer {
+        switch offer {
+        case .v1(let offerId, let keyIdentifier, let nonce, let signature, let timestamp):
             options.insert(
-                .promotionalOffer(
-                    offerID: offer.offerId,
-                    keyID: offer.keyIdentifier,
-                    nonce: offer.nonce,
-                    signature: offer.signature,
-                    timestamp: offer.timestamp
-                )
+                .promotionalOffer(offerID: offerId, keyID: keyIdentifier, nonce: nonce, signature: signature, timestamp: timestamp)
             )
+        case .v2(let offerId, let jws):
+            #if canImport(StoreKit)
+            guard #available(iOS 18.4, macOS 15.4, tvOS 18.4, watchOS 11.4, visionOS 2.4, *) else { throw OfferNeedsNewerStoreKit() }
+            #endif
+            options.insert(.promotionalOffer(offerId, compactJWS: jws))
+        case nil:
+            break
         }
         switch try await product.purchase(options: options) {
         case .success(let result):

@@ -147,12 +147,16 @@ public actor Storekeeper {
         public var description: String { "the server did not sign the offer (\(status) \(code ?? ""))" }
     }
 
+    /// Which offer signature to ask for: v2 where StoreKit takes it (iOS 18.4+), v1 before; the tests choose.
+    var offerSignatureVersion: Components.Schemas.OfferSignatureRequest.VersionPayload?
+
     private func signOffer(_ offerId: String, productId: String, appAccountToken: UUID) async throws -> StoreKitAdapter.SignedOffer {
+        let version = offerSignatureVersion ?? (store.takesOfferJWS ? .v2 : .v1)
         let request = Components.Schemas.OfferSignatureRequest(
             productId: productId,
             offerId: offerId,
-            version: .v1,
-            appAccountToken: appAccountToken.uuidString.lowercased()
+            version: version,
+            appAccountToken: version == .v1 ? appAccountToken.uuidString.lowercased() : nil
         )
         let answer: Components.Schemas.OfferSignatureAnswer
         switch try await api.signOffer(body: .json(request)) {
@@ -165,10 +169,15 @@ public actor Storekeeper {
         case .unauthorized: throw OfferRefused(status: 401)
         default: throw OfferRefused(status: 500)
         }
-        guard let key = answer.keyIdentifier, let nonce = UUID(uuidString: answer.nonce), let timestamp = answer.timestamp,
-            let signature = Data(base64Encoded: answer.signature), let milliseconds = Int(exactly: timestamp)
-        else { throw OfferRefused(status: 200, code: "unusable_signature") }
-        return .init(offerId: answer.offerId, keyIdentifier: key, nonce: nonce, signature: signature, timestamp: milliseconds)
+        switch answer.version {
+        case .v2:
+            return .v2(offerId: answer.offerId, jws: answer.signature)
+        case .v1:
+            guard let key = answer.keyIdentifier, let nonce = UUID(uuidString: answer.nonce), let timestamp = answer.timestamp,
+                let signature = Data(base64Encoded: answer.signature), let milliseconds = Int(exactly: timestamp)
+            else { throw OfferRefused(status: 200, code: "unusable_signature") }
+            return .v1(offerId: answer.offerId, keyIdentifier: key, nonce: nonce, signature: signature, timestamp: milliseconds)
+        }
     }
 
     // MARK: Launch, listeners

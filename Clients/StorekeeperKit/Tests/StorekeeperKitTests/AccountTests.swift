@@ -157,13 +157,15 @@ extension OnTheDevice {
             return (try #require(offered), try #require(control))
         }
 
-        @Test func anOfferIsSignedForItsVariantAndAppliedByTheAppStore() async throws {
+        @Test(arguments: [Components.Schemas.OfferSignatureRequest.VersionPayload.v1, .v2])
+        func anOfferIsSignedForItsVariantAndAppliedByTheAppStore(version: Components.Schemas.OfferSignatureRequest.VersionPayload) async throws {
             try await DemoServer.run { demo in
                 let (_, journal, storage) = try await StorekeeperFlowTests.device(demo)
                 defer { try? FileManager.default.removeItem(at: storage) }
                 let (offered, control) = try await Self.guestsByVariant(demo)
                 let monthly = "com.example.storekeeper.membership.monthly"
                 let storekeeper = try Storekeeper(serverURL: demo.serverURL, journalURL: journal, answers: try demo.answers()) { offered }
+                await storekeeper.setOfferSignatureVersion(version)
                 #expect(try await storekeeper.introductoryOfferEligibility()["21000001"] == true)
                 // Promotional offers are for current or lapsed subscribers of the group; the standard monthly plan is a
                 // crossgrade away (same level and period), which takes effect at once.
@@ -187,5 +189,11 @@ extension OnTheDevice {
                 #expect(try await other.customerInfo().user.transactions.isEmpty)
             }
         }
+    }
+}
+
+extension Storekeeper {
+    func setOfferSignatureVersion(_ version: Components.Schemas.OfferSignatureRequest.VersionPayload) {
+        offerSignatureVersion = version
     }
 }
