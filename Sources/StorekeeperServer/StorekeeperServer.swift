@@ -141,7 +141,8 @@ public enum StorekeeperServer {
             refusals: components.refusals,
             consumption: components.consumption,
             jobs: components.jobs,
-            orderLifetime: components.configuration.orderLifetime
+            orderLifetime: components.configuration.orderLifetime,
+            smallBusinessProgram: components.configuration.smallBusinessProgram
         )
         try api.registerHandlers(on: RouteGroupTransport(routes: routes, signer: components.answerSigner), configuration: APIHandler.coding)
         return router

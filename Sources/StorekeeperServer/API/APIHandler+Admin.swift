@@ -12,7 +12,7 @@ import StorekeeperStorage
 /// its audit entry.
 extension APIHandler {
     /// A user id from the path: at most ``UserID/maximumBytes`` without control characters.
-    private static func user(_ text: String) throws -> UserID {
+    static func user(_ text: String) throws -> UserID {
         guard text.utf8.count <= UserID.maximumBytes, let user = UserID.any(text) else {
             throw StorekeeperError.invalidInput("invalid_user", "the user id must be 1-200 bytes without control characters")
         }

@@ -28,6 +28,8 @@ struct APIHandler: APIProtocol {
     let consumption: ConsumptionRequestStore
     let jobs: LifecycleJobs
     let orderLifetime: Duration
+    /// For revenue estimates: when the developer was in the Small Business Program.
+    var smallBusinessProgram = SmallBusinessProgram()
 
     /// The moment `?at=<epoch ms>` names (support: "what did they have when they wrote to us"; tests: a simulated
     /// clock), or now.

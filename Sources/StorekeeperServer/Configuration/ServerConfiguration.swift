@@ -23,6 +23,8 @@ public struct ServerConfiguration: Sendable {
     public var transferPolicy: TransferPolicy
     /// How long a created order waits for its purchase before it reads as expired.
     public var orderLifetime: Duration
+    /// When the developer account was in the App Store Small Business Program (15 % commission), for estimates.
+    public var smallBusinessProgram: SmallBusinessProgram
     /// Larger request bodies are refused with 413.
     public var maxBodyBytes: Int
     /// How often each process reloads the catalog others may have changed.
@@ -45,6 +47,7 @@ public struct ServerConfiguration: Sendable {
         auth: AuthConfiguration,
         transferPolicy: TransferPolicy = .refuse,
         orderLifetime: Duration = .seconds(86_400),
+        smallBusinessProgram: SmallBusinessProgram = SmallBusinessProgram(),
         maxBodyBytes: Int = 1 << 20,
         catalogRefreshInterval: Duration = .seconds(5),
         postgresTLS: PostgresTLS = PostgresTLS(),
@@ -62,6 +65,7 @@ public struct ServerConfiguration: Sendable {
         self.auth = auth
         self.transferPolicy = transferPolicy
         self.orderLifetime = orderLifetime
+        self.smallBusinessProgram = smallBusinessProgram
         self.maxBodyBytes = maxBodyBytes
         self.catalogRefreshInterval = catalogRefreshInterval
     }
@@ -112,6 +116,7 @@ public struct ServerConfiguration: Sendable {
         auth = try AuthConfiguration(reader: reader.scoped(to: "auth"))
         transferPolicy = TransferPolicy(rawValue: try reader.choice("policy.transfer", ["refuse", "transfer"], default: "refuse")) ?? .refuse
         orderLifetime = .seconds(try reader.int("orders.lifetimeSeconds", in: 60...(366 * 86_400), default: 86_400))
+        smallBusinessProgram = try SmallBusinessProgram(periods: (reader.list("revenue.smallBusinessProgram") ?? []).map(Self.programPeriod))
         lifecycle = try LifecycleConfiguration(reader: reader.scoped(to: "lifecycle"))
         logLevel = try Self.logLevel(reader: configReader)
         try validate()
@@ -142,5 +147,24 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
         case .missing(let key): "missing configuration: \(key)"
         case .invalid(let reason): "invalid configuration: \(reason)"
         }
+    }
+}
+
+extension ServerConfiguration {
+    /// `2026-01-01/2027-01-01` (the end excluded) or `2026-01-01/` (still in it), dates in UTC.
+    public static func programPeriod(_ text: String) throws -> SmallBusinessProgram.Period {
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        func day(_ value: String) -> Date? {
+            guard value.utf8.count == 10 else { return nil }
+            return try? Date(value + "T00:00:00Z", strategy: .iso8601)
+        }
+        guard parts.count == 2, let start = day(parts[0]), parts[1].isEmpty || day(parts[1]) != nil else {
+            throw ConfigurationError.invalid("revenue.smallBusinessProgram entries are YYYY-MM-DD/YYYY-MM-DD or YYYY-MM-DD/")
+        }
+        let end = parts[1].isEmpty ? nil : day(parts[1])
+        if let end, end <= start {
+            throw ConfigurationError.invalid("revenue.smallBusinessProgram: \(text) ends before it starts")
+        }
+        return .init(start: start, end: end)
     }
 }

@@ -194,6 +194,17 @@ extension APIProtocol {
         )
         try transport.register(
             {
+                try await server.adminGetUserRevenue(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/v1/admin/users/{id}/revenue")
+        )
+        try transport.register(
+            {
                 try await server.adminAdjustWallet(
                     request: $0,
                     body: $1,
@@ -2485,6 +2496,126 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                 return Operations.AdminGetAudit.Input(
                     path: path,
                     query: query,
+                    headers: headers
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .badRequest(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 400)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .unauthorized(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 401)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .internalServerError(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 500)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .undocumented(statusCode, _):
+                    return (.init(soar_statusCode: statusCode), nil)
+                }
+            }
+        )
+    }
+    /// What each of a user's purchases earned (an estimate)
+    ///
+    /// For the user's latest 10,000 transactions, newest first: the customer price, the tax inside it where the
+    /// storefront's prices include tax, Apple's commission (30 %; 15 % in the Small Business Program periods of
+    /// `revenue.smallBusinessProgram`, the developer account's and so every app's, or for an auto-renewable
+    /// subscription once its subscriber has a year of paid service, lapses of up to 60 days kept), the proceeds,
+    /// and what a full or prorated refund took back;
+    /// then totals per currency. Sandbox purchases, family members' shared copies and legacy receipts without a
+    /// price are listed with `counted: false` and left out of the totals. `exact` is true only on storefronts whose
+    /// prices exclude tax (USA, CAN): elsewhere the standard VAT/GST rate is taken out, an estimate. Apple's reports
+    /// are the books; this is what the server can say from what Apple signed.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/users/{id}/revenue`.
+    /// - Remark: Generated from `#/paths//v1/admin/users/{id}/revenue/get(adminGetUserRevenue)`.
+    func adminGetUserRevenue(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.AdminGetUserRevenue.id,
+            using: {
+                APIHandler.adminGetUserRevenue($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.AdminGetUserRevenue.Input.Path = .init(id: try converter.getPathParameterAsURI(
+                    in: metadata.pathParameters,
+                    name: "id",
+                    as: Components.Parameters.UserId.self
+                ))
+                let headers: Operations.AdminGetUserRevenue.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.AdminGetUserRevenue.Input(
+                    path: path,
                     headers: headers
                 )
             },

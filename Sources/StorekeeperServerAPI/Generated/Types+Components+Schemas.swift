@@ -20,6 +20,254 @@ public import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/schemas` section of the OpenAPI document.
     public enum Schemas {
+        /// - Remark: Generated from `#/components/schemas/UserRevenue`.
+        public struct UserRevenue: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/UserRevenue/userId`.
+            public var userId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/UserRevenue/transactions`.
+            public var transactions: [Components.Schemas.TransactionProceeds]
+            /// - Remark: Generated from `#/components/schemas/UserRevenue/TotalsPayload`.
+            public struct TotalsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/UserRevenue/TotalsPayload/currency`.
+                public var currency: Swift.String
+                /// - Remark: Generated from `#/components/schemas/UserRevenue/TotalsPayload/transactions`.
+                public var transactions: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/UserRevenue/TotalsPayload/customerPrice`.
+                public var customerPrice: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/UserRevenue/TotalsPayload/tax`.
+                public var tax: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/UserRevenue/TotalsPayload/proceeds`.
+                public var proceeds: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/UserRevenue/TotalsPayload/refundedPrice`.
+                public var refundedPrice: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/UserRevenue/TotalsPayload/refundedProceeds`.
+                public var refundedProceeds: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/UserRevenue/TotalsPayload/netProceeds`.
+                public var netProceeds: Swift.Int64
+                /// Every transaction in the total is exact.
+                ///
+                /// - Remark: Generated from `#/components/schemas/UserRevenue/TotalsPayload/exact`.
+                public var exact: Swift.Bool
+                /// Creates a new `TotalsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - currency:
+                ///   - transactions:
+                ///   - customerPrice:
+                ///   - tax:
+                ///   - proceeds:
+                ///   - refundedPrice:
+                ///   - refundedProceeds:
+                ///   - netProceeds:
+                ///   - exact: Every transaction in the total is exact.
+                public init(
+                    currency: Swift.String,
+                    transactions: Swift.Int,
+                    customerPrice: Swift.Int64,
+                    tax: Swift.Int64,
+                    proceeds: Swift.Int64,
+                    refundedPrice: Swift.Int64,
+                    refundedProceeds: Swift.Int64,
+                    netProceeds: Swift.Int64,
+                    exact: Swift.Bool
+                ) {
+                    self.currency = currency
+                    self.transactions = transactions
+                    self.customerPrice = customerPrice
+                    self.tax = tax
+                    self.proceeds = proceeds
+                    self.refundedPrice = refundedPrice
+                    self.refundedProceeds = refundedProceeds
+                    self.netProceeds = netProceeds
+                    self.exact = exact
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case currency
+                    case transactions
+                    case customerPrice
+                    case tax
+                    case proceeds
+                    case refundedPrice
+                    case refundedProceeds
+                    case netProceeds
+                    case exact
+                }
+            }
+            /// Per currency, counted transactions only (milliunits).
+            ///
+            /// - Remark: Generated from `#/components/schemas/UserRevenue/totals`.
+            public typealias TotalsPayload = [Components.Schemas.UserRevenue.TotalsPayloadPayload]
+            /// Per currency, counted transactions only (milliunits).
+            ///
+            /// - Remark: Generated from `#/components/schemas/UserRevenue/totals`.
+            public var totals: Components.Schemas.UserRevenue.TotalsPayload
+            /// Creates a new `UserRevenue`.
+            ///
+            /// - Parameters:
+            ///   - userId:
+            ///   - transactions:
+            ///   - totals: Per currency, counted transactions only (milliunits).
+            public init(
+                userId: Swift.String,
+                transactions: [Components.Schemas.TransactionProceeds],
+                totals: Components.Schemas.UserRevenue.TotalsPayload
+            ) {
+                self.userId = userId
+                self.transactions = transactions
+                self.totals = totals
+            }
+            public enum CodingKeys: String, CodingKey {
+                case userId
+                case transactions
+                case totals
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TransactionProceeds`.
+        public struct TransactionProceeds: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/transactionId`.
+            public var transactionId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/originalTransactionId`.
+            public var originalTransactionId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/productId`.
+            public var productId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/productKind`.
+            @frozen public enum ProductKindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case consumable = "consumable"
+                case nonConsumable = "nonConsumable"
+                case nonRenewing = "nonRenewing"
+                case autoRenewable = "autoRenewable"
+            }
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/productKind`.
+            public var productKind: Components.Schemas.TransactionProceeds.ProductKindPayload
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/purchaseDate`.
+            public var purchaseDate: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/sandbox`.
+            public var sandbox: Swift.Bool
+            /// False: sandbox, a family member's shared copy, or no price (a legacy receipt).
+            ///
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/counted`.
+            public var counted: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/storefront`.
+            public var storefront: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/currency`.
+            public var currency: Swift.String?
+            /// Milliunits of currency (9990 is 9.99).
+            ///
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/customerPrice`.
+            public var customerPrice: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/tax`.
+            public var tax: Swift.Int64?
+            /// 300 or 150.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/commissionPermille`.
+            public var commissionPermille: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/reason`.
+            @frozen public enum ReasonPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case standard = "standard"
+                case smallBusinessProgram = "smallBusinessProgram"
+                case subscriptionAfterOneYear = "subscriptionAfterOneYear"
+            }
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/reason`.
+            public var reason: Components.Schemas.TransactionProceeds.ReasonPayload?
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/proceeds`.
+            public var proceeds: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/refundedPrice`.
+            public var refundedPrice: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/refundedProceeds`.
+            public var refundedProceeds: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/netProceeds`.
+            public var netProceeds: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/exact`.
+            public var exact: Swift.Bool?
+            /// Auto-renewable: the subscriber's paid service when this period began.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TransactionProceeds/paidServiceDays`.
+            public var paidServiceDays: Swift.Int?
+            /// Creates a new `TransactionProceeds`.
+            ///
+            /// - Parameters:
+            ///   - transactionId:
+            ///   - originalTransactionId:
+            ///   - productId:
+            ///   - productKind:
+            ///   - purchaseDate:
+            ///   - sandbox:
+            ///   - counted: False: sandbox, a family member's shared copy, or no price (a legacy receipt).
+            ///   - storefront:
+            ///   - currency:
+            ///   - customerPrice: Milliunits of currency (9990 is 9.99).
+            ///   - tax:
+            ///   - commissionPermille: 300 or 150.
+            ///   - reason:
+            ///   - proceeds:
+            ///   - refundedPrice:
+            ///   - refundedProceeds:
+            ///   - netProceeds:
+            ///   - exact:
+            ///   - paidServiceDays: Auto-renewable: the subscriber's paid service when this period began.
+            public init(
+                transactionId: Swift.String,
+                originalTransactionId: Swift.String,
+                productId: Swift.String,
+                productKind: Components.Schemas.TransactionProceeds.ProductKindPayload,
+                purchaseDate: Components.Schemas.Timestamp,
+                sandbox: Swift.Bool,
+                counted: Swift.Bool,
+                storefront: Swift.String? = nil,
+                currency: Swift.String? = nil,
+                customerPrice: Swift.Int64? = nil,
+                tax: Swift.Int64? = nil,
+                commissionPermille: Swift.Int? = nil,
+                reason: Components.Schemas.TransactionProceeds.ReasonPayload? = nil,
+                proceeds: Swift.Int64? = nil,
+                refundedPrice: Swift.Int64? = nil,
+                refundedProceeds: Swift.Int64? = nil,
+                netProceeds: Swift.Int64? = nil,
+                exact: Swift.Bool? = nil,
+                paidServiceDays: Swift.Int? = nil
+            ) {
+                self.transactionId = transactionId
+                self.originalTransactionId = originalTransactionId
+                self.productId = productId
+                self.productKind = productKind
+                self.purchaseDate = purchaseDate
+                self.sandbox = sandbox
+                self.counted = counted
+                self.storefront = storefront
+                self.currency = currency
+                self.customerPrice = customerPrice
+                self.tax = tax
+                self.commissionPermille = commissionPermille
+                self.reason = reason
+                self.proceeds = proceeds
+                self.refundedPrice = refundedPrice
+                self.refundedProceeds = refundedProceeds
+                self.netProceeds = netProceeds
+                self.exact = exact
+                self.paidServiceDays = paidServiceDays
+            }
+            public enum CodingKeys: String, CodingKey {
+                case transactionId
+                case originalTransactionId
+                case productId
+                case productKind
+                case purchaseDate
+                case sandbox
+                case counted
+                case storefront
+                case currency
+                case customerPrice
+                case tax
+                case commissionPermille
+                case reason
+                case proceeds
+                case refundedPrice
+                case refundedProceeds
+                case netProceeds
+                case exact
+                case paidServiceDays
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/NotificationList`.
         public struct NotificationList: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/NotificationList/notifications`.

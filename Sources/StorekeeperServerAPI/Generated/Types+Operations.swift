@@ -4157,6 +4157,216 @@ public enum Operations {
             }
         }
     }
+    /// What each of a user's purchases earned (an estimate)
+    ///
+    /// For the user's latest 10,000 transactions, newest first: the customer price, the tax inside it where the
+    /// storefront's prices include tax, Apple's commission (30 %; 15 % in the Small Business Program periods of
+    /// `revenue.smallBusinessProgram`, the developer account's and so every app's, or for an auto-renewable
+    /// subscription once its subscriber has a year of paid service, lapses of up to 60 days kept), the proceeds,
+    /// and what a full or prorated refund took back;
+    /// then totals per currency. Sandbox purchases, family members' shared copies and legacy receipts without a
+    /// price are listed with `counted: false` and left out of the totals. `exact` is true only on storefronts whose
+    /// prices exclude tax (USA, CAN): elsewhere the standard VAT/GST rate is taken out, an estimate. Apple's reports
+    /// are the books; this is what the server can say from what Apple signed.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/users/{id}/revenue`.
+    /// - Remark: Generated from `#/paths//v1/admin/users/{id}/revenue/get(adminGetUserRevenue)`.
+    public enum AdminGetUserRevenue {
+        public static let id: Swift.String = "adminGetUserRevenue"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/users/{id}/revenue/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// The user id (an account id or `guest:<id>`), percent-encoded; 1-200 bytes, no control characters.
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/users/{id}/revenue/GET/path/id`.
+                public var id: Components.Parameters.UserId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The user id (an account id or `guest:<id>`), percent-encoded; 1-200 bytes, no control characters.
+                public init(id: Components.Parameters.UserId) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.AdminGetUserRevenue.Input.Path
+            /// - Remark: Generated from `#/paths/v1/admin/users/{id}/revenue/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminGetUserRevenue.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminGetUserRevenue.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminGetUserRevenue.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.AdminGetUserRevenue.Input.Path,
+                headers: Operations.AdminGetUserRevenue.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/users/{id}/revenue/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/users/{id}/revenue/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.UserRevenue)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.UserRevenue {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminGetUserRevenue.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminGetUserRevenue.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The user's transactions with what each earned, and totals per currency.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/users/{id}/revenue/get(adminGetUserRevenue)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminGetUserRevenue.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminGetUserRevenue.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `invalid_user`: the path user id is empty, longer than 200 bytes, or holds a control character.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/users/{id}/revenue/get(adminGetUserRevenue)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.InvalidUser)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.InvalidUser {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/users/{id}/revenue/get(adminGetUserRevenue)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/users/{id}/revenue/get(adminGetUserRevenue)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// Credit or debit a user's coins
     ///
     /// Adds `amount` (negative to debit; the balance may go below zero) to the user's `coins`, audited with the

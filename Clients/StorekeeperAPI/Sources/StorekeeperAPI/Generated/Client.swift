@@ -2555,6 +2555,145 @@ public struct Client: APIProtocol {
             }
         )
     }
+    /// What each of a user's purchases earned (an estimate)
+    ///
+    /// For the user's latest 10,000 transactions, newest first: the customer price, the tax inside it where the
+    /// storefront's prices include tax, Apple's commission (30 %; 15 % in the Small Business Program periods of
+    /// `revenue.smallBusinessProgram`, the developer account's and so every app's, or for an auto-renewable
+    /// subscription once its subscriber has a year of paid service, lapses of up to 60 days kept), the proceeds,
+    /// and what a full or prorated refund took back;
+    /// then totals per currency. Sandbox purchases, family members' shared copies and legacy receipts without a
+    /// price are listed with `counted: false` and left out of the totals. `exact` is true only on storefronts whose
+    /// prices exclude tax (USA, CAN): elsewhere the standard VAT/GST rate is taken out, an estimate. Apple's reports
+    /// are the books; this is what the server can say from what Apple signed.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/users/{id}/revenue`.
+    /// - Remark: Generated from `#/paths//v1/admin/users/{id}/revenue/get(adminGetUserRevenue)`.
+    public func adminGetUserRevenue(_ input: Operations.AdminGetUserRevenue.Input) async throws -> Operations.AdminGetUserRevenue.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.AdminGetUserRevenue.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/v1/admin/users/{}/revenue",
+                    parameters: [
+                        input.path.id
+                    ]
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .get
+                )
+                suppressMutabilityWarning(&request)
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                return (request, nil)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 200:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.AdminGetUserRevenue.Output.Ok.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.UserRevenue.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .ok(.init(body: body))
+                case 400:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.InvalidUser.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas._Error.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .badRequest(.init(body: body))
+                case 401:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.AdminUnauthorized.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas._Error.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .unauthorized(.init(body: body))
+                case 500:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Internal.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas._Error.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .internalServerError(.init(body: body))
+                default:
+                    return .undocumented(
+                        statusCode: response.status.code,
+                        .init(
+                            headerFields: response.headerFields,
+                            body: responseBody
+                        )
+                    )
+                }
+            }
+        )
+    }
     /// Credit or debit a user's coins
     ///
     /// Adds `amount` (negative to debit; the balance may go below zero) to the user's `coins`, audited with the

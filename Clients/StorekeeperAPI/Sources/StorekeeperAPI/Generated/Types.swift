@@ -196,6 +196,22 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/admin/users/{id}/audit`.
     /// - Remark: Generated from `#/paths//v1/admin/users/{id}/audit/get(adminGetAudit)`.
     func adminGetAudit(_ input: Operations.AdminGetAudit.Input) async throws -> Operations.AdminGetAudit.Output
+    /// What each of a user's purchases earned (an estimate)
+    ///
+    /// For the user's latest 10,000 transactions, newest first: the customer price, the tax inside it where the
+    /// storefront's prices include tax, Apple's commission (30 %; 15 % in the Small Business Program periods of
+    /// `revenue.smallBusinessProgram`, the developer account's and so every app's, or for an auto-renewable
+    /// subscription once its subscriber has a year of paid service, lapses of up to 60 days kept), the proceeds,
+    /// and what a full or prorated refund took back;
+    /// then totals per currency. Sandbox purchases, family members' shared copies and legacy receipts without a
+    /// price are listed with `counted: false` and left out of the totals. `exact` is true only on storefronts whose
+    /// prices exclude tax (USA, CAN): elsewhere the standard VAT/GST rate is taken out, an estimate. Apple's reports
+    /// are the books; this is what the server can say from what Apple signed.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/users/{id}/revenue`.
+    /// - Remark: Generated from `#/paths//v1/admin/users/{id}/revenue/get(adminGetUserRevenue)`.
+    func adminGetUserRevenue(_ input: Operations.AdminGetUserRevenue.Input) async throws -> Operations.AdminGetUserRevenue.Output
     /// Credit or debit a user's coins
     ///
     /// Adds `amount` (negative to debit; the balance may go below zero) to the user's `coins`, audited with the
@@ -663,6 +679,30 @@ extension APIProtocol {
         try await adminGetAudit(Operations.AdminGetAudit.Input(
             path: path,
             query: query,
+            headers: headers
+        ))
+    }
+    /// What each of a user's purchases earned (an estimate)
+    ///
+    /// For the user's latest 10,000 transactions, newest first: the customer price, the tax inside it where the
+    /// storefront's prices include tax, Apple's commission (30 %; 15 % in the Small Business Program periods of
+    /// `revenue.smallBusinessProgram`, the developer account's and so every app's, or for an auto-renewable
+    /// subscription once its subscriber has a year of paid service, lapses of up to 60 days kept), the proceeds,
+    /// and what a full or prorated refund took back;
+    /// then totals per currency. Sandbox purchases, family members' shared copies and legacy receipts without a
+    /// price are listed with `counted: false` and left out of the totals. `exact` is true only on storefronts whose
+    /// prices exclude tax (USA, CAN): elsewhere the standard VAT/GST rate is taken out, an estimate. Apple's reports
+    /// are the books; this is what the server can say from what Apple signed.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/users/{id}/revenue`.
+    /// - Remark: Generated from `#/paths//v1/admin/users/{id}/revenue/get(adminGetUserRevenue)`.
+    public func adminGetUserRevenue(
+        path: Operations.AdminGetUserRevenue.Input.Path,
+        headers: Operations.AdminGetUserRevenue.Input.Headers = .init()
+    ) async throws -> Operations.AdminGetUserRevenue.Output {
+        try await adminGetUserRevenue(Operations.AdminGetUserRevenue.Input(
+            path: path,
             headers: headers
         ))
     }

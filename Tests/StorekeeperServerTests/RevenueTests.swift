@@ -1,0 +1,110 @@
+import AppStoreSimulator
+import AppStoreWire
+import Foundation
+import StorekeeperAPI
+import StorekeeperCore
+import StorekeeperServer
+import Testing
+
+/// `GET /v1/admin/users/{id}/revenue` over real sockets: what each purchase earned from the price, currency and
+/// storefront Apple signed, the Small Business Program's periods from the configuration, and sandbox left out.
+@Suite("Revenue per purchase")
+struct RevenueTests {
+    static let coins = "com.example.storekeeper.coins.60"
+
+    static func revenue(_ server: ServerHarness, _ user: String) async throws -> Components.Schemas.UserRevenue {
+        try await server.api(ServerHarness.adminHeaders).adminGetUserRevenue(path: .init(id: user)).ok.body.json
+    }
+
+    static func buy(_ server: ServerHarness, _ user: String, storefront: String? = nil) async throws {
+        let account = try await server.store.createAccount(storefront: storefront).id
+        let (orderId, purchase) = try await server.orderAndBuy(coins, user: user, account: account)
+        let reply = try await server.submit(purchase.signedTransaction, headers: ServerHarness.userHeaders(user), orderId: orderId)
+        #expect(reply.status == 200, "\(reply.text)")
+    }
+
+    @Test("production purchases: proceeds at 70 %, tax taken out where prices include it", arguments: TestDatabase.available)
+    func production(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, environment: .production) { server in
+            try await Self.buy(server, "payer")
+            try await Self.buy(server, "payer", storefront: "CHN")
+            let revenue = try await Self.revenue(server, "payer")
+            #expect(revenue.transactions.count == 2)
+            let usd = try #require(revenue.transactions.first { $0.currency == "USD" })
+            #expect(usd.counted && usd.exact == true && usd.reason == .standard)
+            let price = try #require(usd.customerPrice)
+            #expect(usd.proceeds == (price * 700 + 500) / 1000)
+            #expect(usd.tax == 0 && usd.netProceeds == usd.proceeds)
+            let cny = try #require(revenue.transactions.first { $0.currency == "CNY" })
+            #expect(cny.counted && cny.exact == false, "China's prices include VAT: an estimate")
+            let cnyPrice = try #require(cny.customerPrice)
+            #expect(cny.tax == (cnyPrice * 60 + 530) / 1060)
+            #expect(revenue.totals.map(\.currency) == ["CNY", "USD"])
+            #expect(revenue.totals.first { $0.currency == "USD" }?.netProceeds == usd.proceeds)
+            #expect(revenue.totals.allSatisfy { $0.transactions == 1 })
+        }
+    }
+
+    @Test("the Small Business Program's periods come from the configuration", arguments: [TestDatabase.sqlite])
+    func smallBusiness(database: TestDatabase) async throws {
+        let program = SmallBusinessProgram(periods: [.init(start: Date().addingTimeInterval(-86_400 * 400))])
+        try await ServerHarness.run(database, environment: .production, configure: { $0.smallBusinessProgram = program }) { server in
+            try await Self.buy(server, "small")
+            let row = try #require(try await Self.revenue(server, "small").transactions.first)
+            #expect(row.reason == .smallBusinessProgram && row.commissionPermille == 150)
+            #expect(row.proceeds == (try #require(row.customerPrice) * 850 + 500) / 1000)
+        }
+    }
+
+    @Test("a subscription renews into 15 % after a year of paid service; a refunded renewal nets nothing", arguments: [TestDatabase.sqlite])
+    func afterOneYear(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, environment: .production) { server in
+            let store = server.store
+            await store.setDeliversNotifications(true)
+            let monthly = "com.example.storekeeper.membership.monthly.standard"
+            let (account, token) = try await server.newCustomer("loyal", product: monthly)
+            _ = try await store.purchase(productId: monthly, account: account, options: PurchaseOptions(appAccountToken: token))
+            try await server.deliverAndApply()
+            for _ in 0..<13 {
+                try await store.advance(by: 31 * 86_400)
+                try await server.deliverAndApply()
+            }
+            let rows = try await Self.revenue(server, "loyal").transactions.sorted { $0.purchaseDate < $1.purchaseDate }
+            #expect(rows.count == 14)
+            // Twelve monthly periods (about 12 · 30.4 days) are not yet a year; the thirteenth renewal starts after it.
+            #expect(rows.prefix(12).allSatisfy { $0.reason == .standard }, "\(rows.map(\.paidServiceDays))")
+            #expect(rows.last?.reason == .subscriptionAfterOneYear, "\(rows.map(\.paidServiceDays))")
+            #expect((rows.last?.paidServiceDays ?? 0) >= 365)
+
+            let latest = try #require(rows.last)
+            try await store.requestRefund(transactionId: latest.transactionId)
+            try await store.decideRefund(transactionId: latest.transactionId, approve: true)
+            try await server.deliverAndApply()
+            let refunded = try #require(try await Self.revenue(server, "loyal").transactions.first { $0.transactionId == latest.transactionId })
+            #expect(refunded.refundedPrice == refunded.customerPrice)
+            #expect(refunded.netProceeds == 0)
+        }
+    }
+
+    @Test("sandbox purchases are listed, never counted", arguments: [TestDatabase.sqlite])
+    func sandbox(database: TestDatabase) async throws {
+        try await ServerHarness.run(database) { server in
+            try await Self.buy(server, "tester")
+            let revenue = try await Self.revenue(server, "tester")
+            #expect(revenue.transactions.map(\.counted) == [false])
+            #expect(revenue.transactions.first?.sandbox == true)
+            #expect(revenue.totals.isEmpty)
+        }
+    }
+
+    @Test("revenue.smallBusinessProgram is read and checked")
+    func configuration() throws {
+        let period = try ServerConfiguration.programPeriod("2026-01-01/2027-01-01")
+        #expect(period.start == Date(timeIntervalSince1970: 1_767_225_600))
+        #expect(period.end == Date(timeIntervalSince1970: 1_798_761_600))
+        #expect(try ServerConfiguration.programPeriod("2026-01-01/").end == nil)
+        for bad in ["2026-01-01", "2026-13-01/", "2027-01-01/2026-01-01", "/2026-01-01", "yesterday/"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try ServerConfiguration.programPeriod(bad) }
+        }
+    }
+}
