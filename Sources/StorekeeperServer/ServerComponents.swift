@@ -22,6 +22,7 @@ public struct ServerComponents: Sendable {
     let purchases: PurchaseService
     let orders: OrderStore
     let accounts: AccountStore
+    let revenue: RevenueStore
     let subscriptions: SubscriptionStore
     let inbox: NotificationInbox
     let refusals: NotificationRefusalStore
@@ -66,6 +67,7 @@ public struct ServerComponents: Sendable {
         )
         orders = OrderStore(provider: provider)
         accounts = AccountStore(provider: provider)
+        revenue = RevenueStore(provider: provider)
         let subscriptions = SubscriptionStore(provider: provider)
         self.subscriptions = subscriptions
         inbox = NotificationInbox(provider: provider)

@@ -142,7 +142,8 @@ public enum StorekeeperServer {
             consumption: components.consumption,
             jobs: components.jobs,
             orderLifetime: components.configuration.orderLifetime,
-            smallBusinessProgram: components.configuration.smallBusinessProgram
+            smallBusinessProgram: components.configuration.smallBusinessProgram,
+            revenue: components.revenue
         )
         try api.registerHandlers(on: RouteGroupTransport(routes: routes, signer: components.answerSigner), configuration: APIHandler.coding)
         return router

@@ -268,5 +268,9 @@ public enum StorekeeperSchema {
             )
             for statement in statements { try await db.raw(statement).run() }
         },
+        Migration("009_revenue_by_day") { db, _ in
+            // The revenue report reads a range of purchase days.
+            try await db.raw("CREATE INDEX apple_transactions_by_purchase_date ON apple_transactions (purchase_date)").run()
+        },
     ]
 }

@@ -3,6 +3,10 @@ import Crypto
 import Foundation
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Runs the built `storekeeper` binary the way a user would.
 @Suite struct CommandLineTests {
     struct Run {
@@ -26,10 +30,11 @@ import Testing
         return runner.deletingLastPathComponent().appendingPathComponent("storekeeper")
     }()
 
-    func run(_ arguments: [String], stdin: String? = nil) throws -> Run {
+    func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         let out = Pipe()
         let err = Pipe()
         let input = Pipe()
@@ -182,6 +187,50 @@ import Testing
         let legacy = try run(["decode", Self.appleVectors.appendingPathComponent("mock_signed_data/legacyTransaction").path])
         #expect(legacy.status == 0, "\(legacy.stderr)")
         #expect((legacy.json?["payload"] as? [String: Any])?["transactionId"] as? String == "33993399")
+    }
+
+    /// `storekeeper report revenue` against a running demo: the table, the CSV, a refused range, and no key.
+    @Test func revenueReportReadsARunningServer() async throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-cli-report-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let port = ProcessLifecycleTests.freePort()
+        let demo = Process()
+        demo.executableURL = Self.binary
+        demo.arguments = ["demo", "--port", "\(port)", "--simulator-port", "\(ProcessLifecycleTests.freePort())", "--state-dir", state.path]
+        demo.standardOutput = FileHandle.nullDevice
+        demo.standardError = FileHandle.nullDevice
+        try demo.run()
+        defer {
+            demo.terminate()
+            demo.waitUntilExit()
+        }
+        let server = "http://127.0.0.1:\(port)"
+        var up = false
+        for _ in 0..<300 where !up {
+            let answer = try? await URLSession.shared.data(from: URL(string: server + "/health/live")!)
+            up = (answer?.1 as? HTTPURLResponse)?.statusCode == 200
+            if !up { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        try #require(up, "the demo started")
+        let secrets = try JSONSerialization.jsonObject(with: Data(contentsOf: state.appendingPathComponent("demo-secrets.json"))) as? [String: Any]
+        let key = try #require(secrets?["adminKey"] as? String)
+        let range = ["--from", "2026-01-01", "--to", "2026-02-01", "--server", server]
+
+        let table = try run(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": key])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.hasPrefix("revenue 2026-01-01 to 2026-02-01"))
+        #expect(table.stdout.contains("day  product  storefront  currency  units  gross  proceeds  refunds  net"))
+        let csv = try run(["report", "revenue", "--csv"] + range, environment: ["STOREKEEPER_ADMIN_KEY": key])
+        #expect(csv.status == 0 && csv.stdout.hasPrefix("day,product_id,storefront,currency,units,gross"))
+        let backwards = try run(
+            ["report", "revenue", "--from", "2026-02-01", "--to", "2026-01-01", "--server", server],
+            environment: ["STOREKEEPER_ADMIN_KEY": key]
+        )
+        #expect(backwards.status == 1 && backwards.stderr.contains("invalid_range"))
+        let wrongKey = try run(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": "not-the-key-at-all"])
+        #expect(wrongKey.status == 1 && wrongKey.stderr.contains("401"))
+        let noKey = try run(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": ""])
+        #expect(noKey.status != 0 && noKey.stderr.contains("STOREKEEPER_ADMIN_KEY"))
     }
 
     @Test func simulatorHelpDocumentsEveryOption() throws {

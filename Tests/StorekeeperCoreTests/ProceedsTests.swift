@@ -124,3 +124,90 @@ struct ProceedsTests {
         #expect(Proceeds.paidService(before: start + 40 * day, periods: overlap) == 40 * day)
     }
 }
+
+/// The revenue report's lines: booked by purchase day, a subscription's commission from its whole history, what is
+/// not revenue left out and counted.
+@Suite("Revenue report")
+struct RevenueReportTests {
+    static let day: TimeInterval = 86_400
+    static let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
+
+    static func transaction(
+        _ id: String,
+        original: String? = nil,
+        product: String = "coins",
+        kind: ProductKind = .consumable,
+        at date: Date,
+        days: Double? = nil,
+        price: Int64 = 990,
+        storefront: String = "USA",
+        sandbox: Bool = false,
+        refunded: Bool = false,
+        quantity: Int = 1
+    ) -> RevenueTransaction {
+        RevenueTransaction(
+            transactionId: id,
+            originalTransactionId: original ?? id,
+            productId: product,
+            kind: kind,
+            purchaseDate: date,
+            expiresDate: days.map { date + $0 * Self.day },
+            quantity: quantity,
+            sandbox: sandbox,
+            commerce: TransactionCommerce(
+                price: price,
+                currency: storefront == "USA" ? "USD" : "EUR",
+                storefront: storefront,
+                revocationType: refunded ? "REFUND_FULL" : nil
+            )
+        )
+    }
+
+    @Test func daysAreUTCCalendarDays() {
+        #expect(RevenueReportBuilder.day(Date(timeIntervalSince1970: 0)) == "1970-01-01")
+        #expect(RevenueReportBuilder.day(Date(timeIntervalSince1970: -1)) == "1969-12-31")
+        #expect(RevenueReportBuilder.day(Date(timeIntervalSince1970: 951_782_400)) == "2000-02-29")
+        #expect(RevenueReportBuilder.day(Self.start + Self.day - 0.001) == "2026-01-01")
+        #expect(RevenueReportBuilder.day(Date(timeIntervalSince1970: 7_258_118_399)) == "2199-12-31")
+    }
+
+    @Test func linesByDayProductStorefrontAndCurrency() {
+        var builder = RevenueReportBuilder(from: Self.start, to: Self.start + 2 * Self.day)
+        builder.add(history: [Self.transaction("a", at: Self.start + 60)])
+        builder.add(history: [Self.transaction("b", at: Self.start + 120, quantity: 3)])
+        builder.add(history: [Self.transaction("c", at: Self.start + Self.day + 1, storefront: "DEU")])
+        builder.add(history: [Self.transaction("d", at: Self.start + 3 * Self.day)])  // after the range
+        builder.add(history: [Self.transaction("e", at: Self.start + 5, sandbox: true)])
+        builder.add(history: [Self.transaction("f", at: Self.start + 9, refunded: true)])
+        let lines = builder.report
+        #expect(lines.map(\.day) == ["2026-01-01", "2026-01-02"])
+        let first = lines[0]
+        #expect(first.units == 5 && first.gross == 2970 && first.proceeds == 3 * 693)
+        #expect(first.refunds == 990 && first.net == 2 * 693 && first.exact)
+        let second = lines[1]
+        #expect(second.currency == "EUR" && second.storefront == "DEU" && !second.exact)
+        #expect(second.tax == 158)  // 990 · 190 / 1190 = 158.07
+        #expect(builder.skipped == 1, "the sandbox purchase")
+    }
+
+    @Test func aRenewalInRangeEarnsTheReducedRateFromHistoryBeforeIt() {
+        let from = Self.start + 400 * Self.day
+        var builder = RevenueReportBuilder(from: from, to: from + Self.day)
+        let history = (0..<14).map { month in
+            Self.transaction(
+                "s\(month)",
+                original: "s0",
+                product: "monthly",
+                kind: .autoRenewable,
+                at: Self.start + Double(month) * 30 * Self.day,
+                days: 30
+            )
+        }
+        let renewal = Self.transaction("s14", original: "s0", product: "monthly", kind: .autoRenewable, at: from + 60, days: 30)
+        builder.add(history: history + [renewal])
+        let line = builder.report.first
+        #expect(builder.report.count == 1)
+        // 14 months of 30 days end on day 420, after the renewal began: 400 days of paid service before it.
+        #expect(line?.proceeds == 842, "85 % of 990")
+    }
+}

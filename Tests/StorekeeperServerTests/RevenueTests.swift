@@ -1,6 +1,7 @@
 import AppStoreSimulator
 import AppStoreWire
 import Foundation
+import NIOHTTP1
 import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
@@ -94,6 +95,55 @@ struct RevenueTests {
             #expect(revenue.transactions.map(\.counted) == [false])
             #expect(revenue.transactions.first?.sandbox == true)
             #expect(revenue.totals.isEmpty)
+        }
+    }
+
+    @Test("the revenue report: lines and totals as JSON, the same as CSV, and bad ranges refused", arguments: TestDatabase.available)
+    func report(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, environment: .production) { server in
+            try await Self.buy(server, "a")
+            try await Self.buy(server, "b")
+            try await Self.buy(server, "c", storefront: "CHN")
+            // The simulator's clock, not the wall clock, dates the purchases.
+            let purchased = try #require(try await server.me("a").transactions.first?.purchaseDate)
+            let today = RevenueReportBuilder.day(purchased)
+            let tomorrow = RevenueReportBuilder.day(purchased.addingTimeInterval(86_400))
+            let report = try await server.api(ServerHarness.adminHeaders)
+                .adminRevenueReport(query: .init(from: today, to: tomorrow)).ok.body.json
+            #expect(report.from == today && report.to == tomorrow && report.skipped == 0)
+            #expect(report.lines.count == 2)
+            let usd = try #require(report.lines.first { $0.currency == "USD" })
+            #expect(usd.day == today && usd.productId == Self.coins && usd.units == 2)
+            #expect(usd.gross == 2 * 990 && usd.proceeds == 2 * 693 && usd.net == usd.proceeds && usd.exact)
+            #expect(report.totals.map(\.currency) == ["CNY", "USD"])
+            #expect(report.totals.first { $0.currency == "USD" }?.gross == usd.gross)
+            // Yesterday has nothing.
+            let yesterday = RevenueReportBuilder.day(purchased.addingTimeInterval(-86_400))
+            #expect(
+                try await server.api(ServerHarness.adminHeaders).adminRevenueReport(query: .init(from: yesterday, to: today)).ok.body.json.lines
+                    .isEmpty
+            )
+
+            let csv = try await server.call(
+                .GET,
+                "/v1/admin/reports/revenue?from=\(today)&to=\(tomorrow)",
+                headers: ServerHarness.adminHeaders + [("Accept", "text/csv")]
+            )
+            #expect(csv.status == 200)
+            let rows = csv.text.split(separator: "\r\n").map(String.init)
+            #expect(rows.first == "day,product_id,storefront,currency,units,gross,tax,proceeds,refunds,refunded_proceeds,net,exact")
+            #expect(rows.contains("\(today),\(Self.coins),USA,USD,2,1980,0,1386,0,0,1386,true"), "\(rows)")
+            #expect(rows.count == 3)
+
+            for (from, to) in [
+                (today, today), (tomorrow, today), ("2026-02-30", "2026-03-01"), ("1999-12-31", "2000-01-02"),
+                ("2026-01-01", "2027-01-03"), ("26-01-01", "2026-01-02"), ("2026-1-01", "2026-01-02"),
+            ] {
+                let reply = try await server.call(.GET, "/v1/admin/reports/revenue?from=\(from)&to=\(to)", headers: ServerHarness.adminHeaders)
+                #expect(reply.status == 400, "\(from)..\(to)")
+                #expect(reply.code == "invalid_range", "\(from)..\(to): \(reply.text)")
+            }
+            #expect(try await server.call(.GET, "/v1/admin/reports/revenue?from=\(today)&to=\(tomorrow)").status == 401)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import OpenAPIRuntime
 import StorekeeperCore
 import StorekeeperServerAPI
 import StorekeeperStorage
@@ -100,5 +101,119 @@ extension APIHandler {
                 paidServiceDays: paidService.map { Int($0 / 86_400) }
             )
         }
+    }
+
+    /// Revenue by day × product × storefront × currency for `[from, to)`, as JSON or CSV.
+    func adminRevenueReport(_ input: Operations.AdminRevenueReport.Input) async throws -> Operations.AdminRevenueReport.Output {
+        let (from, to) = try Self.range(from: input.query.from, to: input.query.to)
+        guard let revenue else { throw StorekeeperError(.internal, code: "no_revenue_store", message: "revenue reads are not configured") }
+        let (lines, skipped) = try await revenue.report(from: from, to: to, smallBusiness: smallBusinessProgram)
+        let totals = Self.totals(lines)
+        let wantsCSV = input.headers.accept.sorted { $0.quality.doubleValue > $1.quality.doubleValue }.first?.contentType == .csv
+        if wantsCSV {
+            return .ok(.init(body: .csv(HTTPBody(Self.csv(lines)))))
+        }
+        let schema = { (line: RevenueLine) in
+            Components.Schemas.RevenueLine(
+                day: line.day,
+                productId: line.productId,
+                storefront: line.storefront,
+                currency: line.currency,
+                units: line.units,
+                gross: line.gross,
+                tax: line.tax,
+                proceeds: line.proceeds,
+                refunds: line.refunds,
+                refundedProceeds: line.refundedProceeds,
+                net: line.net,
+                exact: line.exact
+            )
+        }
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        from: RevenueReportBuilder.day(from),
+                        to: RevenueReportBuilder.day(to),
+                        skipped: skipped,
+                        lines: lines.map(schema),
+                        totals: totals.map(schema)
+                    )
+                )
+            )
+        )
+    }
+
+    /// `[from, to)` from two `YYYY-MM-DD` days in UTC: in order, at most 366 days, between 2000 and 2200.
+    static func range(from: String, to: String) throws -> (Date, Date) {
+        func day(_ text: String) -> Date? {
+            guard text.utf8.count == 10, text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) }),
+                let date = try? Date(text + "T00:00:00Z", strategy: .iso8601), RevenueReportBuilder.day(date) == text
+            else { return nil }
+            return date
+        }
+        let earliest = Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01
+        let latest = Date(timeIntervalSince1970: 7_258_118_400)  // 2200-01-01
+        guard let start = day(from), let end = day(to), start < end, start >= earliest, end <= latest,
+            end.timeIntervalSince(start) <= 366 * 86_400
+        else {
+            throw StorekeeperError.invalidInput(
+                "invalid_range",
+                "from and to are YYYY-MM-DD days (UTC), from before to, at most 366 days apart, between 2000 and 2200"
+            )
+        }
+        return (start, end)
+    }
+
+    /// The lines summed per currency (day, product and storefront empty).
+    static func totals(_ lines: [RevenueLine]) -> [RevenueLine] {
+        var totals: [String: RevenueLine] = [:]
+        for line in lines {
+            var total =
+                totals[line.currency]
+                ?? RevenueLine(
+                    day: "",
+                    productId: "",
+                    storefront: "",
+                    currency: line.currency,
+                    units: 0,
+                    gross: 0,
+                    tax: 0,
+                    proceeds: 0,
+                    refunds: 0,
+                    refundedProceeds: 0,
+                    net: 0,
+                    exact: true
+                )
+            total.units = total.units.addingReportingOverflow(line.units).overflow ? .max : total.units + line.units
+            for keyPath in [\RevenueLine.gross, \.tax, \.proceeds, \.refunds, \.refundedProceeds, \.net] {
+                let (sum, overflow) = total[keyPath: keyPath].addingReportingOverflow(line[keyPath: keyPath])
+                total[keyPath: keyPath] = overflow ? (line[keyPath: keyPath] > 0 ? .max : .min) : sum
+            }
+            total.exact = total.exact && line.exact
+            totals[line.currency] = total
+        }
+        return totals.values.sorted { $0.currency < $1.currency }
+    }
+
+    /// The lines as CSV (RFC 4180), amounts in milliunits.
+    static func csv(_ lines: [RevenueLine]) -> String {
+        func field(_ text: String) -> String {
+            // A product id is admin input: quote what needs it, and defuse spreadsheet formulas.
+            var value = text
+            if let first = value.first, "=+-@".contains(first) { value = "'" + value }
+            guard value.contains(where: { ",\"\n\r".contains($0) }) else { return value }
+            return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+        var out = "day,product_id,storefront,currency,units,gross,tax,proceeds,refunds,refunded_proceeds,net,exact\r\n"
+        for line in lines {
+            out +=
+                [
+                    field(line.day), field(line.productId), field(line.storefront), field(line.currency), String(line.units),
+                    String(line.gross), String(line.tax), String(line.proceeds), String(line.refunds),
+                    String(line.refundedProceeds), String(line.net), line.exact ? "true" : "false",
+                ].joined(separator: ",") + "\r\n"
+        }
+        return out
     }
 }

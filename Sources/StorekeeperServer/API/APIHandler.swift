@@ -30,6 +30,8 @@ struct APIHandler: APIProtocol {
     let orderLifetime: Duration
     /// For revenue estimates: when the developer was in the Small Business Program.
     var smallBusinessProgram = SmallBusinessProgram()
+    /// The revenue report's reads.
+    var revenue: RevenueStore?
 
     /// The moment `?at=<epoch ms>` names (support: "what did they have when they wrote to us"; tests: a simulated
     /// clock), or now.

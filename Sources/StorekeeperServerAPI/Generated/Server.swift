@@ -205,6 +205,17 @@ extension APIProtocol {
         )
         try transport.register(
             {
+                try await server.adminRevenueReport(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/v1/admin/reports/revenue")
+        )
+        try transport.register(
+            {
                 try await server.adminAdjustWallet(
                     request: $0,
                     body: $1,
@@ -2636,6 +2647,145 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                             value,
                             headerFields: &response.headerFields,
                             contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .badRequest(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 400)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .unauthorized(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 401)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .internalServerError(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 500)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .undocumented(statusCode, _):
+                    return (.init(soar_statusCode: statusCode), nil)
+                }
+            }
+        )
+    }
+    /// Revenue by day, product, storefront and currency (estimated proceeds)
+    ///
+    /// Delivered production purchases in `[from, to)` (UTC days; at most 366), booked on their purchase day:
+    /// units, gross customer price, the tax inside it, estimated proceeds (see
+    /// `GET /v1/admin/users/{id}/revenue` for the rules), refunds and the proceeds they took back, and net
+    /// proceeds, in milliunits. A refund is booked against the purchase it refunds (Apple's reports book it on the
+    /// refund day). Sandbox purchases, family members' shared copies and transactions without a price are left out
+    /// and counted in `skipped`. `Accept: text/csv` answers the lines as CSV with a header row. A range that is not
+    /// two dates in order, at most 366 days apart, between 2000 and 2200, is 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reports/revenue`.
+    /// - Remark: Generated from `#/paths//v1/admin/reports/revenue/get(adminRevenueReport)`.
+    func adminRevenueReport(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.AdminRevenueReport.id,
+            using: {
+                APIHandler.adminRevenueReport($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let query: Operations.AdminRevenueReport.Input.Query = .init(
+                    from: try converter.getRequiredQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "from",
+                        as: Swift.String.self
+                    ),
+                    to: try converter.getRequiredQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "to",
+                        as: Swift.String.self
+                    )
+                )
+                let headers: Operations.AdminRevenueReport.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.AdminRevenueReport.Input(
+                    query: query,
+                    headers: headers
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    case let .csv(value):
+                        try converter.validateAcceptIfPresent(
+                            "text/csv",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsBinary(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "text/csv"
                         )
                     }
                     return (response, body)

@@ -20,6 +20,140 @@ public import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/schemas` section of the OpenAPI document.
     public enum Schemas {
+        /// - Remark: Generated from `#/components/schemas/RevenueReport`.
+        public struct RevenueReport: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RevenueReport/from`.
+            public var from: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RevenueReport/to`.
+            public var to: Swift.String
+            /// Transactions in range that are not revenue (sandbox
+            ///
+            /// - Remark: Generated from `#/components/schemas/RevenueReport/skipped`.
+            public var skipped: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/RevenueReport/lines`.
+            public var lines: [Components.Schemas.RevenueLine]
+            /// The lines summed per currency.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RevenueReport/totals`.
+            public var totals: [Components.Schemas.RevenueLine]
+            /// Creates a new `RevenueReport`.
+            ///
+            /// - Parameters:
+            ///   - from:
+            ///   - to:
+            ///   - skipped: Transactions in range that are not revenue (sandbox
+            ///   - lines:
+            ///   - totals: The lines summed per currency.
+            public init(
+                from: Swift.String,
+                to: Swift.String,
+                skipped: Swift.Int,
+                lines: [Components.Schemas.RevenueLine],
+                totals: [Components.Schemas.RevenueLine]
+            ) {
+                self.from = from
+                self.to = to
+                self.skipped = skipped
+                self.lines = lines
+                self.totals = totals
+            }
+            public enum CodingKeys: String, CodingKey {
+                case from
+                case to
+                case skipped
+                case lines
+                case totals
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RevenueLine`.
+        public struct RevenueLine: Codable, Hashable, Sendable {
+            /// `YYYY-MM-DD`; empty in totals.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/day`.
+            public var day: Swift.String
+            /// Empty in totals.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/productId`.
+            public var productId: Swift.String
+            /// ISO 3166-1 alpha-3; empty when unknown, and in totals.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/storefront`.
+            public var storefront: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/currency`.
+            public var currency: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/units`.
+            public var units: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/gross`.
+            public var gross: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/tax`.
+            public var tax: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/proceeds`.
+            public var proceeds: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/refunds`.
+            public var refunds: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/refundedProceeds`.
+            public var refundedProceeds: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/net`.
+            public var net: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/exact`.
+            public var exact: Swift.Bool
+            /// Creates a new `RevenueLine`.
+            ///
+            /// - Parameters:
+            ///   - day: `YYYY-MM-DD`; empty in totals.
+            ///   - productId: Empty in totals.
+            ///   - storefront: ISO 3166-1 alpha-3; empty when unknown, and in totals.
+            ///   - currency:
+            ///   - units:
+            ///   - gross:
+            ///   - tax:
+            ///   - proceeds:
+            ///   - refunds:
+            ///   - refundedProceeds:
+            ///   - net:
+            ///   - exact:
+            public init(
+                day: Swift.String,
+                productId: Swift.String,
+                storefront: Swift.String,
+                currency: Swift.String,
+                units: Swift.Int,
+                gross: Swift.Int64,
+                tax: Swift.Int64,
+                proceeds: Swift.Int64,
+                refunds: Swift.Int64,
+                refundedProceeds: Swift.Int64,
+                net: Swift.Int64,
+                exact: Swift.Bool
+            ) {
+                self.day = day
+                self.productId = productId
+                self.storefront = storefront
+                self.currency = currency
+                self.units = units
+                self.gross = gross
+                self.tax = tax
+                self.proceeds = proceeds
+                self.refunds = refunds
+                self.refundedProceeds = refundedProceeds
+                self.net = net
+                self.exact = exact
+            }
+            public enum CodingKeys: String, CodingKey {
+                case day
+                case productId
+                case storefront
+                case currency
+                case units
+                case gross
+                case tax
+                case proceeds
+                case refunds
+                case refundedProceeds
+                case net
+                case exact
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/UserRevenue`.
         public struct UserRevenue: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/UserRevenue/userId`.

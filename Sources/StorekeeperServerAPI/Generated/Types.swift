@@ -212,6 +212,20 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/admin/users/{id}/revenue`.
     /// - Remark: Generated from `#/paths//v1/admin/users/{id}/revenue/get(adminGetUserRevenue)`.
     func adminGetUserRevenue(_ input: Operations.AdminGetUserRevenue.Input) async throws -> Operations.AdminGetUserRevenue.Output
+    /// Revenue by day, product, storefront and currency (estimated proceeds)
+    ///
+    /// Delivered production purchases in `[from, to)` (UTC days; at most 366), booked on their purchase day:
+    /// units, gross customer price, the tax inside it, estimated proceeds (see
+    /// `GET /v1/admin/users/{id}/revenue` for the rules), refunds and the proceeds they took back, and net
+    /// proceeds, in milliunits. A refund is booked against the purchase it refunds (Apple's reports book it on the
+    /// refund day). Sandbox purchases, family members' shared copies and transactions without a price are left out
+    /// and counted in `skipped`. `Accept: text/csv` answers the lines as CSV with a header row. A range that is not
+    /// two dates in order, at most 366 days apart, between 2000 and 2200, is 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reports/revenue`.
+    /// - Remark: Generated from `#/paths//v1/admin/reports/revenue/get(adminRevenueReport)`.
+    func adminRevenueReport(_ input: Operations.AdminRevenueReport.Input) async throws -> Operations.AdminRevenueReport.Output
     /// Credit or debit a user's coins
     ///
     /// Adds `amount` (negative to debit; the balance may go below zero) to the user's `coins`, audited with the
@@ -647,6 +661,28 @@ extension APIProtocol {
     ) async throws -> Operations.AdminGetUserRevenue.Output {
         try await adminGetUserRevenue(Operations.AdminGetUserRevenue.Input(
             path: path,
+            headers: headers
+        ))
+    }
+    /// Revenue by day, product, storefront and currency (estimated proceeds)
+    ///
+    /// Delivered production purchases in `[from, to)` (UTC days; at most 366), booked on their purchase day:
+    /// units, gross customer price, the tax inside it, estimated proceeds (see
+    /// `GET /v1/admin/users/{id}/revenue` for the rules), refunds and the proceeds they took back, and net
+    /// proceeds, in milliunits. A refund is booked against the purchase it refunds (Apple's reports book it on the
+    /// refund day). Sandbox purchases, family members' shared copies and transactions without a price are left out
+    /// and counted in `skipped`. `Accept: text/csv` answers the lines as CSV with a header row. A range that is not
+    /// two dates in order, at most 366 days apart, between 2000 and 2200, is 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reports/revenue`.
+    /// - Remark: Generated from `#/paths//v1/admin/reports/revenue/get(adminRevenueReport)`.
+    public func adminRevenueReport(
+        query: Operations.AdminRevenueReport.Input.Query,
+        headers: Operations.AdminRevenueReport.Input.Headers = .init()
+    ) async throws -> Operations.AdminRevenueReport.Output {
+        try await adminRevenueReport(Operations.AdminRevenueReport.Input(
+            query: query,
             headers: headers
         ))
     }

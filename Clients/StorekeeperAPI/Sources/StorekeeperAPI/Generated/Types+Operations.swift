@@ -4367,6 +4367,253 @@ public enum Operations {
             }
         }
     }
+    /// Revenue by day, product, storefront and currency (estimated proceeds)
+    ///
+    /// Delivered production purchases in `[from, to)` (UTC days; at most 366), booked on their purchase day:
+    /// units, gross customer price, the tax inside it, estimated proceeds (see
+    /// `GET /v1/admin/users/{id}/revenue` for the rules), refunds and the proceeds they took back, and net
+    /// proceeds, in milliunits. A refund is booked against the purchase it refunds (Apple's reports book it on the
+    /// refund day). Sandbox purchases, family members' shared copies and transactions without a price are left out
+    /// and counted in `skipped`. `Accept: text/csv` answers the lines as CSV with a header row. A range that is not
+    /// two dates in order, at most 366 days apart, between 2000 and 2200, is 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reports/revenue`.
+    /// - Remark: Generated from `#/paths//v1/admin/reports/revenue/get(adminRevenueReport)`.
+    public enum AdminRevenueReport {
+        public static let id: Swift.String = "adminRevenueReport"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/reports/revenue/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// First day, `YYYY-MM-DD` (UTC).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/reports/revenue/GET/query/from`.
+                public var from: Swift.String
+                /// The day after the last, `YYYY-MM-DD` (UTC).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/reports/revenue/GET/query/to`.
+                public var to: Swift.String
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - from: First day, `YYYY-MM-DD` (UTC).
+                ///   - to: The day after the last, `YYYY-MM-DD` (UTC).
+                public init(
+                    from: Swift.String,
+                    to: Swift.String
+                ) {
+                    self.from = from
+                    self.to = to
+                }
+            }
+            public var query: Operations.AdminRevenueReport.Input.Query
+            /// - Remark: Generated from `#/paths/v1/admin/reports/revenue/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRevenueReport.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRevenueReport.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminRevenueReport.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.AdminRevenueReport.Input.Query,
+                headers: Operations.AdminRevenueReport.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/reports/revenue/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/reports/revenue/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.RevenueReport)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.RevenueReport {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/admin/reports/revenue/GET/responses/200/content/text\/csv`.
+                    case csv(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.csv`.
+                    ///
+                    /// - Throws: An error if `self` is not `.csv`.
+                    /// - SeeAlso: `.csv`.
+                    public var csv: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .csv(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/csv",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminRevenueReport.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminRevenueReport.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The report.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reports/revenue/get(adminRevenueReport)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminRevenueReport.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminRevenueReport.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reports/revenue/get(adminRevenueReport)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reports/revenue/get(adminRevenueReport)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reports/revenue/get(adminRevenueReport)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case csv
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "text/csv":
+                    self = .csv
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .csv:
+                    return "text/csv"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .csv
+                ]
+            }
+        }
+    }
     /// Credit or debit a user's coins
     ///
     /// Adds `amount` (negative to debit; the balance may go below zero) to the user's `coins`, audited with the

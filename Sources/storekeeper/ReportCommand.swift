@@ -1,0 +1,103 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// `storekeeper report`: reports read from a running server's admin API.
+struct ReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Reports from a running server (admin API).",
+        subcommands: [RevenueReportCommand.self]
+    )
+}
+
+/// `storekeeper report revenue --from D --to D`: revenue by day, product, storefront and currency.
+struct RevenueReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "revenue",
+        abstract: "Revenue by day, product, storefront and currency: gross, tax, estimated proceeds, refunds, net.",
+        discussion: """
+            Reads GET /v1/admin/reports/revenue from a running server with the admin key in STOREKEEPER_ADMIN_KEY \
+            (kept off the command line, where other users can see it). Amounts are in milliunits (9990 is 9.99). \
+            Example: STOREKEEPER_ADMIN_KEY=... storekeeper report revenue --from 2026-11-01 --to 2026-12-01 --csv
+            """
+    )
+
+    @Option(help: "The server's address.") var server = "http://127.0.0.1:8080"
+    @Option(help: "First day, YYYY-MM-DD (UTC).") var from: String
+    @Option(help: "The day after the last, YYYY-MM-DD (UTC).") var to: String
+    @Flag(help: "Print CSV (a header row, then one line per day × product × storefront × currency).") var csv = false
+
+    func run() async throws {
+        guard let key = ProcessInfo.processInfo.environment["STOREKEEPER_ADMIN_KEY"], !key.isEmpty else {
+            throw ValidationError("set STOREKEEPER_ADMIN_KEY to an admin key (auth.adminKeys)")
+        }
+        var components = URLComponents(string: server)
+        components?.path = "/v1/admin/reports/revenue"
+        components?.queryItems = [URLQueryItem(name: "from", value: from), URLQueryItem(name: "to", value: to)]
+        guard let url = components?.url, url.scheme == "http" || url.scheme == "https" else {
+            throw ValidationError("--server must be an http(s) address")
+        }
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.headers.add(name: "X-Admin-Key", value: key)
+        request.headers.add(name: "Accept", value: csv ? "text/csv" : "application/json")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(300))
+        let body = try await response.body.collect(upTo: 256 << 20)
+        guard response.status == .ok else {
+            FileHandle.standardError.write(Data("storekeeper report revenue: \(response.status.code) \(String(buffer: body))\n".utf8))
+            throw ExitCode(1)
+        }
+        if csv {
+            FileHandle.standardOutput.write(Data(body.readableBytesView))
+            return
+        }
+        print(try Self.table(Data(body.readableBytesView)))
+    }
+
+    /// The totals per currency, then the lines, as aligned text.
+    static func table(_ json: Data) throws -> String {
+        struct Line: Decodable {
+            var day: String
+            var productId: String
+            var storefront: String
+            var currency: String
+            var units: Int
+            var gross: Int64
+            var proceeds: Int64
+            var refunds: Int64
+            var net: Int64
+            var exact: Bool
+        }
+        struct Report: Decodable {
+            var from: String
+            var to: String
+            var skipped: Int
+            var lines: [Line]
+            var totals: [Line]
+        }
+        let report = try JSONDecoder().decode(Report.self, from: json)
+        func amount(_ milli: Int64) -> String {
+            let sign = milli < 0 ? "-" : ""
+            let magnitude = milli.magnitude
+            return "\(sign)\(magnitude / 1000).\(String(format: "%03llu", magnitude % 1000).prefix(2))"
+        }
+        var out = "revenue \(report.from) to \(report.to) (estimated proceeds; \(report.skipped) not revenue: sandbox, family, no price)\n"
+        let header = ["day", "product", "storefront", "currency", "units", "gross", "proceeds", "refunds", "net", ""]
+        var rows = [header]
+        for line in report.lines + report.totals {
+            rows.append([
+                line.day.isEmpty ? "total" : line.day, line.productId, line.storefront, line.currency, String(line.units),
+                amount(line.gross), amount(line.proceeds), amount(line.refunds), amount(line.net), line.exact ? "" : "estimate",
+            ])
+        }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            out +=
+                zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces) + "\n"
+        }
+        return out
+    }
+}
