@@ -189,6 +189,39 @@ import FoundationNetworking
         #expect((legacy.json?["payload"] as? [String: Any])?["transactionId"] as? String == "33993399")
     }
 
+    /// Runs the binary with its output in files and waits without blocking a thread (for tests beside long-lived
+    /// children: a pipe's write end inherited by another test's child would hold `run(_:)`'s read open).
+    func runAsync(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("sk-run-\(UUID().uuidString)")
+        let outURL = base.appendingPathExtension("out")
+        let errURL = base.appendingPathExtension("err")
+        defer {
+            try? FileManager.default.removeItem(at: outURL)
+            try? FileManager.default.removeItem(at: errURL)
+        }
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<1200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        guard !process.isRunning else {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            Issue.record("storekeeper \(arguments.joined(separator: " ")) did not finish in 60 s")
+            return Run(status: -1, stdout: "", stderr: "")
+        }
+        return Run(
+            status: process.terminationStatus,
+            stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+        )
+    }
+
     /// `storekeeper report revenue` against a running demo: the table, the CSV, a refused range, and no key.
     @Test func revenueReportReadsARunningServer() async throws {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-cli-report-\(UUID().uuidString)")
@@ -202,7 +235,7 @@ import FoundationNetworking
         try demo.run()
         defer {
             demo.terminate()
-            demo.waitUntilExit()
+            for _ in 0..<600 where demo.isRunning { usleep(10_000) }
         }
         let server = "http://127.0.0.1:\(port)"
         var up = false
@@ -216,20 +249,20 @@ import FoundationNetworking
         let key = try #require(secrets?["adminKey"] as? String)
         let range = ["--from", "2026-01-01", "--to", "2026-02-01", "--server", server]
 
-        let table = try run(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": key])
+        let table = try await runAsync(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": key])
         #expect(table.status == 0, "\(table.stderr)")
         #expect(table.stdout.hasPrefix("revenue 2026-01-01 to 2026-02-01"))
         #expect(table.stdout.contains("day  product  storefront  currency  units  gross  proceeds  refunds  net"))
-        let csv = try run(["report", "revenue", "--csv"] + range, environment: ["STOREKEEPER_ADMIN_KEY": key])
+        let csv = try await runAsync(["report", "revenue", "--csv"] + range, environment: ["STOREKEEPER_ADMIN_KEY": key])
         #expect(csv.status == 0 && csv.stdout.hasPrefix("day,product_id,storefront,currency,units,gross"))
-        let backwards = try run(
+        let backwards = try await runAsync(
             ["report", "revenue", "--from", "2026-02-01", "--to", "2026-01-01", "--server", server],
             environment: ["STOREKEEPER_ADMIN_KEY": key]
         )
         #expect(backwards.status == 1 && backwards.stderr.contains("invalid_range"))
-        let wrongKey = try run(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": "not-the-key-at-all"])
+        let wrongKey = try await runAsync(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": "not-the-key-at-all"])
         #expect(wrongKey.status == 1 && wrongKey.stderr.contains("401"))
-        let noKey = try run(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": ""])
+        let noKey = try await runAsync(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": ""])
         #expect(noKey.status != 0 && noKey.stderr.contains("STOREKEEPER_ADMIN_KEY"))
     }
 

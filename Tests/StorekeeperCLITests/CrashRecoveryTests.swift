@@ -52,7 +52,13 @@ import Testing
         func kill() {
             guard process.isRunning else { return }
             Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            Self.reap(process)
+        }
+
+        /// Waits (at most 30 s) for a killed child to be reaped. Polled: `waitUntilExit()` spins a run loop on the
+        /// calling thread, and these calls run on the test's small cooperative pool.
+        static func reap(_ process: Process) {
+            for _ in 0..<3000 where process.isRunning { usleep(10_000) }
         }
     }
 
@@ -295,6 +301,7 @@ import Testing
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
+        for _ in 0..<600 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!process.isRunning, "psql finished")
     }
 }

@@ -44,7 +44,8 @@ import Testing
             while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
             guard !process.isRunning else {
                 Foundation.kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                // Polled, not `waitUntilExit()`: that spins a run loop on one of the test's few cooperative threads.
+                for _ in 0..<600 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
                 return nil
             }
             return process.terminationStatus
