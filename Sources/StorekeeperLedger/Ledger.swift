@@ -293,7 +293,10 @@ public final class Ledger: Sendable {
                     user: user,
                     subject: answered.transactionId,
                     occurredAt: uow.now,
-                    details: ["transactionId": answered.transactionId, "requestId": id, "answer": answer]
+                    details: [
+                        "transactionId": answered.transactionId, "requestId": id, "answer": answer,
+                        "requestedAt": String(answered.requestedAt.millis), "deadlineAt": String(answered.deadline.millis),
+                    ]
                 )
             )
             try await uow.flush()
@@ -625,6 +628,11 @@ public final class Ledger: Sendable {
     }
 
     // MARK: Reading the outbox
+
+    /// The latest event's position (0 when the outbox is empty).
+    public func lastEventPosition() async throws -> Int64 {
+        try await provider.withSession { db in try await EventsTable.lastPosition(on: db) }
+    }
 
     /// Events after `position` (all users, or one), oldest first.
     public func events(after position: Int64, user: UserID? = nil, limit: Int) async throws -> [EventsTable.Stored] {

@@ -91,7 +91,12 @@ public struct ServerComponents: Sendable {
             )
         }
         let processor = jobs.processor
-        let intake = NotificationIntake(ledger: ledger, applies: lifecycle.processNotifications, onStored: { processor?.notificationStored() })
+        let intake = NotificationIntake(
+            ledger: ledger,
+            applies: lifecycle.processNotifications,
+            metrics: metrics,
+            onStored: { processor?.notificationStored() }
+        )
         self.intake = intake
         let lease = JobLease(ledger: ledger)
         // Without a Server API key the sweep still asks verifyReceipt about subscriptions proved by a receipt.
@@ -128,8 +133,18 @@ public struct ServerComponents: Sendable {
                 logger: logger
             )
         }
+        let businessMetrics = BusinessMetrics(
+            ledger: ledger,
+            backlog: BacklogStore(provider: provider),
+            metrics: metrics,
+            interval: lifecycle.metricsInterval ?? .seconds(15),
+            ready: ready,
+            logger: logger
+        )
+        jobs.businessMetrics = businessMetrics
         self.jobs = jobs
         var services: [any Service] = [catalog]
+        if lifecycle.metricsInterval != nil { services.append(businessMetrics) }
         if let processor { services.append(processor) }
         if let catchUp = jobs.catchUp, lifecycle.catchUpInterval != nil { services.append(catchUp) }
         if let sweep = jobs.sweep, lifecycle.sweepInterval != nil { services.append(sweep) }

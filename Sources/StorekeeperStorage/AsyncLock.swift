@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A first-come, first-served async lock: waiters suspend instead of blocking a thread.
-final class AsyncLock: Sendable {
+public final class AsyncLock: Sendable {
     private struct State {
         var locked = false
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -9,7 +9,9 @@ final class AsyncLock: Sendable {
 
     private let state = Mutex(State())
 
-    func lock() async {
+    public init() {}
+
+    public func lock() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let acquired = state.withLock { state -> Bool in
                 if state.locked {
@@ -23,7 +25,7 @@ final class AsyncLock: Sendable {
         }
     }
 
-    func unlock() {
+    public func unlock() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if state.waiters.isEmpty {
                 state.locked = false
@@ -35,7 +37,7 @@ final class AsyncLock: Sendable {
         next?.resume()
     }
 
-    func withLock<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
+    public func withLock<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
         await lock()
         defer { unlock() }
         return try await body()

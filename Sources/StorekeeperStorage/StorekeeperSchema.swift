@@ -272,5 +272,9 @@ public enum StorekeeperSchema {
             // The revenue report reads a range of purchase days.
             try await db.raw("CREATE INDEX apple_transactions_by_purchase_date ON apple_transactions (purchase_date)").run()
         },
+        Migration("010_backlog_counts") { db, _ in
+            // The business metrics count orders that ran out unpaid, by expiry, every few seconds.
+            try await db.raw("CREATE INDEX orders_by_status ON orders (status, expires_at)").run()
+        },
     ]
 }

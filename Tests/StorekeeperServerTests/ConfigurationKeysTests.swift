@@ -192,6 +192,9 @@ import Testing
             ) {
                 $0.lifecycle.consumptionInterval == .seconds(45)
             },
+            Key(dotted: "lifecycle.metricsSeconds", environment: "LIFECYCLE_METRICS_SECONDS", environmentValue: "5", json: 5) {
+                $0.lifecycle.metricsInterval == .seconds(5)
+            },
             Key(dotted: "lifecycle.maxAttempts", environment: "LIFECYCLE_MAX_ATTEMPTS", environmentValue: "3", json: 3) {
                 $0.lifecycle.maxAttempts == 3
             },

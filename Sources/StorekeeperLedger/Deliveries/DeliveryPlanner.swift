@@ -311,7 +311,7 @@ enum DeliveryPlanner {
                 transferredFrom: plan.transferFrom,
                 riskFlags: farmed.contains(t.transactionId) ? [introductoryOfferRepeatedFlag] : []
             )
-            uow.emit(deliveredEvent(delivery, transaction: t, at: now))
+            uow.emit(deliveredEvent(delivery, request: request, at: now))
             if let submitter = plan.refusedSubmitter {
                 uow.record(refusal(t, owner: plan.owner, submitter: submitter, at: now))
                 results[plan.index] = .success(.ownedByAnotherUser(transactionId: t.transactionId))
@@ -475,10 +475,14 @@ enum DeliveryPlanner {
         )
     }
 
-    private static func deliveredEvent(_ delivery: Delivery, transaction: VerifiedTransaction, at now: Date) -> LedgerEvent {
+    private static func deliveredEvent(_ delivery: Delivery, request: DeliveryRequest, at now: Date) -> LedgerEvent {
+        let transaction = request.transaction
+        // `via`: how the purchase reached Storekeeper — Apple's notification (no submitter) or what the client sent.
         var details = [
             "transactionId": delivery.transactionId, "originalTransactionId": delivery.originalTransactionId,
             "productId": delivery.productId, "productKind": delivery.productKind.rawValue, "environment": delivery.environment,
+            "purchasedAt": String(transaction.purchaseDate.millis),
+            "via": request.submitter == nil ? "notification" : transaction.source.rawValue,
         ]
         if let orderId = delivery.orderId { details["orderId"] = orderId }
         switch delivery.grant {

@@ -119,6 +119,14 @@ enum Revocations {
         if taken > 0 { details["coinsTaken"] = String(taken) }
         if forgiven > 0 { details["coinsForgiven"] = String(forgiven) }
         if let revocationType { details["revocationType"] = revocationType }
+        details["environment"] = delivered.environment
+        if revocation == .refund, let price = delivered.price, let currency = delivered.currency {
+            // What Apple gave back: all of the price, or its prorated share (milliunits of a percent, 100000 = all).
+            let share = revocationType == "REFUND_PRORATED" ? Int64(min(max(revocationPercentage ?? 100_000, 0), 100_000)) : 100_000
+            let (product, overflow) = price.multipliedReportingOverflow(by: share)
+            details["refundedAmount"] = String(overflow ? price : product / 100_000)
+            details["currency"] = currency
+        }
         uow.emit(LedgerEvent(type: .refunded, user: user, subject: transactionId, occurredAt: uow.now, details: details))
         return .revoked(user: user, coinsTaken: taken, coinsForgiven: forgiven)
     }

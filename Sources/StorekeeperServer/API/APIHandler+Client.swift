@@ -104,6 +104,7 @@ extension APIHandler {
             transactionId: nil
         )
         try await ledger.createOrder(order)
+        metrics.order("created")
         return .created(.init(body: .json(try .init(order, now: now))))
     }
 
@@ -120,7 +121,7 @@ extension APIHandler {
     func cancelOrder(_ input: Operations.CancelOrder.Input) async throws -> Operations.CancelOrder.Output {
         let (user, _) = try RequestScope.current().clientUser()
         let id = try InputText.check(input.path.id, field: "orderId")
-        _ = try await ledger.cancelOrder(id, user: user)
+        if try await ledger.cancelOrder(id, user: user) { metrics.order("cancelled") }
         guard let order = try await orders.find(id, of: user) else {
             throw StorekeeperError.notFound("unknown_order", "no order \(id) for this user")
         }
@@ -128,6 +129,42 @@ extension APIHandler {
     }
 
     func submitPurchase(_ input: Operations.SubmitPurchase.Input) async throws -> Operations.SubmitPurchase.Output {
+        let path =
+            switch input.body {
+            case .json(let value): value.signedTransaction == nil ? "receipt" : "signed_transaction"
+            }
+        return try await countedSubmission(path) {
+            try await submitPurchaseOnce(input)
+        } outcome: { output in
+            switch output {
+            case .ok(let ok): (try? ok.body.json.outcome.rawValue) ?? "delivered"
+            case .accepted: "parked"
+            default: "other"
+            }
+        }
+    }
+
+    /// Counts a purchase submission under its path and outcome (`delivered`, `parked`, `retry`, `rejected`).
+    private func countedSubmission<T>(
+        _ path: String,
+        _ body: () async throws -> T,
+        outcome: (T) -> String
+    ) async throws -> T {
+        do {
+            let result = try await body()
+            metrics.submission(path: path, outcome: outcome(result))
+            return result
+        } catch let error as StorekeeperError {
+            let retry = error.outcome == .retry || (error.outcome == nil && [.unavailable, .internal].contains(error.kind))
+            metrics.submission(path: path, outcome: retry ? "retry" : "rejected")
+            throw error
+        } catch {
+            metrics.submission(path: path, outcome: "retry")
+            throw error
+        }
+    }
+
+    private func submitPurchaseOnce(_ input: Operations.SubmitPurchase.Input) async throws -> Operations.SubmitPurchase.Output {
         let identity = try RequestScope.current().client()
         let body =
             switch input.body {
@@ -187,8 +224,15 @@ extension APIHandler {
         guard body.signedTransactions.count <= 500 else {
             throw StorekeeperError.invalidInput("too_many_transactions", "restore at most 500 transactions per request")
         }
-        let results = try await purchases.restore(body.signedTransactions, identity: identity)
-        return .ok(.init(body: .json(try answer(results, focus: nil))))
+        return try await countedSubmission("restore") {
+            let results = try await purchases.restore(body.signedTransactions, identity: identity)
+            return Operations.RestorePurchases.Output.ok(.init(body: .json(try answer(results, focus: nil))))
+        } outcome: { output in
+            switch output {
+            case .ok(let ok): (try? ok.body.json.outcome.rawValue) ?? "delivered"
+            default: "other"
+            }
+        }
     }
 
     /// One answer for many items: the focused transaction's outcome, or `retry` if any item should be retried.

@@ -29,6 +29,8 @@ public struct LifecycleConfiguration: Sendable {
     public var refundPreference: [ProductKind: String]
     /// `v2` (Send Consumption Information, API 1.19) or `v1` (the older endpoint and body).
     public var consumptionAPIVersion: String
+    /// How often the business metrics read the outbox and the backlog counts; nil turns them off.
+    public var metricsInterval: Duration?
 
     public init(
         coinClawback: CoinClawbackPolicy = .debt,
@@ -42,7 +44,8 @@ public struct LifecycleConfiguration: Sendable {
         consumptionInterval: Duration? = .seconds(30),
         customerConsented: Bool = false,
         refundPreference: [ProductKind: String] = [:],
-        consumptionAPIVersion: String = "v2"
+        consumptionAPIVersion: String = "v2",
+        metricsInterval: Duration? = .seconds(15)
     ) {
         self.coinClawback = coinClawback
         self.batchSize = batchSize
@@ -56,13 +59,14 @@ public struct LifecycleConfiguration: Sendable {
         self.customerConsented = customerConsented
         self.refundPreference = refundPreference
         self.consumptionAPIVersion = consumptionAPIVersion
+        self.metricsInterval = metricsInterval
     }
 
     /// Reads `lifecycle.*`: `coinClawback` (`debt` | `floor`), `batchSize` (256), `maxAttempts` (8),
     /// `pollMilliseconds` (250), `process` (true), `catchUpSeconds` (3600; 0 off), `catchUpLookbackDays` (180),
     /// `sweepSeconds` (900; 0 off), `consumption.intervalSeconds` (30; 0 off), `consumption.customerConsented`
     /// (false), `consumption.api` (`v2` | `v1`), `consumption.refundPreference.<kind>` for `consumable`,
-    /// `nonConsumable`, `nonRenewing`, `autoRenewable`. Environment form: `LIFECYCLE_COIN_CLAWBACK`, ...
+    /// `nonConsumable`, `nonRenewing`, `autoRenewable`, `metricsSeconds` (15; 0 off). Environment form: `LIFECYCLE_COIN_CLAWBACK`, ...
     init(reader: StrictConfigReader) throws {
         let policy = CoinClawbackPolicy(rawValue: try reader.choice("coinClawback", ["debt", "floor"], default: "debt")) ?? .debt
         func interval(_ key: String, _ fallback: Int) throws -> Duration? {
@@ -91,7 +95,8 @@ public struct LifecycleConfiguration: Sendable {
             consumptionInterval: try interval("consumption.intervalSeconds", 30),
             customerConsented: try reader.bool("consumption.customerConsented", default: false),
             refundPreference: preferences,
-            consumptionAPIVersion: try reader.choice("consumption.api", ["v2", "v1"], default: "v2")
+            consumptionAPIVersion: try reader.choice("consumption.api", ["v2", "v1"], default: "v2"),
+            metricsInterval: try interval("metricsSeconds", 15)
         )
     }
 }

@@ -30,13 +30,37 @@ struct AppleNotificationsController {
 
     func add(to routes: APIRoutes) {
         let router = routes.router
-        router.post("apple/notifications/v2") { request, context in try await receiveV2(request, context: context, appName: nil) }
-        router.post("apple/notifications/v2/:app") { request, context in
-            try await receiveV2(request, context: context, appName: try context.parameters.require("app"))
+        router.post("apple/notifications/v2") { request, context in
+            try await counted("notification_v2") { try await receiveV2(request, context: context, appName: nil) }
         }
-        router.post("apple/notifications/v1") { request, context in try await receiveV1(request, context: context, appName: nil) }
+        router.post("apple/notifications/v2/:app") { request, context in
+            try await counted("notification_v2") {
+                try await receiveV2(request, context: context, appName: try context.parameters.require("app"))
+            }
+        }
+        router.post("apple/notifications/v1") { request, context in
+            try await counted("notification_v1") { try await receiveV1(request, context: context, appName: nil) }
+        }
         router.post("apple/notifications/v1/:app") { request, context in
-            try await receiveV1(request, context: context, appName: try context.parameters.require("app"))
+            try await counted("notification_v1") {
+                try await receiveV1(request, context: context, appName: try context.parameters.require("app"))
+            }
+        }
+    }
+
+    /// Counts a webhook call under its path: `stored` or `duplicate` (told by the handler), `refused` (a 4xx: Apple
+    /// will not be asked again) or `retry` (a 5xx: Apple sends it again).
+    private func counted(_ path: String, _ body: () async throws -> (Response, String)) async throws -> Response {
+        do {
+            let (response, outcome) = try await body()
+            metrics.submission(path: path, outcome: outcome)
+            return response
+        } catch let error as StorekeeperError where ![.unavailable, .internal].contains(error.kind) {
+            metrics.submission(path: path, outcome: "refused")
+            throw error
+        } catch {
+            metrics.submission(path: path, outcome: "retry")
+            throw error
         }
     }
 
@@ -76,7 +100,7 @@ struct AppleNotificationsController {
         return error
     }
 
-    func receiveV2(_ request: Request, context: StorekeeperRequestContext, appName: String?) async throws -> Response {
+    func receiveV2(_ request: Request, context: StorekeeperRequestContext, appName: String?) async throws -> (Response, String) {
         let text = try await body(request, context: context)
         guard let signed = try? AppStoreJSON.decodePayload(SignedBody.self, from: Array(text.utf8)) else {
             throw await reject(text, format: "v2", context: context, error: .invalidInput("malformed_json", "expected {\"signedPayload\": \"…\"}"))
@@ -91,7 +115,7 @@ struct AppleNotificationsController {
         }
         let stored: NotificationIntake.Stored
         do {
-            stored = try await intake.storeV2(signed.signedPayload, body: text, app: app)
+            stored = try await intake.storeV2(signed.signedPayload, body: text, app: app, path: "notification_v2")
         } catch let error as StorekeeperError where error.outcome == .rejected {
             throw await reject(text, format: "v2", context: context, error: error)
         }
@@ -101,10 +125,11 @@ struct AppleNotificationsController {
                 "storekeeper.notification.uuid": "\(stored.id)", "type": "\(stored.type)", "duplicate": "\(!stored.isNew)",
             ]
         )
-        return try context.json(Answer(status: stored.isNew ? "stored" : "duplicate", id: stored.id))
+        let status = stored.isNew ? "stored" : "duplicate"
+        return (try context.json(Answer(status: status, id: stored.id)), status)
     }
 
-    func receiveV1(_ request: Request, context: StorekeeperRequestContext, appName: String?) async throws -> Response {
+    func receiveV1(_ request: Request, context: StorekeeperRequestContext, appName: String?) async throws -> (Response, String) {
         let text = try await body(request, context: context)
         guard let notification = try? AppStoreJSON.makeDecoder().decode(ResponseBodyV1.self, from: Data(text.utf8)) else {
             throw await reject(text, format: "v1", context: context, error: .invalidInput("malformed_json", "not a V1 notification body"))
@@ -152,6 +177,7 @@ struct AppleNotificationsController {
             applying: nil
         )
         if stored { intake.onStored() }
-        return try context.json(Answer(status: stored ? "stored" : "duplicate", id: id))
+        let status = stored ? "stored" : "duplicate"
+        return (try context.json(Answer(status: status, id: id)), status)
     }
 }

@@ -4,4 +4,5 @@ struct LifecycleJobs: Sendable {
     var catchUp: NotificationCatchUp?
     var sweep: RenewalSweep?
     var responder: ConsumptionResponder?
+    var businessMetrics: BusinessMetrics?
 }

@@ -110,7 +110,7 @@ public struct NotificationCatchUp: Service {
                 guard let signed = item.signedPayload else { continue }
                 let body = String(decoding: try JSONSerialization.data(withJSONObject: ["signedPayload": signed]), as: UTF8.self)
                 do {
-                    if try await intake.storeV2(signed, body: body, app: app).isNew { added += 1 }
+                    if try await intake.storeV2(signed, body: body, app: app, path: "catch_up").isNew { added += 1 }
                 } catch let error as StorekeeperError where error.outcome == .rejected {
                     logger.error("notification from history refused", metadata: ["error": "\(error)"])
                 }

@@ -10,6 +10,7 @@ struct NotificationIntake: Sendable {
     let ledger: Ledger
     /// Whether this process applies notifications as it stores them (otherwise a processor elsewhere does).
     let applies: Bool
+    let metrics: ServerMetrics
     let onStored: @Sendable () -> Void
     /// The certificate chains every notification repeats, recognised without hashing them again.
     let headerDigests = HeaderDigestCache()
@@ -23,7 +24,8 @@ struct NotificationIntake: Sendable {
 
     /// Verifies `signedPayload` against `app` and stores it; throws a ``StorekeeperError`` (`outcome` rejected)
     /// when it fails verification, or a retry error when verification could not run.
-    func storeV2(_ signedPayload: String, body: String, app: AppRegistry.App) async throws -> Stored {
+    /// `path` names where it came from for the metrics (`notification_v2`, `catch_up`).
+    func storeV2(_ signedPayload: String, body: String, app: AppRegistry.App, path: String) async throws -> Stored {
         let payload: ResponseBodyV2DecodedPayload
         var original: String?
         var transactionId: String?
@@ -94,6 +96,7 @@ struct NotificationIntake: Sendable {
             )
         }
         let isNew = try await ledger.store(received, applying: message)
+        if isNew, let signed = payload.signedDate { metrics.notificationStored(path: path, lag: Date().timeIntervalSince(signed)) }
         if isNew, !applies { onStored() }
         return Stored(id: uuid, isNew: isNew, type: payload.notificationType.rawValue)
     }

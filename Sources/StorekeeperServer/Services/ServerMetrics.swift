@@ -4,84 +4,284 @@ import Metrics
 import Prometheus
 
 /// The server's metrics, kept in its own Prometheus registry (no global metrics system) and served at `/metrics`.
+///
+/// Recorded through swift-metrics' types on a Prometheus factory. Every family is declared once in ``families``
+/// with its type and meaning; the alert rules and the Grafana dashboard under `deploy/` may name only these (a test
+/// checks both against a running server's `/metrics`).
 public struct ServerMetrics: Sendable {
+    /// A metric family the server exports.
+    public struct Family: Sendable, Hashable {
+        public enum Kind: String, Sendable { case counter, gauge, histogram }
+        public let name: String
+        public let kind: Kind
+        public let help: String
+    }
+
+    // MARK: Families
+
+    static let httpRequests = Family(name: "http_server_requests_total", kind: .counter, help: "HTTP requests answered, by route, method and status.")
+    static let httpDuration = Family(name: "http_server_request_duration_seconds", kind: .histogram, help: "Time to answer an HTTP request.")
+    static let verificationFailures = Family(
+        name: "storekeeper_verification_failures_total",
+        kind: .counter,
+        help: "Signed payloads and receipts that failed verification, by reason."
+    )
+    static let deliveries = Family(
+        name: "storekeeper_deliveries_total",
+        kind: .counter,
+        help: "Client submissions that delivered (result new) or found the purchase already delivered (repeat)."
+    )
+    static let refusals = Family(name: "storekeeper_refusals_total", kind: .counter, help: "Requests refused with a client error, by code.")
+    static let riskFlags = Family(name: "storekeeper_risk_flags_total", kind: .counter, help: "Risks noticed on delivered purchases, by flag.")
+    static let appleRequests = Family(
+        name: "storekeeper_apple_requests_total",
+        kind: .counter,
+        help: "Calls to Apple (verifyReceipt, the App Store Server API) by endpoint and outcome."
+    )
+    static let appleDuration = Family(name: "storekeeper_apple_request_duration_seconds", kind: .histogram, help: "Apple's answer time, by endpoint.")
+    static let notificationsProcessed = Family(
+        name: "storekeeper_notifications_processed_total",
+        kind: .counter,
+        help: "Notifications the processor applied, or failed to apply (retried later)."
+    )
+    static let jobRuns = Family(name: "storekeeper_job_runs_total", kind: .counter, help: "Runs of the periodic jobs.")
+    static let jobItems = Family(name: "storekeeper_job_items_total", kind: .counter, help: "Items the periodic jobs handled.")
+    static let orders = Family(
+        name: "storekeeper_orders_total",
+        kind: .counter,
+        help: "Orders by event: created, paid (a purchase delivered on it), cancelled, expired (ran out unpaid)."
+    )
+    static let submissions = Family(
+        name: "storekeeper_submissions_total",
+        kind: .counter,
+        help: "What clients and Apple sent, by path (signed_transaction, receipt, restore, notification_v2, notification_v1, catch_up) and outcome."
+    )
+    static let purchasesDelivered = Family(
+        name: "storekeeper_purchases_delivered_total",
+        kind: .counter,
+        help: "Transactions delivered for the first time (committed), by product kind, environment and the path that brought them."
+    )
+    static let deliveryDelay = Family(
+        name: "storekeeper_delivery_delay_seconds",
+        kind: .histogram,
+        help: "Apple's purchase date to delivery, by the path that brought the transaction."
+    )
+    static let notificationLag = Family(
+        name: "storekeeper_notification_lag_seconds",
+        kind: .histogram,
+        help: "Apple's signedDate to the notification stored, by path."
+    )
+    static let refunds = Family(
+        name: "storekeeper_refunds_total",
+        kind: .counter,
+        help: "Transactions taken back (refund or Family Sharing revoke), by product, kind and environment."
+    )
+    static let refundedAmount = Family(
+        name: "storekeeper_refunded_amount_total",
+        kind: .counter,
+        help: "Customer money Apple refunded (prorated where Apple says), in units of the currency."
+    )
+    static let consumptionAnswers = Family(
+        name: "storekeeper_consumption_answers_total",
+        kind: .counter,
+        help: "Answers to Apple's refund questions, by whether they went out inside Apple's 12 hours."
+    )
+    static let consumptionDelay = Family(
+        name: "storekeeper_consumption_answer_delay_seconds",
+        kind: .histogram,
+        help: "Apple's refund question to Storekeeper's accepted answer."
+    )
+    static let notificationBacklog = Family(
+        name: "storekeeper_notifications_backlog",
+        kind: .gauge,
+        help: "Notifications needing attention by status: pending (not yet applied), dead (dead letters), rejected."
+    )
+    static let pendingRecovery = Family(
+        name: "storekeeper_pending_recovery",
+        kind: .gauge,
+        help: "Verified purchases on the pending-recovery list (unattributed or of an unknown product)."
+    )
+    static let pendingRecoveryAge = Family(
+        name: "storekeeper_pending_recovery_oldest_age_seconds",
+        kind: .gauge,
+        help: "How long the oldest purchase on the pending-recovery list has waited (0 when the list is empty)."
+    )
+    static let consumptionOpen = Family(
+        name: "storekeeper_consumption_requests_open",
+        kind: .gauge,
+        help: "Apple's refund questions not yet answered."
+    )
+    static let consumptionOverdue = Family(
+        name: "storekeeper_consumption_requests_overdue",
+        kind: .gauge,
+        help: "Apple's refund questions not answered and past Apple's 12-hour deadline."
+    )
+    static let businessRefreshed = Family(
+        name: "storekeeper_business_metrics_refreshed_timestamp_seconds",
+        kind: .gauge,
+        help: "When the business metrics were last read from the database (Unix seconds)."
+    )
+
+    /// Every family the server exports.
+    public static let families: [Family] = [
+        httpRequests, httpDuration, verificationFailures, deliveries, refusals, riskFlags, appleRequests, appleDuration,
+        notificationsProcessed, jobRuns, jobItems, orders, submissions, purchasesDelivered, deliveryDelay, notificationLag,
+        refunds, refundedAmount, consumptionAnswers, consumptionDelay, notificationBacklog, pendingRecovery,
+        pendingRecoveryAge, consumptionOpen, consumptionOverdue, businessRefreshed,
+    ]
+
+    static let requestBuckets: [Duration] = [
+        .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
+        .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+        .seconds(2.5), .seconds(5), .seconds(10),
+    ]
+    /// Seconds to hours: a purchase delivered at once, after a retry, or only by the next day's notification.
+    static let delayBuckets: [Double] = [0.5, 1, 2, 5, 15, 30, 60, 300, 900, 3_600, 21_600, 86_400, 259_200]
+    /// Around Apple's 12-hour deadline.
+    static let consumptionBuckets: [Double] = [60, 300, 900, 1_800, 3_600, 7_200, 21_600, 36_000, 43_200, 86_400]
+
     public let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
 
     public init() {
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [
-            .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
-            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
-            .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+        factory.defaultDurationHistogramBuckets = Self.requestBuckets
+        factory.valueHistogramBuckets = [
+            Self.deliveryDelay.name: Self.delayBuckets, Self.notificationLag.name: Self.delayBuckets,
+            Self.consumptionDelay.name: Self.consumptionBuckets,
         ]
         self.factory = factory
+        // Series alerts and panels divide by exist from the first scrape, at zero.
+        for event in ["created", "paid", "cancelled", "expired"] { counter(Self.orders, [("event", event)]) }
+        for inTime in ["true", "false"] { counter(Self.consumptionAnswers, [("in_time", inTime)]) }
+        for result in ["applied", "failed"] { counter(Self.notificationsProcessed, [("result", result)]) }
+        counter(Self.riskFlags, [("flag", "introductory_offer_repeated")])
+        _ = seconds(Self.consumptionDelay, [])
+        backlog(notifications: [:], pendingRecovery: 0, oldestPendingAge: 0, consumptionOpen: 0, consumptionOverdue: 0, at: nil)
     }
+
+    @discardableResult
+    func counter(_ family: Family, _ labels: [(String, String)]) -> CoreMetrics.Counter {
+        CoreMetrics.Counter(label: family.name, dimensions: labels, factory: factory)
+    }
+
+    func gauge(_ family: Family, _ labels: [(String, String)]) -> CoreMetrics.Gauge {
+        CoreMetrics.Gauge(label: family.name, dimensions: labels, factory: factory)
+    }
+
+    /// A histogram of seconds (its buckets are the factory's for the family).
+    func seconds(_ family: Family, _ labels: [(String, String)]) -> CoreMetrics.Recorder {
+        CoreMetrics.Recorder(label: family.name, dimensions: labels, aggregate: true, factory: factory)
+    }
+
+    func duration(_ family: Family, _ labels: [(String, String)]) -> Metrics.Timer {
+        Metrics.Timer(label: family.name, dimensions: labels, factory: factory)
+    }
+
+    // MARK: The service
 
     /// One HTTP request answered.
     public func request(route: String, method: String, status: Int, nanoseconds: UInt64) {
-        let dimensions = [("route", route), ("method", method), ("status", String(status))]
-        Counter(label: "http_server_requests_total", dimensions: dimensions, factory: factory).increment()
-        Timer(label: "http_server_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory)
-            .recordNanoseconds(Int64(clamping: nanoseconds))
+        counter(Self.httpRequests, [("route", route), ("method", method), ("status", String(status))]).increment()
+        duration(Self.httpDuration, [("route", route), ("method", method)]).recordNanoseconds(Int64(clamping: nanoseconds))
     }
 
     /// A signed payload or receipt that failed verification, by reason (`invalid_signature`, `wrong_app`, ...).
     public func verificationFailed(reason: String) {
-        Counter(label: "storekeeper_verification_failures_total", dimensions: [("reason", reason)], factory: factory).increment()
+        counter(Self.verificationFailures, [("reason", reason)]).increment()
     }
 
     /// A transaction delivered (`result` new) or found already delivered (`repeat`).
     public func delivered(kind: String, environment: String, result: String) {
-        Counter(
-            label: "storekeeper_deliveries_total",
-            dimensions: [("product_kind", kind), ("environment", environment), ("result", result)],
-            factory: factory
-        ).increment()
+        counter(Self.deliveries, [("product_kind", kind), ("environment", environment), ("result", result)]).increment()
     }
 
     /// A request refused with a client error code.
     public func refused(code: String) {
-        Counter(label: "storekeeper_refusals_total", dimensions: [("code", code)], factory: factory).increment()
+        counter(Self.refusals, [("code", code)]).increment()
     }
 
     /// Risks noticed on delivered purchases (`introductory_offer_repeated`): delivered, audited and counted here.
     public func riskFlags(_ flags: [String]) {
-        for flag in flags {
-            Counter(label: "storekeeper_risk_flags_total", dimensions: [("flag", flag)], factory: factory).increment()
-        }
+        for flag in flags { counter(Self.riskFlags, [("flag", flag)]).increment() }
     }
 
-    /// A call to Apple (verifyReceipt, the App Store Server API), with its outcome.
+    /// A call to Apple (verifyReceipt, the App Store Server API, App Store Connect), with its outcome.
     public func appleCall(endpoint: String, outcome: String, nanoseconds: UInt64) {
-        Counter(
-            label: "storekeeper_apple_requests_total",
-            dimensions: [("endpoint", endpoint), ("outcome", outcome)],
-            factory: factory
-        ).increment()
-        Timer(label: "storekeeper_apple_request_duration_seconds", dimensions: [("endpoint", endpoint)], factory: factory)
-            .recordNanoseconds(Int64(clamping: nanoseconds))
+        counter(Self.appleRequests, [("endpoint", endpoint), ("outcome", outcome)]).increment()
+        duration(Self.appleDuration, [("endpoint", endpoint)]).recordNanoseconds(Int64(clamping: nanoseconds))
     }
 
     /// A batch of notifications applied (or failed, to be retried).
     public func notificationsProcessed(applied: Int, failed: Int) {
-        if applied > 0 {
-            Counter(label: "storekeeper_notifications_processed_total", dimensions: [("result", "applied")], factory: factory)
-                .increment(by: Int64(applied))
-        }
-        if failed > 0 {
-            Counter(label: "storekeeper_notifications_processed_total", dimensions: [("result", "failed")], factory: factory)
-                .increment(by: Int64(failed))
-        }
+        if applied > 0 { counter(Self.notificationsProcessed, [("result", "applied")]).increment(by: Int64(applied)) }
+        if failed > 0 { counter(Self.notificationsProcessed, [("result", "failed")]).increment(by: Int64(failed)) }
     }
 
     /// A periodic job's run (catch-up, sweep, consumption responder) and how many items it handled.
     public func jobRun(_ job: String, items: Int) {
-        Counter(label: "storekeeper_job_runs_total", dimensions: [("job", job)], factory: factory).increment()
-        if items > 0 {
-            Counter(label: "storekeeper_job_items_total", dimensions: [("job", job)], factory: factory).increment(by: Int64(items))
+        counter(Self.jobRuns, [("job", job)]).increment()
+        counter(Self.jobItems, [("job", job)]).increment(by: Int64(max(0, items)))
+    }
+
+    // MARK: The business (seed 004)
+
+    /// An order's event: `created`, `paid`, `cancelled`, `expired`.
+    public func order(_ event: String, count: Int = 1) {
+        guard count > 0 else { return }
+        counter(Self.orders, [("event", event)]).increment(by: Int64(count))
+    }
+
+    /// One submission by a client or Apple and what came of it.
+    public func submission(path: String, outcome: String) {
+        counter(Self.submissions, [("path", path), ("outcome", outcome)]).increment()
+    }
+
+    /// A notification stored for the first time, `seconds` after Apple signed it.
+    public func notificationStored(path: String, lag seconds: Double) {
+        self.seconds(Self.notificationLag, [("path", path)]).record(max(0, seconds))
+    }
+
+    /// A transaction delivered for the first time, `delay` seconds after Apple's purchase date.
+    public func purchaseDelivered(kind: String, environment: String, via: String, delay: Double?) {
+        counter(Self.purchasesDelivered, [("product_kind", kind), ("environment", environment), ("via", via)]).increment()
+        if let delay { seconds(Self.deliveryDelay, [("via", via)]).record(max(0, delay)) }
+    }
+
+    /// A transaction taken back, with the customer money Apple refunded when the price is known.
+    public func refunded(productId: String, kind: String, environment: String, amount: Double?, currency: String?) {
+        counter(Self.refunds, [("product_id", productId), ("kind", kind), ("environment", environment)]).increment()
+        if let amount, let currency, amount > 0 {
+            CoreMetrics.FloatingPointCounter(label: Self.refundedAmount.name, dimensions: [("currency", currency)], factory: factory).increment(
+                by: amount
+            )
         }
+    }
+
+    /// An answer Apple accepted, `delay` seconds after its question.
+    public func consumptionAnswered(inTime: Bool, delay: Double) {
+        counter(Self.consumptionAnswers, [("in_time", inTime ? "true" : "false")]).increment()
+        seconds(Self.consumptionDelay, []).record(max(0, delay))
+    }
+
+    /// What waits on someone, as read from the database.
+    public func backlog(
+        notifications: [String: Int],
+        pendingRecovery: Int,
+        oldestPendingAge: Double,
+        consumptionOpen: Int,
+        consumptionOverdue: Int,
+        at now: Date?
+    ) {
+        for status in ["pending", "dead", "rejected"] {
+            gauge(Self.notificationBacklog, [("status", status)]).record(Double(notifications[status] ?? 0))
+        }
+        gauge(Self.pendingRecovery, []).record(Double(pendingRecovery))
+        gauge(Self.pendingRecoveryAge, []).record(max(0, oldestPendingAge))
+        gauge(Self.consumptionOpen, []).record(Double(consumptionOpen))
+        gauge(Self.consumptionOverdue, []).record(Double(consumptionOverdue))
+        gauge(Self.businessRefreshed, []).record(now?.timeIntervalSince1970 ?? 0)
     }
 
     /// The Prometheus text exposition.

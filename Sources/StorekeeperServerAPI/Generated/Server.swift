@@ -4627,7 +4627,8 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
     /// Run a lifecycle job now
     ///
     /// `process-notifications` (until nothing due is left), `catch-up` (Get Notification History), `renewal-sweep`
-    /// (Get All Subscription Statuses) or `consumption-responder`. The optional `now` (epoch milliseconds, 2000 to
+    /// (Get All Subscription Statuses), `consumption-responder` or `business-metrics` (read the outbox and the
+    /// backlog counts into `/metrics` now; items: events counted). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///

@@ -61,6 +61,10 @@ public enum AppleTransactionsTable {
         public var productId: String
         public var productKind: ProductKind
         public var original: String
+        public var environment: String
+        /// The price Apple signed (milliunits of `currency`), when it did.
+        public var price: Int64?
+        public var currency: String?
     }
 
     /// The delivered transaction with this id, if any.
@@ -68,7 +72,7 @@ public enum AppleTransactionsTable {
         guard
             let row = try await db.raw(
                 """
-                SELECT user_id, product_id, product_kind, original_transaction_id FROM apple_transactions
+                SELECT user_id, product_id, product_kind, original_transaction_id, environment, price, currency FROM apple_transactions
                 WHERE transaction_id = \(bind: transactionId)
                 """
             ).first()
@@ -77,7 +81,10 @@ public enum AppleTransactionsTable {
             user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
             productId: try row.decode(column: "product_id", as: String.self),
             productKind: ProductKind(rawValue: try row.decode(column: "product_kind", as: String.self)) ?? .consumable,
-            original: try row.decode(column: "original_transaction_id", as: String.self)
+            original: try row.decode(column: "original_transaction_id", as: String.self),
+            environment: try row.decode(column: "environment", as: String.self),
+            price: try row.decode(column: "price", as: Int64?.self),
+            currency: try row.decode(column: "currency", as: String?.self)
         )
     }
 

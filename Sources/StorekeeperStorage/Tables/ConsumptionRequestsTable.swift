@@ -50,20 +50,22 @@ public enum ConsumptionRequestsTable {
         now: Date,
         on db: any SQLDatabase
     ) async throws
-        -> (user: UserID?, transactionId: String)?
+        -> (user: UserID?, transactionId: String, requestedAt: Date, deadline: Date)?
     {
         guard
             let row = try await db.raw(
                 """
                 UPDATE consumption_requests SET status = 'answered', answer = \(bind: answer), answered_at = \(bind: now.millis),
                     claimed_until = NULL, last_error = NULL, updated_at = \(bind: now.millis)
-                WHERE id = \(bind: id) AND status = 'pending' RETURNING user_id, transaction_id
+                WHERE id = \(bind: id) AND status = 'pending' RETURNING user_id, transaction_id, requested_at, deadline_at
                 """
             ).first()
         else { return nil }
         return (
             try row.decode(column: "user_id", as: String?.self).map(UserID.init(rawValue:)),
-            try row.decode(column: "transaction_id", as: String.self)
+            try row.decode(column: "transaction_id", as: String.self),
+            Date(millis: try row.decode(column: "requested_at", as: Int64.self)),
+            Date(millis: try row.decode(column: "deadline_at", as: Int64.self))
         )
     }
 }

@@ -92,6 +92,11 @@ public enum EventsTable {
         out += "\""
     }
 
+    /// The latest event's position (0 when there is none).
+    public static func lastPosition(on db: any SQLDatabase) async throws -> Int64 {
+        try await db.raw("SELECT COALESCE(MAX(position), 0) AS last FROM events").first()?.decode(column: "last", as: Int64.self) ?? 0
+    }
+
     /// Events after `position`, oldest first.
     public static func after(_ position: Int64, user: UserID? = nil, limit: Int, on db: any SQLDatabase) async throws -> [Stored] {
         let filter: SQLQueryString = user.map { " AND user_id = \(bind: $0.rawValue)" } ?? ""

@@ -164,7 +164,8 @@ struct ServerHarness: Sendable {
                 pollInterval: .milliseconds(20),
                 catchUpInterval: nil,
                 sweepInterval: nil,
-                consumptionInterval: nil
+                consumptionInterval: nil,
+                metricsInterval: nil
             )
         )
     }

@@ -7977,7 +7977,8 @@ public enum Operations {
     /// Run a lifecycle job now
     ///
     /// `process-notifications` (until nothing due is left), `catch-up` (Get Notification History), `renewal-sweep`
-    /// (Get All Subscription Statuses) or `consumption-responder`. The optional `now` (epoch milliseconds, 2000 to
+    /// (Get All Subscription Statuses), `consumption-responder` or `business-metrics` (read the outbox and the
+    /// backlog counts into `/metrics` now; items: events counted). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///
@@ -7995,6 +7996,7 @@ public enum Operations {
                     case catchUp = "catch-up"
                     case renewalSweep = "renewal-sweep"
                     case consumptionResponder = "consumption-responder"
+                    case businessMetrics = "business-metrics"
                 }
                 /// - Remark: Generated from `#/paths/v1/admin/jobs/{job}/run/POST/path/job`.
                 public var job: Operations.AdminRunJob.Input.Path.JobPayload
