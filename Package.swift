@@ -43,9 +43,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
     ],
     targets: [
+        // zlib from the system: App Store Connect's reports are gzip files.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "AppStoreWire",
             dependencies: [
+                "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

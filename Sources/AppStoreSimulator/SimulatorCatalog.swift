@@ -15,6 +15,9 @@ public struct SimulatorCatalog: Codable, Sendable, Hashable {
         public var code: String
         public var id: String
         public var currency: String
+        /// Tax included in this storefront's prices, per mille (China: 60), which Apple takes out before its
+        /// commission; nil where prices exclude tax (the United States).
+        public var taxPermille: Int?
     }
 
     /// A subscription group: one active subscription per customer at a time.

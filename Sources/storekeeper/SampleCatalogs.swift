@@ -49,7 +49,7 @@ enum SampleCatalogs {
           "appAppleId": 1234567890,
           "storefronts": [
             { "code": "USA", "id": "143441", "currency": "USD" },
-            { "code": "CHN", "id": "143465", "currency": "CNY" }
+            { "code": "CHN", "id": "143465", "currency": "CNY", "taxPermille": 60 }
           ],
           "subscriptionGroups": [
             { "id": "21000001", "name": "Membership", "gracePeriodDays": 16 },

@@ -14,20 +14,23 @@ public struct ServerAPITokenVerifier: Sendable {
     public static let audience = AppStoreAPITokenGenerator.audience
     /// Apple's ceiling on `exp - iat`.
     public static let maximumLifetime = TimeInterval(AppStoreAPITokenGenerator.maximumLifetimeSeconds)
+    /// The App Store Connect API's ceiling.
+    public static let appStoreConnectMaximumLifetime = TimeInterval(AppStoreConnectTokenGenerator.maximumLifetimeSeconds)
 
     /// The In-App Purchase public keys, by key id (`kid`).
     public var publicKeys: [String: P256.Signing.PublicKey]
     /// The App Store Connect issuer id every token must carry in `iss`.
     public var issuerId: String
-    /// The bundle id every token must carry in `bid`.
-    public var bundleId: String
+    /// The bundle id every token must carry in `bid`; nil for the App Store Connect API, whose team-key tokens carry
+    /// none (and live at most 20 minutes).
+    public var bundleId: String?
     /// How far `iat` may lie ahead of `now`, for clients whose clocks run a little fast.
     public var allowedClockSkew: TimeInterval
 
     public init(
         publicKeys: [String: P256.Signing.PublicKey],
         issuerId: String,
-        bundleId: String,
+        bundleId: String?,
         allowedClockSkew: TimeInterval = 60
     ) {
         self.publicKeys = publicKeys
@@ -79,8 +82,17 @@ public struct ServerAPITokenVerifier: Sendable {
         guard aud == Self.audience else { throw .wrongAudience(aud) }
         guard let iss = claims.iss else { throw .missingClaim("iss") }
         guard iss == issuerId else { throw .wrongIssuer(iss) }
-        guard let bid = claims.bid else { throw .missingClaim("bid") }
-        guard bid == bundleId else { throw .wrongBundleId(bid) }
+        let bid: String
+        if let bundleId {
+            guard let claimed = claims.bid else { throw .missingClaim("bid") }
+            guard claimed == bundleId else { throw .wrongBundleId(claimed) }
+            bid = claimed
+        } else {
+            // A team key's token names no app.
+            if let claimed = claims.bid { throw .wrongBundleId(claimed) }
+            bid = ""
+        }
+        let maximumLifetime = bundleId == nil ? Self.appStoreConnectMaximumLifetime : Self.maximumLifetime
         guard let exp = claims.exp else { throw .missingClaim("exp") }
         let expiresAt = Date(timeIntervalSince1970: exp)
 
@@ -88,7 +100,7 @@ public struct ServerAPITokenVerifier: Sendable {
             // Without iat the lifetime cannot be measured, so the remaining validity is held to Apple's ceiling
             // instead (skew allowed, as for iat): a token good for a day is refused whenever it is presented.
             guard expiresAt > now else { throw .expired(expiresAt: expiresAt) }
-            guard expiresAt.timeIntervalSince(now) <= Self.maximumLifetime + allowedClockSkew else {
+            guard expiresAt.timeIntervalSince(now) <= maximumLifetime + allowedClockSkew else {
                 throw .expiresTooFarAhead(expiresAt: expiresAt)
             }
             return ServerAPITokenClaims(keyId: jws.keyId, issuerId: iss, bundleId: bid, issuedAt: nil, expiresAt: expiresAt)
@@ -96,7 +108,7 @@ public struct ServerAPITokenVerifier: Sendable {
         // Lifetime first: a token minted for two hours is wrong whenever it is presented, and saying so helps
         // more than "expired" would.
         let lifetime = exp - iat
-        guard lifetime > 0, lifetime <= Self.maximumLifetime else { throw .invalidLifetime(seconds: lifetime) }
+        guard lifetime > 0, lifetime <= maximumLifetime else { throw .invalidLifetime(seconds: lifetime) }
         let issuedAt = Date(timeIntervalSince1970: iat)
         guard issuedAt.timeIntervalSince(now) <= allowedClockSkew else { throw .issuedInFuture(issuedAt: issuedAt) }
         guard expiresAt > now else { throw .expired(expiresAt: expiresAt) }

@@ -13,11 +13,62 @@ public final class AppleEndpointFaults: Sendable {
         /// Statuses the next verifyReceipt calls answer with instead of the real one (e.g. 21005, 21100).
         public var verifyReceiptStatuses: [Int]
 
-        public init(serverErrorNext: Int = 0, rateLimitNext: Int = 0, retryAfterSeconds: Int = 60, verifyReceiptStatuses: [Int] = []) {
+        /// Hours past the day's end before App Store Connect serves a day's report (Apple's are late some days).
+        public var reportDelayHours: Int
+        /// Answer this many upcoming report downloads with 404 "not available yet" whatever the date.
+        public var reportNotAvailableNext: Int
+        /// Answer this many upcoming report downloads with a body that is not a gzip report.
+        public var reportMalformedNext: Int
+
+        public init(
+            serverErrorNext: Int = 0,
+            rateLimitNext: Int = 0,
+            retryAfterSeconds: Int = 60,
+            verifyReceiptStatuses: [Int] = [],
+            reportDelayHours: Int = 0,
+            reportNotAvailableNext: Int = 0,
+            reportMalformedNext: Int = 0
+        ) {
             self.serverErrorNext = serverErrorNext
             self.rateLimitNext = rateLimitNext
             self.retryAfterSeconds = retryAfterSeconds
             self.verifyReceiptStatuses = verifyReceiptStatuses
+            self.reportDelayHours = reportDelayHours
+            self.reportNotAvailableNext = reportNotAvailableNext
+            self.reportMalformedNext = reportMalformedNext
+        }
+
+        // Every field may be left out of the control API's JSON.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(
+                serverErrorNext: try container.decodeIfPresent(Int.self, forKey: .serverErrorNext) ?? 0,
+                rateLimitNext: try container.decodeIfPresent(Int.self, forKey: .rateLimitNext) ?? 0,
+                retryAfterSeconds: try container.decodeIfPresent(Int.self, forKey: .retryAfterSeconds) ?? 60,
+                verifyReceiptStatuses: try container.decodeIfPresent([Int].self, forKey: .verifyReceiptStatuses) ?? [],
+                reportDelayHours: min(max(try container.decodeIfPresent(Int.self, forKey: .reportDelayHours) ?? 0, 0), 24 * 30),
+                reportNotAvailableNext: try container.decodeIfPresent(Int.self, forKey: .reportNotAvailableNext) ?? 0,
+                reportMalformedNext: try container.decodeIfPresent(Int.self, forKey: .reportMalformedNext) ?? 0
+            )
+        }
+    }
+
+    enum ReportFault {
+        case notAvailable
+        case malformed
+    }
+
+    func takeReportFault() -> ReportFault? {
+        state.withLock { settings in
+            if settings.reportNotAvailableNext > 0 {
+                settings.reportNotAvailableNext -= 1
+                return .notAvailable
+            }
+            if settings.reportMalformedNext > 0 {
+                settings.reportMalformedNext -= 1
+                return .malformed
+            }
+            return nil
         }
     }
 

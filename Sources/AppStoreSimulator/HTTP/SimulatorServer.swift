@@ -20,19 +20,26 @@ public enum SimulatorServer {
         public var sharedSecret: String?
         /// Switchable faults on these endpoints.
         public var faults: AppleEndpointFaults
+        /// The App Store Connect vendor number report downloads must name.
+        public var vendorNumber: String
+
+        /// The vendor number of a simulator started without one.
+        public static let defaultVendorNumber = "80000001"
 
         public init(
             apiKeys: [String: P256.Signing.PublicKey],
             issuerId: String,
             receiptIdentity: ReceiptSigningIdentity,
             sharedSecret: String? = nil,
-            faults: AppleEndpointFaults = AppleEndpointFaults()
+            faults: AppleEndpointFaults = AppleEndpointFaults(),
+            vendorNumber: String = Self.defaultVendorNumber
         ) {
             self.apiKeys = apiKeys
             self.issuerId = issuerId
             self.receiptIdentity = receiptIdentity
             self.sharedSecret = sharedSecret
             self.faults = faults
+            self.vendorNumber = vendorNumber
         }
     }
 
@@ -87,6 +94,13 @@ public enum SimulatorServer {
                 bundleId: await store.catalog.bundleId
             )
             ServerAPIController<BasicRequestContext>(store: store, tokens: tokens, faults: apple.faults).add(to: router)
+            // App Store Connect: the same keys sign team tokens here (Apple's are separate team keys).
+            ReportsController<BasicRequestContext>(
+                store: store,
+                tokens: ServerAPITokenVerifier(publicKeys: apple.apiKeys, issuerId: apple.issuerId, bundleId: nil),
+                vendorNumber: apple.vendorNumber,
+                faults: apple.faults
+            ).add(to: router)
             ReceiptController<BasicRequestContext>(
                 store: store,
                 identity: apple.receiptIdentity,
