@@ -627,6 +627,16 @@ public final class Ledger: Sendable {
         }
     }
 
+    // MARK: Reconciliation
+
+    /// Records a day's reconciliation: a reconciled day replaces its findings in one transaction (re-runs are
+    /// idempotent); an unavailable report or a failed run keeps what an earlier run found.
+    public func recordReconciliation(_ day: ReconciliationTable.Day, findings: [Reconciliation.Finding]) async throws {
+        try await write { uow in
+            try await ReconciliationTable.record(day, findings: findings, now: uow.now, on: uow.db)
+        }
+    }
+
     // MARK: Reading the outbox
 
     /// The latest event's position (0 when the outbox is empty).

@@ -1,3 +1,4 @@
+import AppStoreWire
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -23,6 +24,7 @@ public struct ServerComponents: Sendable {
     let orders: OrderStore
     let accounts: AccountStore
     let revenue: RevenueStore
+    let reconciliations: ReconciliationStore
     let subscriptions: SubscriptionStore
     let inbox: NotificationInbox
     let refusals: NotificationRefusalStore
@@ -67,7 +69,10 @@ public struct ServerComponents: Sendable {
         )
         orders = OrderStore(provider: provider)
         accounts = AccountStore(provider: provider)
-        revenue = RevenueStore(provider: provider)
+        let revenue = RevenueStore(provider: provider)
+        self.revenue = revenue
+        let reconciliations = ReconciliationStore(provider: provider)
+        self.reconciliations = reconciliations
         let subscriptions = SubscriptionStore(provider: provider)
         self.subscriptions = subscriptions
         inbox = NotificationInbox(provider: provider)
@@ -142,9 +147,30 @@ public struct ServerComponents: Sendable {
             logger: logger
         )
         jobs.businessMetrics = businessMetrics
+        if let reports = configuration.reports {
+            jobs.reconciler = Reconciler(
+                client: AppStoreConnectReportsClient(
+                    httpClient: httpClient,
+                    tokens: try AppStoreConnectTokenGenerator(privateKeyPEM: reports.privateKeyPEM, keyId: reports.keyId, issuerId: reports.issuerId),
+                    baseURL: reports.url
+                ),
+                configuration: reports,
+                apps: apps,
+                catalog: catalog,
+                revenue: revenue,
+                store: reconciliations,
+                ledger: ledger,
+                lease: lease,
+                smallBusiness: configuration.smallBusinessProgram,
+                metrics: metrics,
+                ready: ready,
+                logger: logger
+            )
+        }
         self.jobs = jobs
         var services: [any Service] = [catalog]
         if lifecycle.metricsInterval != nil { services.append(businessMetrics) }
+        if let reconciler = jobs.reconciler, configuration.reports?.reconcileInterval != nil { services.append(reconciler) }
         if let processor { services.append(processor) }
         if let catchUp = jobs.catchUp, lifecycle.catchUpInterval != nil { services.append(catchUp) }
         if let sweep = jobs.sweep, lifecycle.sweepInterval != nil { services.append(sweep) }

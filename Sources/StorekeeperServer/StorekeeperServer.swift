@@ -143,7 +143,8 @@ public enum StorekeeperServer {
             jobs: components.jobs,
             orderLifetime: components.configuration.orderLifetime,
             smallBusinessProgram: components.configuration.smallBusinessProgram,
-            revenue: components.revenue
+            revenue: components.revenue,
+            reconciliations: components.reconciliations
         )
         try api.registerHandlers(on: RouteGroupTransport(routes: routes, signer: components.answerSigner), configuration: APIHandler.coding)
         return router

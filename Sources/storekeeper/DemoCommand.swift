@@ -76,7 +76,7 @@ struct DemoCommand: AsyncParsableCommand {
             port: simulatorPort,
             logger: logger
         )
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             port: port,
             database: .sqlite(path: state.appendingPathComponent("storekeeper.sqlite").path),
             catalogFile: catalogFile,
@@ -101,6 +101,14 @@ struct DemoCommand: AsyncParsableCommand {
                 adminKeys: ["demo-admin": secrets.adminKey],
                 answerSigningKeyPEM: secrets.answerSigningKey
             )
+        )
+        // The simulator's App Store Connect takes the same key as the team key: `storekeeper reconcile` works here.
+        configuration.reports = ReportsConfiguration(
+            vendorNumber: SimulatorServer.AppleSide.defaultVendorNumber,
+            keyId: apiKey.keyId,
+            issuerId: apiKey.issuerId,
+            privateKeyPEM: apiKey.privateKey.pemRepresentation,
+            url: simulatorURL
         )
         let server = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
         // Written straight to the file handle: stdout is block-buffered when piped, and the demo runs until killed.

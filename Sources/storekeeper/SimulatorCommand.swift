@@ -128,9 +128,9 @@ struct SimulatorCommand: AsyncParsableCommand {
             )
         }
         logger.info(
-            "App Store Server API key",
+            "App Store Server API key (also App Store Connect's team key for the reports)",
             metadata: [
-                "keyId": "\(apiKey.keyId)", "issuerId": "\(apiKey.issuerId)",
+                "keyId": "\(apiKey.keyId)", "issuerId": "\(apiKey.issuerId)", "vendorNumber": "\(apple.vendorNumber)",
                 "p8": "\(stateURL.appendingPathComponent(SimulatorAPIKey.fileName).path)",
             ]
         )

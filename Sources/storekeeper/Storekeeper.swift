@@ -9,7 +9,7 @@ struct Storekeeper: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, MigrateCommand.self, DemoCommand.self, VerifyCommand.self, DecodeCommand.self, SignOfferCommand.self,
             SampleCommand.self, SimulatorCommand.self, SimulatorAdvanceCommand.self, BenchCommand.self,
-            BenchPurchasesCommand.self, BenchNotificationsCommand.self, ReportCommand.self,
+            BenchPurchasesCommand.self, BenchNotificationsCommand.self, ReportCommand.self, ReconcileCommand.self,
         ]
     )
 

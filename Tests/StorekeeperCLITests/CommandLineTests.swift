@@ -264,6 +264,26 @@ import FoundationNetworking
         #expect(wrongKey.status == 1 && wrongKey.stderr.contains("401"))
         let noKey = try await runAsync(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": ""])
         #expect(noKey.status != 0 && noKey.stderr.contains("STOREKEEPER_ADMIN_KEY"))
+
+        // The demo reconciles against its simulator (a sandbox: Apple's reports and Storekeeper's books both empty).
+        let reconcile = try await runAsync(
+            ["reconcile", "--from", "2026-01-01", "--to", "2026-01-03", "--server", server],
+            environment: ["STOREKEEPER_ADMIN_KEY": key]
+        )
+        #expect(reconcile.status == 0, "\(reconcile.stderr)")
+        #expect(reconcile.stdout.contains("2026-01-01  reconciled") && reconcile.stdout.contains("2026-01-02  reconciled"), "\(reconcile.stdout)")
+        #expect(reconcile.stdout.hasSuffix("no findings\n"))
+        let findingsCSV = try await runAsync(
+            ["reconcile", "--csv", "--from", "2026-01-01", "--to", "2026-01-02", "--server", server],
+            environment: ["STOREKEEPER_ADMIN_KEY": key]
+        )
+        #expect(
+            findingsCSV.status == 0
+                && findingsCSV.stdout
+                    == "day,kind,product_id,storefront,currency,apple_units,storekeeper_units,apple_amount,storekeeper_amount,transaction_ids,detail\n"
+        )
+        let badRange = try await runAsync(["reconcile", "--from", "2026-01-05", "--to", "2026-01-01"], environment: ["STOREKEEPER_ADMIN_KEY": key])
+        #expect(badRange.status != 0 && badRange.stderr.contains("--from"))
     }
 
     @Test func simulatorHelpDocumentsEveryOption() throws {

@@ -192,6 +192,27 @@ import Testing
             ) {
                 $0.lifecycle.consumptionInterval == .seconds(45)
             },
+            Key(dotted: "reports.vendorNumber", environment: "REPORTS_VENDOR_NUMBER", environmentValue: "85012345", json: "85012345") {
+                $0.reports?.vendorNumber == "85012345"
+            },
+            Key(dotted: "reports.key.id", environment: "REPORTS_KEY_ID", environmentValue: "TEAMKEY9", json: "TEAMKEY9") {
+                $0.reports?.keyId == "TEAMKEY9"
+            },
+            Key(dotted: "reports.key.issuer", environment: "REPORTS_KEY_ISSUER", environmentValue: "team-issuer", json: "team-issuer") {
+                $0.reports?.issuerId == "team-issuer"
+            },
+            Key(dotted: "reports.key.path", environment: "REPORTS_KEY_PATH", environmentValue: p8, json: p8) {
+                $0.reports?.privateKeyPEM.contains("PRIVATE KEY") == true
+            },
+            Key(dotted: "reports.url", environment: "REPORTS_URL", environmentValue: "http://127.0.0.1:8090", json: "http://127.0.0.1:8090") {
+                $0.reports?.url == "http://127.0.0.1:8090"
+            },
+            Key(dotted: "reports.reconcileSeconds", environment: "REPORTS_RECONCILE_SECONDS", environmentValue: "0", json: 0) {
+                $0.reports != nil && $0.reports?.reconcileInterval == nil
+            },
+            Key(dotted: "reports.lookbackDays", environment: "REPORTS_LOOKBACK_DAYS", environmentValue: "5", json: 5) {
+                $0.reports?.lookbackDays == 5
+            },
             Key(dotted: "lifecycle.metricsSeconds", environment: "LIFECYCLE_METRICS_SECONDS", environmentValue: "5", json: 5) {
                 $0.lifecycle.metricsInterval == .seconds(5)
             },
@@ -270,6 +291,7 @@ import Testing
             ("auth.adminKeys", 42), ("http.port", "eighty"), ("http.port", 70_000), ("apps.main.allowSandbox", "yes"),
             ("catalog.refreshSeconds", 0), ("lifecycle.batchSize", -1), ("db.postgres.tls", "sometimes"),
             ("lifecycle.maxAttempts", 1_000_000), ("auth.apiKeys", ["backend:short"]), ("log.level", "loud"),
+            ("reports.vendorNumber", "ninety"), ("reports.lookbackDays", 90),
         ]
         for (dotted, value) in wrong {
             var object = base

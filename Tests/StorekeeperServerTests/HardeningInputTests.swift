@@ -134,7 +134,7 @@ struct HardeningInputTests {
             #expect(reply.outcome == "retry", "kept until the catalog is fixed: \(reply.text)")
             #expect(try await server.call(.GET, "/health").status == 200, "the process is still alive")
 
-            for job in ["process-notifications", "catch-up", "renewal-sweep", "consumption-responder", "business-metrics"] {
+            for job in ["process-notifications", "catch-up", "renewal-sweep", "consumption-responder", "business-metrics", "reconciliation"] {
                 for now in [Int64.max, Int64.min, -1] {
                     let run = try await server.call(.POST, "/v1/admin/jobs/\(job)/run", json: ["now": now], headers: ServerHarness.adminHeaders)
                     #expect(run.status == 400, "\(job) \(now): \(run.text)")

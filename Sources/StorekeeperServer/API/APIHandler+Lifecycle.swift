@@ -146,6 +146,9 @@ extension APIHandler {
         case .consumptionResponder:
             guard let responder = jobs.responder else { throw unavailable(job.rawValue) }
             items = try await responder.runOnce(now: now)
+        case .reconciliation:
+            guard let reconciler = jobs.reconciler else { throw unavailable(job.rawValue) }
+            items = try await reconciler.runOnce(now: now)
         case .businessMetrics:
             guard let businessMetrics = jobs.businessMetrics else { throw unavailable(job.rawValue) }
             items = try await businessMetrics.refresh(now: now)

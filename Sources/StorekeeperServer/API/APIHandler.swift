@@ -32,6 +32,8 @@ struct APIHandler: APIProtocol {
     var smallBusinessProgram = SmallBusinessProgram()
     /// The revenue report's reads.
     var revenue: RevenueStore?
+    /// Reconciliations run (read even when `reports.*` is not configured now).
+    var reconciliations: ReconciliationStore?
 
     /// The moment `?at=<epoch ms>` names (support: "what did they have when they wrote to us"; tests: a simulated
     /// clock), or now.

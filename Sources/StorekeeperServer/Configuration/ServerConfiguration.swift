@@ -37,6 +37,8 @@ public struct ServerConfiguration: Sendable {
     public var postgresMaximumConnections: Int = 20
     /// The level of the server's logs.
     public var logLevel: Logger.Level = .info
+    /// App Store Connect's reports for reconciliation (`reports.*`); nil: no reconciliation.
+    public var reports: ReportsConfiguration?
 
     public init(
         host: String = "127.0.0.1",
@@ -84,6 +86,7 @@ public struct ServerConfiguration: Sendable {
     /// - `policy.transfer` (`POLICY_TRANSFER`: `refuse` or `transfer`), `orders.lifetimeSeconds`
     ///   (`ORDERS_LIFETIME_SECONDS`, 86400)
     /// - `lifecycle.*` (see ``LifecycleConfiguration/init(reader:)``)
+    /// - `reports.*` (see ``ReportsConfiguration/read(reader:)``)
     /// - `log.level` (`LOG_LEVEL`, info)
     ///
     /// A value of the wrong type or out of range stops the start with a message naming its key.
@@ -118,6 +121,7 @@ public struct ServerConfiguration: Sendable {
         orderLifetime = .seconds(try reader.int("orders.lifetimeSeconds", in: 60...(366 * 86_400), default: 86_400))
         smallBusinessProgram = try SmallBusinessProgram(periods: (reader.list("revenue.smallBusinessProgram") ?? []).map(Self.programPeriod))
         lifecycle = try LifecycleConfiguration(reader: reader.scoped(to: "lifecycle"))
+        reports = try ReportsConfiguration.read(reader: reader.scoped(to: "reports"))
         logLevel = try Self.logLevel(reader: configReader)
         try validate()
     }

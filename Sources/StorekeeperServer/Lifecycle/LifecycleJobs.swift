@@ -5,4 +5,5 @@ struct LifecycleJobs: Sendable {
     var sweep: RenewalSweep?
     var responder: ConsumptionResponder?
     var businessMetrics: BusinessMetrics?
+    var reconciler: Reconciler?
 }

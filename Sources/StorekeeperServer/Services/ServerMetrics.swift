@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import Metrics
 import Prometheus
+import StorekeeperCore
 
 /// The server's metrics, kept in its own Prometheus registry (no global metrics system) and served at `/metrics`.
 ///
@@ -122,12 +123,23 @@ public struct ServerMetrics: Sendable {
         help: "When the business metrics were last read from the database (Unix seconds)."
     )
 
+    static let reconciliationRuns = Family(
+        name: "storekeeper_reconciliation_runs_total",
+        kind: .counter,
+        help: "Days reconciled against Apple's sales reports, by status (reconciled, not_available, failed)."
+    )
+    static let reconciliationFindings = Family(
+        name: "storekeeper_reconciliation_findings",
+        kind: .gauge,
+        help: "Disagreements with Apple's sales reports over the 35 days up to the latest reconciled, by kind."
+    )
+
     /// Every family the server exports.
     public static let families: [Family] = [
         httpRequests, httpDuration, verificationFailures, deliveries, refusals, riskFlags, appleRequests, appleDuration,
         notificationsProcessed, jobRuns, jobItems, orders, submissions, purchasesDelivered, deliveryDelay, notificationLag,
         refunds, refundedAmount, consumptionAnswers, consumptionDelay, notificationBacklog, pendingRecovery,
-        pendingRecoveryAge, consumptionOpen, consumptionOverdue, businessRefreshed,
+        pendingRecoveryAge, consumptionOpen, consumptionOverdue, businessRefreshed, reconciliationRuns, reconciliationFindings,
     ]
 
     static let requestBuckets: [Duration] = [
@@ -158,6 +170,8 @@ public struct ServerMetrics: Sendable {
         for result in ["applied", "failed"] { counter(Self.notificationsProcessed, [("result", result)]) }
         counter(Self.riskFlags, [("flag", "introductory_offer_repeated")])
         _ = seconds(Self.consumptionDelay, [])
+        for status in ["reconciled", "not_available", "failed"] { counter(Self.reconciliationRuns, [("status", status)]) }
+        reconciliationFindings([:])
         backlog(notifications: [:], pendingRecovery: 0, oldestPendingAge: 0, consumptionOpen: 0, consumptionOverdue: 0, at: nil)
     }
 
@@ -282,6 +296,18 @@ public struct ServerMetrics: Sendable {
         gauge(Self.consumptionOpen, []).record(Double(consumptionOpen))
         gauge(Self.consumptionOverdue, []).record(Double(consumptionOverdue))
         gauge(Self.businessRefreshed, []).record(now?.timeIntervalSince1970 ?? 0)
+    }
+
+    /// A day's reconciliation ended with `status`.
+    public func reconciliation(status: String) {
+        counter(Self.reconciliationRuns, [("status", status)]).increment()
+    }
+
+    /// Findings over the last 35 days, by kind (every kind, zero when none).
+    public func reconciliationFindings(_ counts: [String: Int]) {
+        for kind in Reconciliation.Kind.allCases {
+            gauge(Self.reconciliationFindings, [("kind", kind.rawValue)]).record(Double(counts[kind.rawValue] ?? 0))
+        }
     }
 
     /// The Prometheus text exposition.

@@ -65,6 +65,202 @@ extension Components {
                 case totals
             }
         }
+        /// - Remark: Generated from `#/components/schemas/Reconciliation`.
+        public struct Reconciliation: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload`.
+            public struct DaysPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload/day`.
+                public var day: Swift.String
+                /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload/status`.
+                @frozen public enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case reconciled = "reconciled"
+                    case notAvailable = "not_available"
+                    case failed = "failed"
+                }
+                /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload/status`.
+                public var status: Components.Schemas.Reconciliation.DaysPayloadPayload.StatusPayload
+                /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload/appleUnits`.
+                public var appleUnits: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload/storekeeperUnits`.
+                public var storekeeperUnits: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload/appleRefunds`.
+                public var appleRefunds: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload/storekeeperRefunds`.
+                public var storekeeperRefunds: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload/findings`.
+                public var findings: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload/message`.
+                public var message: Swift.String?
+                /// Epoch milliseconds.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload/ranAt`.
+                public var ranAt: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload/runs`.
+                public var runs: Swift.Int
+                /// Creates a new `DaysPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - day:
+                ///   - status:
+                ///   - appleUnits:
+                ///   - storekeeperUnits:
+                ///   - appleRefunds:
+                ///   - storekeeperRefunds:
+                ///   - findings:
+                ///   - message:
+                ///   - ranAt: Epoch milliseconds.
+                ///   - runs:
+                public init(
+                    day: Swift.String,
+                    status: Components.Schemas.Reconciliation.DaysPayloadPayload.StatusPayload,
+                    appleUnits: Swift.Int64,
+                    storekeeperUnits: Swift.Int64,
+                    appleRefunds: Swift.Int64,
+                    storekeeperRefunds: Swift.Int64,
+                    findings: Swift.Int,
+                    message: Swift.String? = nil,
+                    ranAt: Swift.Int64,
+                    runs: Swift.Int
+                ) {
+                    self.day = day
+                    self.status = status
+                    self.appleUnits = appleUnits
+                    self.storekeeperUnits = storekeeperUnits
+                    self.appleRefunds = appleRefunds
+                    self.storekeeperRefunds = storekeeperRefunds
+                    self.findings = findings
+                    self.message = message
+                    self.ranAt = ranAt
+                    self.runs = runs
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case day
+                    case status
+                    case appleUnits
+                    case storekeeperUnits
+                    case appleRefunds
+                    case storekeeperRefunds
+                    case findings
+                    case message
+                    case ranAt
+                    case runs
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Reconciliation/days`.
+            public typealias DaysPayload = [Components.Schemas.Reconciliation.DaysPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/Reconciliation/days`.
+            public var days: Components.Schemas.Reconciliation.DaysPayload
+            /// - Remark: Generated from `#/components/schemas/Reconciliation/findings`.
+            public var findings: [Components.Schemas.ReconciliationFinding]
+            /// Creates a new `Reconciliation`.
+            ///
+            /// - Parameters:
+            ///   - days:
+            ///   - findings:
+            public init(
+                days: Components.Schemas.Reconciliation.DaysPayload,
+                findings: [Components.Schemas.ReconciliationFinding]
+            ) {
+                self.days = days
+                self.findings = findings
+            }
+            public enum CodingKeys: String, CodingKey {
+                case days
+                case findings
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ReconciliationFinding`.
+        public struct ReconciliationFinding: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/day`.
+            public var day: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/kind`.
+            @frozen public enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case appleOnly = "apple_only"
+                case storekeeperOnly = "storekeeper_only"
+                case refundNotClawedBack = "refund_not_clawed_back"
+                case refundNotReported = "refund_not_reported"
+                case priceMismatch = "price_mismatch"
+                case proceedsMismatch = "proceeds_mismatch"
+            }
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/kind`.
+            public var kind: Components.Schemas.ReconciliationFinding.KindPayload
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/productId`.
+            public var productId: Swift.String
+            /// ISO 3166-1 alpha-3 (`?XX` for a report country ISO does not list).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/storefront`.
+            public var storefront: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/currency`.
+            public var currency: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/appleUnits`.
+            public var appleUnits: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/storekeeperUnits`.
+            public var storekeeperUnits: Swift.Int64
+            /// Customer price (proceeds for `proceeds_mismatch`), milliunits.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/appleAmount`.
+            public var appleAmount: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/storekeeperAmount`.
+            public var storekeeperAmount: Swift.Int64
+            /// Storekeeper's transactions on the line (a sample of at most 50).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/transactionIds`.
+            public var transactionIds: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/detail`.
+            public var detail: Swift.String
+            /// Creates a new `ReconciliationFinding`.
+            ///
+            /// - Parameters:
+            ///   - day:
+            ///   - kind:
+            ///   - productId:
+            ///   - storefront: ISO 3166-1 alpha-3 (`?XX` for a report country ISO does not list).
+            ///   - currency:
+            ///   - appleUnits:
+            ///   - storekeeperUnits:
+            ///   - appleAmount: Customer price (proceeds for `proceeds_mismatch`), milliunits.
+            ///   - storekeeperAmount:
+            ///   - transactionIds: Storekeeper's transactions on the line (a sample of at most 50).
+            ///   - detail:
+            public init(
+                day: Swift.String,
+                kind: Components.Schemas.ReconciliationFinding.KindPayload,
+                productId: Swift.String,
+                storefront: Swift.String,
+                currency: Swift.String,
+                appleUnits: Swift.Int64,
+                storekeeperUnits: Swift.Int64,
+                appleAmount: Swift.Int64,
+                storekeeperAmount: Swift.Int64,
+                transactionIds: [Swift.String],
+                detail: Swift.String
+            ) {
+                self.day = day
+                self.kind = kind
+                self.productId = productId
+                self.storefront = storefront
+                self.currency = currency
+                self.appleUnits = appleUnits
+                self.storekeeperUnits = storekeeperUnits
+                self.appleAmount = appleAmount
+                self.storekeeperAmount = storekeeperAmount
+                self.transactionIds = transactionIds
+                self.detail = detail
+            }
+            public enum CodingKeys: String, CodingKey {
+                case day
+                case kind
+                case productId
+                case storefront
+                case currency
+                case appleUnits
+                case storekeeperUnits
+                case appleAmount
+                case storekeeperAmount
+                case transactionIds
+                case detail
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/RevenueLine`.
         public struct RevenueLine: Codable, Hashable, Sendable {
             /// `YYYY-MM-DD`; empty in totals.

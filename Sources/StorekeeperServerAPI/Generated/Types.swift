@@ -226,6 +226,31 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/admin/reports/revenue`.
     /// - Remark: Generated from `#/paths//v1/admin/reports/revenue/get(adminRevenueReport)`.
     func adminRevenueReport(_ input: Operations.AdminRevenueReport.Input) async throws -> Operations.AdminRevenueReport.Output
+    /// Reconcile days against Apple's sales reports now
+    ///
+    /// For each UTC day in `[from, to)` (at most 31): downloads App Store Connect's daily Summary Sales Report,
+    /// tallies Storekeeper's deliveries (by purchase day) and refunds (by refund day) of paid production purchases,
+    /// and replaces the day's findings (re-runs are idempotent). A day whose report is not there yet is
+    /// `not_available` and keeps what an earlier run found. 409 `reconciliation_unavailable` when `reports.*` is not
+    /// configured; 400 `invalid_range` for a range that is not two dates in order, at most 31 days apart.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/reconciliation/run`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/run/post(adminRunReconciliation)`.
+    func adminRunReconciliation(_ input: Operations.AdminRunReconciliation.Input) async throws -> Operations.AdminRunReconciliation.Output
+    /// Days reconciled and what disagreed with Apple's reports
+    ///
+    /// The days in `[from, to)` (at most 366) that were reconciled, and their findings: `apple_only` (Apple counted
+    /// purchases Storekeeper never delivered: lost orders; the detail says whether the recovery list has them),
+    /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase
+    /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,
+    /// `refund_not_reported`, `price_mismatch`, `proceeds_mismatch`. Amounts in milliunits. `kind` narrows the
+    /// findings; `Accept: text/csv` answers the findings as CSV.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reconciliation`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/get(adminGetReconciliation)`.
+    func adminGetReconciliation(_ input: Operations.AdminGetReconciliation.Input) async throws -> Operations.AdminGetReconciliation.Output
     /// Credit or debit a user's coins
     ///
     /// Adds `amount` (negative to debit; the balance may go below zero) to the user's `coins`, audited with the
@@ -347,8 +372,9 @@ public protocol APIProtocol: Sendable {
     /// Run a lifecycle job now
     ///
     /// `process-notifications` (until nothing due is left), `catch-up` (Get Notification History), `renewal-sweep`
-    /// (Get All Subscription Statuses), `consumption-responder` or `business-metrics` (read the outbox and the
-    /// backlog counts into `/metrics` now; items: events counted). The optional `now` (epoch milliseconds, 2000 to
+    /// (Get All Subscription Statuses), `consumption-responder`, `business-metrics` (read the outbox and the
+    /// backlog counts into `/metrics` now; items: events counted) or `reconciliation` (the daily job: the last
+    /// `reports.lookbackDays` days before `now` against Apple's sales reports; items: days reconciled). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///
@@ -687,6 +713,47 @@ extension APIProtocol {
             headers: headers
         ))
     }
+    /// Reconcile days against Apple's sales reports now
+    ///
+    /// For each UTC day in `[from, to)` (at most 31): downloads App Store Connect's daily Summary Sales Report,
+    /// tallies Storekeeper's deliveries (by purchase day) and refunds (by refund day) of paid production purchases,
+    /// and replaces the day's findings (re-runs are idempotent). A day whose report is not there yet is
+    /// `not_available` and keeps what an earlier run found. 409 `reconciliation_unavailable` when `reports.*` is not
+    /// configured; 400 `invalid_range` for a range that is not two dates in order, at most 31 days apart.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/reconciliation/run`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/run/post(adminRunReconciliation)`.
+    public func adminRunReconciliation(
+        headers: Operations.AdminRunReconciliation.Input.Headers = .init(),
+        body: Operations.AdminRunReconciliation.Input.Body
+    ) async throws -> Operations.AdminRunReconciliation.Output {
+        try await adminRunReconciliation(Operations.AdminRunReconciliation.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Days reconciled and what disagreed with Apple's reports
+    ///
+    /// The days in `[from, to)` (at most 366) that were reconciled, and their findings: `apple_only` (Apple counted
+    /// purchases Storekeeper never delivered: lost orders; the detail says whether the recovery list has them),
+    /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase
+    /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,
+    /// `refund_not_reported`, `price_mismatch`, `proceeds_mismatch`. Amounts in milliunits. `kind` narrows the
+    /// findings; `Accept: text/csv` answers the findings as CSV.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reconciliation`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/get(adminGetReconciliation)`.
+    public func adminGetReconciliation(
+        query: Operations.AdminGetReconciliation.Input.Query,
+        headers: Operations.AdminGetReconciliation.Input.Headers = .init()
+    ) async throws -> Operations.AdminGetReconciliation.Output {
+        try await adminGetReconciliation(Operations.AdminGetReconciliation.Input(
+            query: query,
+            headers: headers
+        ))
+    }
     /// Credit or debit a user's coins
     ///
     /// Adds `amount` (negative to debit; the balance may go below zero) to the user's `coins`, audited with the
@@ -910,8 +977,9 @@ extension APIProtocol {
     /// Run a lifecycle job now
     ///
     /// `process-notifications` (until nothing due is left), `catch-up` (Get Notification History), `renewal-sweep`
-    /// (Get All Subscription Statuses), `consumption-responder` or `business-metrics` (read the outbox and the
-    /// backlog counts into `/metrics` now; items: events counted). The optional `now` (epoch milliseconds, 2000 to
+    /// (Get All Subscription Statuses), `consumption-responder`, `business-metrics` (read the outbox and the
+    /// backlog counts into `/metrics` now; items: events counted) or `reconciliation` (the daily job: the last
+    /// `reports.lookbackDays` days before `now` against Apple's sales reports; items: days reconciled). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///

@@ -3,9 +3,9 @@ import SQLKit
 import StorekeeperCore
 import Synchronization
 
-/// The read side of the revenue report: delivered transactions in a range of purchase days, each original
-/// transaction with its history (a subscription's earlier periods decide its commission), streamed row by row into
-/// ``RevenueReportBuilder`` so memory holds one original transaction at a time, not the range.
+/// The read side of the money reports: delivered transactions in a range of purchase days, each original
+/// transaction with its history (a subscription's earlier periods decide its commission), streamed row by row so
+/// memory holds one original transaction at a time, not the range.
 public struct RevenueStore: Sendable {
     let provider: any DatabaseProvider
 
@@ -13,17 +13,45 @@ public struct RevenueStore: Sendable {
 
     /// The report for purchases in `[from, to)`, and how many transactions were left out (not revenue).
     public func report(from: Date, to: Date, smallBusiness: SmallBusinessProgram) async throws -> (lines: [RevenueLine], skipped: Int) {
-        final class Accumulator: Sendable {
-            struct State {
-                var builder: RevenueReportBuilder
-                var original: String?
-                var history: [RevenueTransaction] = []
-                var failure: (any Error)?
-            }
-            let state: Mutex<State>
-            init(_ builder: RevenueReportBuilder) { state = Mutex(State(builder: builder)) }
+        let builder = try await histories(from: from, to: to, into: RevenueReportBuilder(from: from, to: to, smallBusiness: smallBusiness)) {
+            $0.add(history: $1)
         }
-        let accumulator = Accumulator(RevenueReportBuilder(from: from, to: to, smallBusiness: smallBusiness))
+        return (builder.report, builder.skipped)
+    }
+
+    /// Storekeeper's side of a reconciliation of `[from, to)`: purchases by purchase day, refunds by refund day.
+    public func reconciliationSide(from: Date, to: Date, smallBusiness: SmallBusinessProgram) async throws -> Reconciliation.Side {
+        var builder = try await histories(
+            from: from,
+            to: to,
+            into: Reconciliation.StorekeeperSideBuilder(from: from, to: to, smallBusiness: smallBusiness)
+        ) { $0.add(history: $1) }
+        let refunds = try await provider.withSession { db in
+            // Refunds Storekeeper applied in the range (revocations still standing), whenever the purchase was. The
+            // commerce columns are apple_transactions' alone.
+            try await db.raw(
+                """
+                SELECT r.revoked_at, t.transaction_id, t.original_transaction_id, t.product_id, t.product_kind, t.environment,
+                    t.quantity, t.purchase_date, t.expires_date, \(unsafeRaw: AppleTransactionsTable.commerceColumns)
+                FROM revocations r JOIN apple_transactions t ON t.transaction_id = r.transaction_id
+                WHERE r.revoked_at >= \(bind: from.millis) AND r.revoked_at < \(bind: to.millis) AND r.kind = 'refund'
+                    AND r.status = 'revoked'
+                """
+            ).all().map { row in (try Self.transaction(row), Date(millis: try row.decode(column: "revoked_at", as: Int64.self))) }
+        }
+        for (transaction, refundedAt) in refunds { builder.addRefund(transaction, refundedAt: refundedAt) }
+        return builder.side
+    }
+
+    /// Streams every original transaction with a purchase in `[from, to)`, with its whole history up to `to`, into
+    /// `state` through `add`.
+    public func histories<State: Sendable>(
+        from: Date,
+        to: Date,
+        into state: State,
+        add: @escaping @Sendable (inout State, [RevenueTransaction]) -> Void
+    ) async throws -> State {
+        let accumulator = HistoryAccumulator(state)
         try await provider.withSession { db in
             try await db.raw(
                 """
@@ -36,36 +64,52 @@ public struct RevenueStore: Sendable {
                 ORDER BY original_transaction_id, purchase_date
                 """
             ).run { row in
-                accumulator.state.withLock { state in
-                    guard state.failure == nil else { return }
+                accumulator.progress.withLock { progress in
+                    guard progress.failure == nil else { return }
                     do {
-                        let transaction = RevenueTransaction(
-                            transactionId: try row.decode(column: "transaction_id", as: String.self),
-                            originalTransactionId: try row.decode(column: "original_transaction_id", as: String.self),
-                            productId: try row.decode(column: "product_id", as: String.self),
-                            kind: ProductKind(rawValue: try row.decode(column: "product_kind", as: String.self)) ?? .consumable,
-                            purchaseDate: Date(millis: try row.decode(column: "purchase_date", as: Int64.self)),
-                            expiresDate: try row.decode(column: "expires_date", as: Int64?.self).map(Date.init(millis:)),
-                            quantity: Int(try row.decode(column: "quantity", as: Int64.self)),
-                            sandbox: try row.decode(column: "environment", as: String.self) != "Production",
-                            commerce: try AppleTransactionsTable.commerce(row: row)
-                        )
-                        if state.original != transaction.originalTransactionId {
-                            if !state.history.isEmpty { state.builder.add(history: state.history) }
-                            state.history.removeAll(keepingCapacity: true)
-                            state.original = transaction.originalTransactionId
+                        let transaction = try Self.transaction(row)
+                        if progress.original != transaction.originalTransactionId {
+                            if !progress.history.isEmpty { add(&progress.state, progress.history) }
+                            progress.history.removeAll(keepingCapacity: true)
+                            progress.original = transaction.originalTransactionId
                         }
-                        state.history.append(transaction)
+                        progress.history.append(transaction)
                     } catch {
-                        state.failure = error
+                        progress.failure = error
                     }
                 }
             }
         }
-        return try accumulator.state.withLock { state in
-            if let failure = state.failure { throw failure }
-            if !state.history.isEmpty { state.builder.add(history: state.history) }
-            return (state.builder.report, state.builder.skipped)
+        return try accumulator.progress.withLock { progress in
+            if let failure = progress.failure { throw failure }
+            if !progress.history.isEmpty { add(&progress.state, progress.history) }
+            return progress.state
         }
     }
+
+    static func transaction(_ row: any SQLRow) throws -> RevenueTransaction {
+        RevenueTransaction(
+            transactionId: try row.decode(column: "transaction_id", as: String.self),
+            originalTransactionId: try row.decode(column: "original_transaction_id", as: String.self),
+            productId: try row.decode(column: "product_id", as: String.self),
+            kind: ProductKind(rawValue: try row.decode(column: "product_kind", as: String.self)) ?? .consumable,
+            purchaseDate: Date(millis: try row.decode(column: "purchase_date", as: Int64.self)),
+            expiresDate: try row.decode(column: "expires_date", as: Int64?.self).map(Date.init(millis:)),
+            quantity: Int(try row.decode(column: "quantity", as: Int64.self)),
+            sandbox: try row.decode(column: "environment", as: String.self) != "Production",
+            commerce: try AppleTransactionsTable.commerce(row: row)
+        )
+    }
+}
+
+/// Gathers rows into one original transaction's history at a time (rows arrive on the database's thread).
+private final class HistoryAccumulator<State: Sendable>: Sendable {
+    struct Progress {
+        var state: State
+        var original: String?
+        var history: [RevenueTransaction] = []
+        var failure: (any Error)?
+    }
+    let progress: Mutex<Progress>
+    init(_ state: State) { progress = Mutex(Progress(state: state)) }
 }

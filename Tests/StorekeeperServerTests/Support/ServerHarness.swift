@@ -133,7 +133,7 @@ struct ServerHarness: Sendable {
 
     static func serverConfiguration(simulatorURL: String, database: ServerConfiguration.Database) throws -> ServerConfiguration {
         let catalog = try simulatorCatalog()
-        return ServerConfiguration(
+        var configuration = ServerConfiguration(
             port: 0,
             database: database,
             catalogFile: catalogURL.appendingPathComponent("storekeeper-catalog.json").path,
@@ -168,6 +168,16 @@ struct ServerHarness: Sendable {
                 metricsInterval: nil
             )
         )
+        // The simulator's App Store Connect takes its In-App Purchase key as the team key; days are reconciled on demand.
+        configuration.reports = ReportsConfiguration(
+            vendorNumber: SimulatorServer.AppleSide.defaultVendorNumber,
+            keyId: SharedIdentities.apiKeyId,
+            issuerId: SharedIdentities.issuerId,
+            privateKeyPEM: SharedIdentities.apiKey.pemRepresentation,
+            url: simulatorURL,
+            reconcileInterval: nil
+        )
+        return configuration
     }
 
     /// A database for one test: a fresh SQLite file, or a fresh PostgreSQL database dropped afterwards.

@@ -4614,6 +4614,509 @@ public enum Operations {
             }
         }
     }
+    /// Reconcile days against Apple's sales reports now
+    ///
+    /// For each UTC day in `[from, to)` (at most 31): downloads App Store Connect's daily Summary Sales Report,
+    /// tallies Storekeeper's deliveries (by purchase day) and refunds (by refund day) of paid production purchases,
+    /// and replaces the day's findings (re-runs are idempotent). A day whose report is not there yet is
+    /// `not_available` and keeps what an earlier run found. 409 `reconciliation_unavailable` when `reports.*` is not
+    /// configured; 400 `invalid_range` for a range that is not two dates in order, at most 31 days apart.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/reconciliation/run`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/run/post(adminRunReconciliation)`.
+    public enum AdminRunReconciliation {
+        public static let id: Swift.String = "adminRunReconciliation"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/reconciliation/run/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRunReconciliation.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRunReconciliation.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminRunReconciliation.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/admin/reconciliation/run/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/run/POST/requestBody/json`.
+                public struct JsonPayload: Codable, Hashable, Sendable {
+                    /// First day (UTC).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/admin/reconciliation/run/POST/requestBody/json/from`.
+                    public var from: Swift.String
+                    /// The day after the last.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/admin/reconciliation/run/POST/requestBody/json/to`.
+                    public var to: Swift.String
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - from: First day (UTC).
+                    ///   - to: The day after the last.
+                    public init(
+                        from: Swift.String,
+                        to: Swift.String
+                    ) {
+                        self.from = from
+                        self.to = to
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case from
+                        case to
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/run/POST/requestBody/content/application\/json`.
+                case json(Operations.AdminRunReconciliation.Input.Body.JsonPayload)
+            }
+            public var body: Operations.AdminRunReconciliation.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.AdminRunReconciliation.Input.Headers = .init(),
+                body: Operations.AdminRunReconciliation.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/run/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/reconciliation/run/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Reconciliation)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Reconciliation {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminRunReconciliation.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminRunReconciliation.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// How each day ended, with its findings.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/run/post(adminRunReconciliation)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminRunReconciliation.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminRunReconciliation.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/run/post(adminRunReconciliation)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/run/post(adminRunReconciliation)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_retryable` or `job_unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/run/post(adminRunReconciliation)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/run/post(adminRunReconciliation)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Days reconciled and what disagreed with Apple's reports
+    ///
+    /// The days in `[from, to)` (at most 366) that were reconciled, and their findings: `apple_only` (Apple counted
+    /// purchases Storekeeper never delivered: lost orders; the detail says whether the recovery list has them),
+    /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase
+    /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,
+    /// `refund_not_reported`, `price_mismatch`, `proceeds_mismatch`. Amounts in milliunits. `kind` narrows the
+    /// findings; `Accept: text/csv` answers the findings as CSV.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reconciliation`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/get(adminGetReconciliation)`.
+    public enum AdminGetReconciliation {
+        public static let id: Swift.String = "adminGetReconciliation"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/reconciliation/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/GET/query/from`.
+                public var from: Swift.String
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/GET/query/to`.
+                public var to: Swift.String
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/GET/query/kind`.
+                @frozen public enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case appleOnly = "apple_only"
+                    case storekeeperOnly = "storekeeper_only"
+                    case refundNotClawedBack = "refund_not_clawed_back"
+                    case refundNotReported = "refund_not_reported"
+                    case priceMismatch = "price_mismatch"
+                    case proceedsMismatch = "proceeds_mismatch"
+                }
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/GET/query/kind`.
+                public var kind: Operations.AdminGetReconciliation.Input.Query.KindPayload?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - from:
+                ///   - to:
+                ///   - kind:
+                public init(
+                    from: Swift.String,
+                    to: Swift.String,
+                    kind: Operations.AdminGetReconciliation.Input.Query.KindPayload? = nil
+                ) {
+                    self.from = from
+                    self.to = to
+                    self.kind = kind
+                }
+            }
+            public var query: Operations.AdminGetReconciliation.Input.Query
+            /// - Remark: Generated from `#/paths/v1/admin/reconciliation/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminGetReconciliation.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminGetReconciliation.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminGetReconciliation.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.AdminGetReconciliation.Input.Query,
+                headers: Operations.AdminGetReconciliation.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/reconciliation/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Reconciliation)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Reconciliation {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/admin/reconciliation/GET/responses/200/content/text\/csv`.
+                    case csv(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.csv`.
+                    ///
+                    /// - Throws: An error if `self` is not `.csv`.
+                    /// - SeeAlso: `.csv`.
+                    public var csv: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .csv(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/csv",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminGetReconciliation.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminGetReconciliation.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The days and findings.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/get(adminGetReconciliation)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminGetReconciliation.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminGetReconciliation.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/get(adminGetReconciliation)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/get(adminGetReconciliation)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/get(adminGetReconciliation)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case csv
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "text/csv":
+                    self = .csv
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .csv:
+                    return "text/csv"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .csv
+                ]
+            }
+        }
+    }
     /// Credit or debit a user's coins
     ///
     /// Adds `amount` (negative to debit; the balance may go below zero) to the user's `coins`, audited with the
@@ -7977,8 +8480,9 @@ public enum Operations {
     /// Run a lifecycle job now
     ///
     /// `process-notifications` (until nothing due is left), `catch-up` (Get Notification History), `renewal-sweep`
-    /// (Get All Subscription Statuses), `consumption-responder` or `business-metrics` (read the outbox and the
-    /// backlog counts into `/metrics` now; items: events counted). The optional `now` (epoch milliseconds, 2000 to
+    /// (Get All Subscription Statuses), `consumption-responder`, `business-metrics` (read the outbox and the
+    /// backlog counts into `/metrics` now; items: events counted) or `reconciliation` (the daily job: the last
+    /// `reports.lookbackDays` days before `now` against Apple's sales reports; items: days reconciled). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///
@@ -7997,6 +8501,7 @@ public enum Operations {
                     case renewalSweep = "renewal-sweep"
                     case consumptionResponder = "consumption-responder"
                     case businessMetrics = "business-metrics"
+                    case reconciliation = "reconciliation"
                 }
                 /// - Remark: Generated from `#/paths/v1/admin/jobs/{job}/run/POST/path/job`.
                 public var job: Operations.AdminRunJob.Input.Path.JobPayload

@@ -1,0 +1,71 @@
+import Foundation
+
+/// App Store Connect's reports, for reconciling each day against Apple's books: the vendor number, a team API key
+/// with the Sales (or Finance) role, and how often the daily reconciliation runs.
+public struct ReportsConfiguration: Sendable {
+    public var vendorNumber: String
+    public var keyId: String
+    public var issuerId: String
+    /// The team key (`.p8`) PEM.
+    public var privateKeyPEM: String
+    /// App Store Connect, or a simulator.
+    public var url: String
+    /// How often the daily job looks for days to reconcile; nil turns it off (`storekeeper reconcile` still works).
+    public var reconcileInterval: Duration?
+    /// How many days back the daily job reconciles (Apple's reports come T+1; refunds and late reports later).
+    public var lookbackDays: Int
+
+    public init(
+        vendorNumber: String,
+        keyId: String,
+        issuerId: String,
+        privateKeyPEM: String,
+        url: String = "https://api.appstoreconnect.apple.com",
+        reconcileInterval: Duration? = .seconds(3_600),
+        lookbackDays: Int = 3
+    ) {
+        self.vendorNumber = vendorNumber
+        self.keyId = keyId
+        self.issuerId = issuerId
+        self.privateKeyPEM = privateKeyPEM
+        self.url = url
+        self.reconcileInterval = reconcileInterval
+        self.lookbackDays = lookbackDays
+    }
+
+    /// Reads `reports.*`: `vendorNumber` (none: no reconciliation), `key.id`, `key.issuer`, `key.path` (the team
+    /// key's `.p8`), `url`, `reconcileSeconds` (3600; 0 off), `lookbackDays` (3; 1-31).
+    static func read(reader: StrictConfigReader) throws -> ReportsConfiguration? {
+        guard let vendorNumber = try reader.string("vendorNumber") else { return nil }
+        guard !vendorNumber.isEmpty, vendorNumber.utf8.count <= 32, vendorNumber.allSatisfy({ $0.isNumber }) else {
+            throw ConfigurationError.invalid("reports.vendorNumber must be App Store Connect's vendor number (digits)")
+        }
+        guard let keyId = try reader.string("key.id"), let issuerId = try reader.string("key.issuer"),
+            let path = try reader.string("key.path")
+        else {
+            throw ConfigurationError.missing("reports.key.id, reports.key.issuer and reports.key.path (the team key) with reports.vendorNumber")
+        }
+        let pem: String
+        do {
+            pem = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError.invalid("reports.key.path: cannot read \(path)")
+        }
+        let seconds = try reader.int("reconcileSeconds", in: 0...(7 * 86_400), default: 3_600)
+        return ReportsConfiguration(
+            vendorNumber: vendorNumber,
+            keyId: keyId,
+            issuerId: issuerId,
+            privateKeyPEM: pem,
+            url: try reader.string("url", default: "https://api.appstoreconnect.apple.com"),
+            reconcileInterval: seconds > 0 ? .seconds(seconds) : nil,
+            lookbackDays: try reader.int("lookbackDays", in: 1...31, default: 3)
+        )
+    }
+}
+
+extension ReportsConfiguration: CustomStringConvertible {
+    public var description: String {
+        "ReportsConfiguration(vendorNumber: \(vendorNumber), keyId: \(keyId), url: \(url), privateKey: <redacted>)"
+    }
+}

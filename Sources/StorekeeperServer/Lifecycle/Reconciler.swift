@@ -1,0 +1,227 @@
+import AppStoreWire
+import Foundation
+import Logging
+import ServiceLifecycle
+import StorekeeperCore
+import StorekeeperLedger
+import StorekeeperStorage
+
+/// Reconciles days against Apple's books (seeds 000 and 004: T+1 / T+2): downloads the day's Summary Sales Report,
+/// tallies Storekeeper's own deliveries and refunds for the same day, and stores what disagrees (``Reconciliation``).
+/// Findings name what support can act on: a line Apple counted and Storekeeper never delivered (with what the
+/// pending-recovery list holds for it), transactions Storekeeper delivered that Apple says it does not know (asked
+/// one by one through the App Store Server API), refunds never taken back.
+///
+/// The daily job reconciles the last few days every run (idempotent: a day's findings are replaced), under a lease so
+/// one process does it.
+public struct Reconciler: Service {
+    let client: AppStoreConnectReportsClient
+    let configuration: ReportsConfiguration
+    let apps: AppRegistry
+    let catalog: CatalogService
+    let revenue: RevenueStore
+    let store: ReconciliationStore
+    let ledger: Ledger
+    let lease: JobLease
+    let smallBusiness: SmallBusinessProgram
+    let metrics: ServerMetrics
+    let ready: ReadinessGate
+    let logger: Logger
+
+    /// How one day's run ended.
+    public struct DayResult: Sendable {
+        public var day: ReconciliationTable.Day
+        public var findings: [Reconciliation.Finding]
+    }
+
+    /// The most transactions of a line asked about one by one.
+    static let confirmLimit = 20
+
+    public func run() async throws {
+        guard let interval = configuration.reconcileInterval else { return }
+        try await runPeriodically("reconciliation", every: interval, after: ready, logger: logger) { _ = try await runOnce() }
+    }
+
+    /// Reconciles the last ``ReportsConfiguration/lookbackDays`` days before `now`'s; returns how many were reconciled.
+    @discardableResult
+    public func runOnce(now: Date = Date()) async throws -> Int {
+        let (acquired, _) = try await lease.acquire("reconciliation", for: .seconds(1_800), now: now)
+        guard acquired else { return 0 }
+        do {
+            var reconciled = 0
+            for back in (1...configuration.lookbackDays).reversed() {
+                let day = RevenueReportBuilder.day(now.addingTimeInterval(-Double(back) * 86_400))
+                if try await reconcile(day: day).day.status == "reconciled" { reconciled += 1 }
+            }
+            try await lease.release("reconciliation", cursor: nil)
+            metrics.jobRun("reconciliation", items: reconciled)
+            return reconciled
+        } catch {
+            try? await lease.release("reconciliation", cursor: nil)
+            throw error
+        }
+    }
+
+    /// Reconciles one UTC day (`YYYY-MM-DD`). An unavailable or unreadable report is recorded and answered, not
+    /// thrown: the day is tried again on the next run.
+    public func reconcile(day: String) async throws -> DayResult {
+        guard let start = RevenueReportRange.day(day) else {
+            throw StorekeeperError.invalidInput("invalid_day", "days are YYYY-MM-DD")
+        }
+        let end = start.addingTimeInterval(86_400)
+        let started = DispatchTime.now().uptimeNanoseconds
+        let apple: Reconciliation.Side
+        do {
+            apple = try appleSide(
+                try await client.salesReport(SalesReportRequest(vendorNumber: configuration.vendorNumber, reportDate: day)),
+                day: day
+            )
+            metrics.appleCall(endpoint: "salesReports", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+        } catch  where error.kind == .noSales {
+            metrics.appleCall(endpoint: "salesReports", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            apple = Reconciliation.Side()
+        } catch {
+            let outcome = error.kind == .notAvailable ? "not_available" : "error"
+            metrics.appleCall(endpoint: "salesReports", outcome: outcome, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            let status = error.kind == .notAvailable ? "not_available" : "failed"
+            logger.notice("day not reconciled", metadata: ["day": "\(day)", "status": "\(status)", "error": "\(error)"])
+            let record = ReconciliationTable.Day(day: day, status: status, message: error.description, ranAt: Date())
+            try await ledger.recordReconciliation(record, findings: [])
+            metrics.reconciliation(status: status)
+            return DayResult(day: record, findings: [])
+        }
+        let ours = try await revenue.reconciliationSide(from: start, to: end, smallBusiness: smallBusiness)
+        var findings = Reconciliation.compare(apple: apple, storekeeper: ours)
+        for index in findings.indices { findings[index] = try await explain(findings[index], from: start) }
+        let record = ReconciliationTable.Day(
+            day: day,
+            status: "reconciled",
+            appleUnits: apple.purchaseUnits,
+            storekeeperUnits: ours.purchaseUnits,
+            appleRefunds: apple.refundUnits,
+            storekeeperRefunds: ours.refundUnits,
+            findings: findings.count,
+            ranAt: Date()
+        )
+        try await ledger.recordReconciliation(record, findings: findings)
+        metrics.reconciliation(status: "reconciled")
+        if !findings.isEmpty {
+            logger.warning(
+                "reconciliation found differences",
+                metadata: ["day": "\(day)", "findings": "\(findings.count)", "kinds": "\(Set(findings.map(\.kind.rawValue)).sorted())"]
+            )
+        }
+        try await refreshGauges()
+        return DayResult(day: record, findings: findings)
+    }
+
+    /// The findings of the 35 days up to the latest reconciled, by kind, for `/metrics`.
+    func refreshGauges() async throws {
+        guard let latest = try await store.latestDay(), let end = RevenueReportRange.day(latest) else { return }
+        metrics.reconciliationFindings(
+            try await store.counts(from: RevenueReportBuilder.day(end.addingTimeInterval(-34 * 86_400)), to: latest)
+        )
+    }
+
+    /// Apple's side of the day: in-app purchase lines of this account's apps (products in the catalog, or whose
+    /// parent is one of the apps), purchases and refunds apart.
+    func appleSide(_ table: ReportTable, day: String) throws(AppStoreConnectReportError) -> Reconciliation.Side {
+        let rows: [SalesReportRow]
+        do {
+            rows = try SalesReportRow.rows(of: table)
+        } catch {
+            throw AppStoreConnectReportError(.malformed, "\(error)")
+        }
+        let products = catalog.catalog
+        let bundleIds = Set(apps.apps.map(\.configuration.bundleId))
+        var side = Reconciliation.Side()
+        for row in rows where row.isInAppPurchase && row.units != 0 {
+            guard products.product(row.sku) != nil || row.parentIdentifier.map(bundleIds.contains) == true else { continue }
+            let key = Reconciliation.Key(
+                day: day,
+                productId: row.sku,
+                storefront: StorefrontCountry.alpha3(row.countryCode) ?? "?\(row.countryCode)",
+                currency: row.customerCurrency
+            )
+            let units = Int64(row.units.magnitude)
+            // Amounts are per unit in the report; both factors are bounded by the parser, the product saturates.
+            func total(_ each: Int64) -> Int64 {
+                let (product, overflow) = Int64(clamping: each.magnitude).multipliedReportingOverflow(by: units)
+                return overflow ? .max : product
+            }
+            if row.units > 0 {
+                side.purchases[key, default: .init()].add(
+                    units: units,
+                    customerPrice: total(row.customerPrice),
+                    proceeds: total(row.developerProceeds)
+                )
+            } else {
+                side.refunds[key, default: .init()].add(units: units, customerPrice: total(row.customerPrice), proceeds: total(row.developerProceeds))
+            }
+        }
+        return side
+    }
+
+    /// Adds what Storekeeper can find out about a finding: transactions Apple does not know, purchases waiting on the
+    /// recovery list.
+    func explain(_ finding: Reconciliation.Finding, from start: Date) async throws -> Reconciliation.Finding {
+        var finding = finding
+        switch finding.kind {
+        case .storekeeperOnly:
+            guard let client = apps.apps.lazy.compactMap({ $0.serverAPI(for: "Production") }).first else {
+                finding.detail += "; no App Store Server API key to ask Apple which transactions it knows"
+                return finding
+            }
+            var unknown: [String] = []
+            var known: [String] = []
+            for id in finding.transactionIds.prefix(Self.confirmLimit) {
+                let started = DispatchTime.now().uptimeNanoseconds
+                do {
+                    _ = try await client.getTransactionInfo(transactionId: id)
+                    metrics.appleCall(endpoint: "transactionInfo", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                    known.append(id)
+                } catch let error as AppStoreServerAPIError where error.httpStatus == 404 {
+                    metrics.appleCall(endpoint: "transactionInfo", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                    unknown.append(id)
+                } catch {
+                    metrics.appleCall(endpoint: "transactionInfo", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                }
+            }
+            if !unknown.isEmpty {
+                finding.detail +=
+                    "; Apple does not know \(unknown.joined(separator: ", ")): delivered without a purchase (forged, or written around Storekeeper)"
+                finding.transactionIds = unknown + finding.transactionIds.filter { !unknown.contains($0) }
+            } else if !known.isEmpty {
+                finding.detail += "; Apple knows every transaction asked about: look for sandbox purchases taken for production or a late report"
+            }
+        case .appleOnly:
+            let parked = try await store.parked(productId: finding.key.productId, from: start, to: Date())
+            finding.detail +=
+                parked.isEmpty
+                ? "; not on the recovery list: the purchase is unfinished on the customer's device (StorekeeperKit submits it at the next launch) or support restores it from the customer's receipt"
+                : "; on the recovery list: \(parked.joined(separator: ", "))"
+            if !parked.isEmpty { finding.transactionIds = parked }
+        default:
+            break
+        }
+        return finding
+    }
+}
+
+/// Days as the admin API and the command line name them.
+enum RevenueReportRange {
+    /// The UTC midnight starting `YYYY-MM-DD`, or nil.
+    static func day(_ text: String) -> Date? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+            (2000...2200).contains(year), (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        guard let date = calendar.date(from: DateComponents(year: year, month: month, day: day)),
+            calendar.component(.day, from: date) == day
+        else { return nil }
+        return date
+    }
+}
