@@ -9,7 +9,7 @@ struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Reports from a running server (admin API).",
-        subcommands: [RevenueReportCommand.self]
+        subcommands: [RevenueReportCommand.self, SubscriptionReportCommand.self]
     )
 }
 
@@ -97,6 +97,86 @@ struct RevenueReportCommand: AsyncParsableCommand {
             out +=
                 zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 .trimmingCharacters(in: .whitespaces) + "\n"
+        }
+        return out
+    }
+}
+
+/// `storekeeper report subscriptions --from D --to D`: subscription analytics.
+struct SubscriptionReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subscriptions",
+        abstract: "Subscriptions: new, renewals, trials and conversion, churn, recoveries, subscribers, MRR, cohorts.",
+        discussion: """
+            Reads GET /v1/admin/reports/subscriptions from a running server with the admin key in STOREKEEPER_ADMIN_KEY. \
+            Amounts are in milliunits. Example: STOREKEEPER_ADMIN_KEY=... storekeeper report subscriptions --from 2026-11-01 --to 2026-12-01
+            """
+    )
+
+    @Option(help: "The server's address.") var server = "http://127.0.0.1:8080"
+    @Option(help: "First day, YYYY-MM-DD (UTC).") var from: String
+    @Option(help: "The day after the last, YYYY-MM-DD (UTC).") var to: String
+    @Flag(help: "Print the product lines as CSV.") var csv = false
+
+    func run() async throws {
+        guard let key = ProcessInfo.processInfo.environment["STOREKEEPER_ADMIN_KEY"], !key.isEmpty else {
+            throw ValidationError("set STOREKEEPER_ADMIN_KEY to an admin key (auth.adminKeys)")
+        }
+        var components = URLComponents(string: server)
+        components?.path = "/v1/admin/reports/subscriptions"
+        components?.queryItems = [URLQueryItem(name: "from", value: from), URLQueryItem(name: "to", value: to)]
+        guard let url = components?.url, url.scheme == "http" || url.scheme == "https" else {
+            throw ValidationError("--server must be an http(s) address")
+        }
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.headers.add(name: "X-Admin-Key", value: key)
+        request.headers.add(name: "Accept", value: csv ? "text/csv" : "application/json")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(300))
+        let body = try await response.body.collect(upTo: 64 << 20)
+        guard response.status == .ok else {
+            FileHandle.standardError.write(Data("storekeeper report subscriptions: \(response.status.code) \(String(buffer: body))\n".utf8))
+            throw ExitCode(1)
+        }
+        if csv {
+            FileHandle.standardOutput.write(Data(body.readableBytesView))
+            return
+        }
+        print(try Self.text(Data(body.readableBytesView)), terminator: "")
+    }
+
+    static func text(_ json: Data) throws -> String {
+        struct Product: Decodable {
+            var productId: String
+            var newSubscriptions, renewals, trialStarts, trialConversions, activeAtEnd, trialsAtEnd: Int
+            var voluntaryChurn, billingChurn, billingFailures, graceEntered, recoveries: Int
+        }
+        struct Recurring: Decodable {
+            var productId, currency: String
+            var subscribers: Int
+            var monthly: Int64
+        }
+        struct Cohort: Decodable {
+            var month, currency: String
+            var subscribers, activeAtEnd, paidPeriods: Int
+            var gross, refunded: Int64
+        }
+        struct Report: Decodable {
+            var from, to: String
+            var products: [Product]
+            var recurring: [Recurring]
+            var cohorts: [Cohort]
+        }
+        let report = try JSONDecoder().decode(Report.self, from: json)
+        var out = "subscriptions \(report.from) to \(report.to)\n"
+        for p in report.products {
+            out += "\(p.productId): \(p.newSubscriptions) new, \(p.renewals) renewals, \(p.trialStarts) trials (\(p.trialConversions) paid), "
+            out += "\(p.activeAtEnd) subscribed at the end (\(p.trialsAtEnd) in a trial); churn \(p.voluntaryChurn) voluntary, "
+            out += "\(p.billingChurn) billing; \(p.billingFailures) billing failures (\(p.graceEntered) into grace), \(p.recoveries) recovered\n"
+        }
+        for r in report.recurring { out += "MRR \(r.productId) \(r.currency): \(r.monthly) (\(r.subscribers) subscribers)\n" }
+        for c in report.cohorts {
+            out += "cohort \(c.month) \(c.currency): \(c.subscribers) subscribers, \(c.activeAtEnd) still subscribed, "
+            out += "\(c.paidPeriods) paid periods, gross \(c.gross), refunded \(c.refunded)\n"
         }
         return out
     }

@@ -265,6 +265,8 @@ import FoundationNetworking
         let noKey = try await runAsync(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": ""])
         #expect(noKey.status != 0 && noKey.stderr.contains("STOREKEEPER_ADMIN_KEY"))
 
+        let subscriptions = try await runAsync(["report", "subscriptions"] + range, environment: ["STOREKEEPER_ADMIN_KEY": key])
+        #expect(subscriptions.status == 0 && subscriptions.stdout.hasPrefix("subscriptions 2026-01-01 to 2026-02-01"), "\(subscriptions.stderr)")
         // The demo reconciles against its simulator (a sandbox: Apple's reports and Storekeeper's books both empty).
         let reconcile = try await runAsync(
             ["reconcile", "--from", "2026-01-01", "--to", "2026-01-03", "--server", server],

@@ -217,3 +217,67 @@ extension APIHandler {
         return out
     }
 }
+
+extension APIHandler {
+    /// Subscription analytics for `[from, to)`, as JSON or (the product lines) CSV.
+    func adminSubscriptionReport(_ input: Operations.AdminSubscriptionReport.Input) async throws -> Operations.AdminSubscriptionReport.Output {
+        let (from, to) = try Self.range(from: input.query.from, to: input.query.to)
+        guard let revenue else { throw StorekeeperError(.internal, code: "no_revenue_store", message: "revenue reads are not configured") }
+        let report = try await revenue.subscriptionAnalytics(from: from, to: to)
+        let wantsCSV = input.headers.accept.sorted { $0.quality.doubleValue > $1.quality.doubleValue }.first?.contentType == .csv
+        if wantsCSV {
+            var out =
+                "product_id,new_subscriptions,renewals,trial_starts,trial_conversions,active_at_end,trials_at_end,voluntary_churn,"
+                + "billing_churn,billing_failures,grace_entered,recoveries\n"
+            for line in report.productLines {
+                out += "\"\(line.productId.replacingOccurrences(of: "\"", with: "\"\""))\","
+                out +=
+                    [
+                        line.newSubscriptions, line.renewals, line.trialStarts, line.trialConversions, line.activeAtEnd, line.trialsAtEnd,
+                        line.voluntaryChurn, line.billingChurn, line.billingFailures, line.graceEntered, line.recoveries,
+                    ].map(String.init).joined(separator: ",") + "\n"
+            }
+            return .ok(.init(body: .csv(HTTPBody(out))))
+        }
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        from: RevenueReportBuilder.day(from),
+                        to: RevenueReportBuilder.day(to),
+                        products: report.productLines.map {
+                            .init(
+                                productId: $0.productId,
+                                newSubscriptions: $0.newSubscriptions,
+                                renewals: $0.renewals,
+                                trialStarts: $0.trialStarts,
+                                trialConversions: $0.trialConversions,
+                                activeAtEnd: $0.activeAtEnd,
+                                trialsAtEnd: $0.trialsAtEnd,
+                                voluntaryChurn: $0.voluntaryChurn,
+                                billingChurn: $0.billingChurn,
+                                billingFailures: $0.billingFailures,
+                                graceEntered: $0.graceEntered,
+                                recoveries: $0.recoveries
+                            )
+                        },
+                        recurring: report.recurringRevenue.map {
+                            .init(productId: $0.productId, currency: $0.currency, subscribers: $0.subscribers, monthly: $0.monthly)
+                        },
+                        cohorts: report.cohortLines.map {
+                            .init(
+                                month: $0.month,
+                                currency: $0.currency,
+                                subscribers: $0.subscribers,
+                                activeAtEnd: $0.activeAtEnd,
+                                paidPeriods: $0.paidPeriods,
+                                gross: $0.gross,
+                                refunded: $0.refunded
+                            )
+                        }
+                    )
+                )
+            )
+        )
+    }
+}

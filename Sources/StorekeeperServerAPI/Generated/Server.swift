@@ -216,6 +216,17 @@ extension APIProtocol {
         )
         try transport.register(
             {
+                try await server.adminSubscriptionReport(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/v1/admin/reports/subscriptions")
+        )
+        try transport.register(
+            {
                 try await server.adminRunReconciliation(
                     request: $0,
                     body: $1,
@@ -2777,6 +2788,147 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                 )
                 let headers: Operations.AdminRevenueReport.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
                 return Operations.AdminRevenueReport.Input(
+                    query: query,
+                    headers: headers
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    case let .csv(value):
+                        try converter.validateAcceptIfPresent(
+                            "text/csv",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsBinary(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "text/csv"
+                        )
+                    }
+                    return (response, body)
+                case let .badRequest(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 400)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .unauthorized(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 401)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .internalServerError(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 500)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .undocumented(statusCode, _):
+                    return (.init(soar_statusCode: statusCode), nil)
+                }
+            }
+        )
+    }
+    /// Subscription analytics (new, renewals, trials and conversion, subscribers, MRR, churn, recoveries, cohorts)
+    ///
+    /// For `[from, to)` (UTC days; at most 366), production auto-renewable subscriptions from their delivered
+    /// periods: per product, first periods and renewals starting in range, trial starts and how many were followed
+    /// by a paid period, subscribers (and those in a trial) when the range ends; Apple's lifecycle messages signed in
+    /// range: voluntary churn (`EXPIRED`/`VOLUNTARY`), billing churn (`EXPIRED`/`BILLING_RETRY`: retry gave up),
+    /// billing failures and grace periods entered (`DID_FAIL_TO_RENEW`), recoveries
+    /// (`DID_RENEW`/`BILLING_RECOVERY`). Monthly recurring revenue at the end per product and currency (each
+    /// subscriber's current price scaled to 30 days). Cohorts by the month of the first period: subscribers, still
+    /// subscribed at the end, paid periods, gross and refunded (milliunits). `Accept: text/csv` answers the product
+    /// lines as CSV. 400 `invalid_range` as for the revenue report.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reports/subscriptions`.
+    /// - Remark: Generated from `#/paths//v1/admin/reports/subscriptions/get(adminSubscriptionReport)`.
+    func adminSubscriptionReport(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.AdminSubscriptionReport.id,
+            using: {
+                APIHandler.adminSubscriptionReport($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let query: Operations.AdminSubscriptionReport.Input.Query = .init(
+                    from: try converter.getRequiredQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "from",
+                        as: Swift.String.self
+                    ),
+                    to: try converter.getRequiredQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "to",
+                        as: Swift.String.self
+                    )
+                )
+                let headers: Operations.AdminSubscriptionReport.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.AdminSubscriptionReport.Input(
                     query: query,
                     headers: headers
                 )

@@ -65,6 +65,228 @@ extension Components {
                 case totals
             }
         }
+        /// - Remark: Generated from `#/components/schemas/SubscriptionReport`.
+        public struct SubscriptionReport: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SubscriptionReport/from`.
+            public var from: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SubscriptionReport/to`.
+            public var to: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload`.
+            public struct ProductsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/productId`.
+                public var productId: Swift.String
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/newSubscriptions`.
+                public var newSubscriptions: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/renewals`.
+                public var renewals: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/trialStarts`.
+                public var trialStarts: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/trialConversions`.
+                public var trialConversions: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/activeAtEnd`.
+                public var activeAtEnd: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/trialsAtEnd`.
+                public var trialsAtEnd: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/voluntaryChurn`.
+                public var voluntaryChurn: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/billingChurn`.
+                public var billingChurn: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/billingFailures`.
+                public var billingFailures: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/graceEntered`.
+                public var graceEntered: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/ProductsPayload/recoveries`.
+                public var recoveries: Swift.Int
+                /// Creates a new `ProductsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - productId:
+                ///   - newSubscriptions:
+                ///   - renewals:
+                ///   - trialStarts:
+                ///   - trialConversions:
+                ///   - activeAtEnd:
+                ///   - trialsAtEnd:
+                ///   - voluntaryChurn:
+                ///   - billingChurn:
+                ///   - billingFailures:
+                ///   - graceEntered:
+                ///   - recoveries:
+                public init(
+                    productId: Swift.String,
+                    newSubscriptions: Swift.Int,
+                    renewals: Swift.Int,
+                    trialStarts: Swift.Int,
+                    trialConversions: Swift.Int,
+                    activeAtEnd: Swift.Int,
+                    trialsAtEnd: Swift.Int,
+                    voluntaryChurn: Swift.Int,
+                    billingChurn: Swift.Int,
+                    billingFailures: Swift.Int,
+                    graceEntered: Swift.Int,
+                    recoveries: Swift.Int
+                ) {
+                    self.productId = productId
+                    self.newSubscriptions = newSubscriptions
+                    self.renewals = renewals
+                    self.trialStarts = trialStarts
+                    self.trialConversions = trialConversions
+                    self.activeAtEnd = activeAtEnd
+                    self.trialsAtEnd = trialsAtEnd
+                    self.voluntaryChurn = voluntaryChurn
+                    self.billingChurn = billingChurn
+                    self.billingFailures = billingFailures
+                    self.graceEntered = graceEntered
+                    self.recoveries = recoveries
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case productId
+                    case newSubscriptions
+                    case renewals
+                    case trialStarts
+                    case trialConversions
+                    case activeAtEnd
+                    case trialsAtEnd
+                    case voluntaryChurn
+                    case billingChurn
+                    case billingFailures
+                    case graceEntered
+                    case recoveries
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/SubscriptionReport/products`.
+            public typealias ProductsPayload = [Components.Schemas.SubscriptionReport.ProductsPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/SubscriptionReport/products`.
+            public var products: Components.Schemas.SubscriptionReport.ProductsPayload
+            /// - Remark: Generated from `#/components/schemas/SubscriptionReport/RecurringPayload`.
+            public struct RecurringPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/RecurringPayload/productId`.
+                public var productId: Swift.String
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/RecurringPayload/currency`.
+                public var currency: Swift.String
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/RecurringPayload/subscribers`.
+                public var subscribers: Swift.Int
+                /// Monthly recurring revenue
+                ///
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/RecurringPayload/monthly`.
+                public var monthly: Swift.Int64
+                /// Creates a new `RecurringPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - productId:
+                ///   - currency:
+                ///   - subscribers:
+                ///   - monthly: Monthly recurring revenue
+                public init(
+                    productId: Swift.String,
+                    currency: Swift.String,
+                    subscribers: Swift.Int,
+                    monthly: Swift.Int64
+                ) {
+                    self.productId = productId
+                    self.currency = currency
+                    self.subscribers = subscribers
+                    self.monthly = monthly
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case productId
+                    case currency
+                    case subscribers
+                    case monthly
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/SubscriptionReport/recurring`.
+            public typealias RecurringPayload = [Components.Schemas.SubscriptionReport.RecurringPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/SubscriptionReport/recurring`.
+            public var recurring: Components.Schemas.SubscriptionReport.RecurringPayload
+            /// - Remark: Generated from `#/components/schemas/SubscriptionReport/CohortsPayload`.
+            public struct CohortsPayloadPayload: Codable, Hashable, Sendable {
+                /// `YYYY-MM` of the first period.
+                ///
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/CohortsPayload/month`.
+                public var month: Swift.String
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/CohortsPayload/currency`.
+                public var currency: Swift.String
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/CohortsPayload/subscribers`.
+                public var subscribers: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/CohortsPayload/activeAtEnd`.
+                public var activeAtEnd: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/CohortsPayload/paidPeriods`.
+                public var paidPeriods: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/CohortsPayload/gross`.
+                public var gross: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/SubscriptionReport/CohortsPayload/refunded`.
+                public var refunded: Swift.Int64
+                /// Creates a new `CohortsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - month: `YYYY-MM` of the first period.
+                ///   - currency:
+                ///   - subscribers:
+                ///   - activeAtEnd:
+                ///   - paidPeriods:
+                ///   - gross:
+                ///   - refunded:
+                public init(
+                    month: Swift.String,
+                    currency: Swift.String,
+                    subscribers: Swift.Int,
+                    activeAtEnd: Swift.Int,
+                    paidPeriods: Swift.Int,
+                    gross: Swift.Int64,
+                    refunded: Swift.Int64
+                ) {
+                    self.month = month
+                    self.currency = currency
+                    self.subscribers = subscribers
+                    self.activeAtEnd = activeAtEnd
+                    self.paidPeriods = paidPeriods
+                    self.gross = gross
+                    self.refunded = refunded
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case month
+                    case currency
+                    case subscribers
+                    case activeAtEnd
+                    case paidPeriods
+                    case gross
+                    case refunded
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/SubscriptionReport/cohorts`.
+            public typealias CohortsPayload = [Components.Schemas.SubscriptionReport.CohortsPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/SubscriptionReport/cohorts`.
+            public var cohorts: Components.Schemas.SubscriptionReport.CohortsPayload
+            /// Creates a new `SubscriptionReport`.
+            ///
+            /// - Parameters:
+            ///   - from:
+            ///   - to:
+            ///   - products:
+            ///   - recurring:
+            ///   - cohorts:
+            public init(
+                from: Swift.String,
+                to: Swift.String,
+                products: Components.Schemas.SubscriptionReport.ProductsPayload,
+                recurring: Components.Schemas.SubscriptionReport.RecurringPayload,
+                cohorts: Components.Schemas.SubscriptionReport.CohortsPayload
+            ) {
+                self.from = from
+                self.to = to
+                self.products = products
+                self.recurring = recurring
+                self.cohorts = cohorts
+            }
+            public enum CodingKeys: String, CodingKey {
+                case from
+                case to
+                case products
+                case recurring
+                case cohorts
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Reconciliation`.
         public struct Reconciliation: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Reconciliation/DaysPayload`.

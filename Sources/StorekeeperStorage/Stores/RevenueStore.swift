@@ -43,6 +43,42 @@ public struct RevenueStore: Sendable {
         return builder.side
     }
 
+    /// Subscription analytics for `[from, to)`: every subscription's periods before `to`, and Apple's lifecycle
+    /// messages signed in range, by product.
+    public func subscriptionAnalytics(from: Date, to: Date) async throws -> SubscriptionAnalyticsBuilder {
+        var builder = try await stream(
+            """
+            SELECT transaction_id, original_transaction_id, product_id, product_kind, environment, quantity,
+                purchase_date, expires_date, \(unsafeRaw: AppleTransactionsTable.commerceColumns)
+            FROM apple_transactions
+            WHERE product_kind = 'autoRenewable' AND environment = 'Production' AND purchase_date < \(bind: to.millis)
+            ORDER BY original_transaction_id, purchase_date
+            """,
+            into: SubscriptionAnalyticsBuilder(from: from, to: to)
+        ) { $0.add(history: $1) }
+        let counts = try await provider.withSession { db in
+            try await db.raw(
+                """
+                SELECT kind, subtype, product, COUNT(*) AS n FROM (
+                    SELECT n.notification_type AS kind, n.subtype AS subtype,
+                        (SELECT t.product_id FROM apple_transactions t WHERE t.original_transaction_id = n.original_transaction_id
+                         ORDER BY t.purchase_date DESC LIMIT 1) AS product
+                    FROM notifications n
+                    WHERE n.signed_date >= \(bind: from.millis) AND n.signed_date < \(bind: to.millis) AND n.environment = 'Production'
+                        AND n.notification_type IN ('EXPIRED', 'DID_FAIL_TO_RENEW', 'DID_RENEW')
+                ) messages WHERE product IS NOT NULL GROUP BY kind, subtype, product
+                """
+            ).all().map { row in
+                (
+                    try row.decode(column: "kind", as: String.self), try row.decode(column: "subtype", as: String?.self),
+                    try row.decode(column: "product", as: String.self), Int(try row.decode(column: "n", as: Int64.self))
+                )
+            }
+        }
+        for (kind, subtype, product, count) in counts { builder.add(lifecycle: kind, subtype: subtype, count: count, productId: product) }
+        return builder
+    }
+
     /// Streams every original transaction with a purchase in `[from, to)`, with its whole history up to `to`, into
     /// `state` through `add`.
     public func histories<State: Sendable>(
@@ -51,19 +87,30 @@ public struct RevenueStore: Sendable {
         into state: State,
         add: @escaping @Sendable (inout State, [RevenueTransaction]) -> Void
     ) async throws -> State {
+        try await stream(
+            """
+            SELECT transaction_id, original_transaction_id, product_id, product_kind, environment, quantity,
+                purchase_date, expires_date, \(unsafeRaw: AppleTransactionsTable.commerceColumns)
+            FROM apple_transactions
+            WHERE purchase_date < \(bind: to.millis) AND original_transaction_id IN (
+                SELECT original_transaction_id FROM apple_transactions
+                WHERE purchase_date >= \(bind: from.millis) AND purchase_date < \(bind: to.millis))
+            ORDER BY original_transaction_id, purchase_date
+            """,
+            into: state,
+            add: add
+        )
+    }
+
+    /// Streams the rows of `query` (transactions ordered by original transaction) one original at a time.
+    private func stream<State: Sendable>(
+        _ query: SQLQueryString,
+        into state: State,
+        add: @escaping @Sendable (inout State, [RevenueTransaction]) -> Void
+    ) async throws -> State {
         let accumulator = HistoryAccumulator(state)
         try await provider.withSession { db in
-            try await db.raw(
-                """
-                SELECT transaction_id, original_transaction_id, product_id, product_kind, environment, quantity,
-                    purchase_date, expires_date, \(unsafeRaw: AppleTransactionsTable.commerceColumns)
-                FROM apple_transactions
-                WHERE purchase_date < \(bind: to.millis) AND original_transaction_id IN (
-                    SELECT original_transaction_id FROM apple_transactions
-                    WHERE purchase_date >= \(bind: from.millis) AND purchase_date < \(bind: to.millis))
-                ORDER BY original_transaction_id, purchase_date
-                """
-            ).run { row in
+            try await db.raw(query).run { row in
                 accumulator.progress.withLock { progress in
                     guard progress.failure == nil else { return }
                     do {

@@ -226,6 +226,22 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/admin/reports/revenue`.
     /// - Remark: Generated from `#/paths//v1/admin/reports/revenue/get(adminRevenueReport)`.
     func adminRevenueReport(_ input: Operations.AdminRevenueReport.Input) async throws -> Operations.AdminRevenueReport.Output
+    /// Subscription analytics (new, renewals, trials and conversion, subscribers, MRR, churn, recoveries, cohorts)
+    ///
+    /// For `[from, to)` (UTC days; at most 366), production auto-renewable subscriptions from their delivered
+    /// periods: per product, first periods and renewals starting in range, trial starts and how many were followed
+    /// by a paid period, subscribers (and those in a trial) when the range ends; Apple's lifecycle messages signed in
+    /// range: voluntary churn (`EXPIRED`/`VOLUNTARY`), billing churn (`EXPIRED`/`BILLING_RETRY`: retry gave up),
+    /// billing failures and grace periods entered (`DID_FAIL_TO_RENEW`), recoveries
+    /// (`DID_RENEW`/`BILLING_RECOVERY`). Monthly recurring revenue at the end per product and currency (each
+    /// subscriber's current price scaled to 30 days). Cohorts by the month of the first period: subscribers, still
+    /// subscribed at the end, paid periods, gross and refunded (milliunits). `Accept: text/csv` answers the product
+    /// lines as CSV. 400 `invalid_range` as for the revenue report.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reports/subscriptions`.
+    /// - Remark: Generated from `#/paths//v1/admin/reports/subscriptions/get(adminSubscriptionReport)`.
+    func adminSubscriptionReport(_ input: Operations.AdminSubscriptionReport.Input) async throws -> Operations.AdminSubscriptionReport.Output
     /// Reconcile days against Apple's sales reports now
     ///
     /// For each UTC day in `[from, to)` (at most 31): downloads App Store Connect's daily Summary Sales Report,
@@ -765,6 +781,30 @@ extension APIProtocol {
         headers: Operations.AdminRevenueReport.Input.Headers = .init()
     ) async throws -> Operations.AdminRevenueReport.Output {
         try await adminRevenueReport(Operations.AdminRevenueReport.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Subscription analytics (new, renewals, trials and conversion, subscribers, MRR, churn, recoveries, cohorts)
+    ///
+    /// For `[from, to)` (UTC days; at most 366), production auto-renewable subscriptions from their delivered
+    /// periods: per product, first periods and renewals starting in range, trial starts and how many were followed
+    /// by a paid period, subscribers (and those in a trial) when the range ends; Apple's lifecycle messages signed in
+    /// range: voluntary churn (`EXPIRED`/`VOLUNTARY`), billing churn (`EXPIRED`/`BILLING_RETRY`: retry gave up),
+    /// billing failures and grace periods entered (`DID_FAIL_TO_RENEW`), recoveries
+    /// (`DID_RENEW`/`BILLING_RECOVERY`). Monthly recurring revenue at the end per product and currency (each
+    /// subscriber's current price scaled to 30 days). Cohorts by the month of the first period: subscribers, still
+    /// subscribed at the end, paid periods, gross and refunded (milliunits). `Accept: text/csv` answers the product
+    /// lines as CSV. 400 `invalid_range` as for the revenue report.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reports/subscriptions`.
+    /// - Remark: Generated from `#/paths//v1/admin/reports/subscriptions/get(adminSubscriptionReport)`.
+    public func adminSubscriptionReport(
+        query: Operations.AdminSubscriptionReport.Input.Query,
+        headers: Operations.AdminSubscriptionReport.Input.Headers = .init()
+    ) async throws -> Operations.AdminSubscriptionReport.Output {
+        try await adminSubscriptionReport(Operations.AdminSubscriptionReport.Input(
             query: query,
             headers: headers
         ))
