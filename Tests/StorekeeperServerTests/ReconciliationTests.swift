@@ -130,6 +130,42 @@ struct ReconciliationTests {
         }
     }
 
+    @Test("a month against Apple's financial report: the lost order, and refunds and proceeds agreeing", arguments: TestDatabase.available)
+    func financeMonth(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, environment: .production) { server in
+            let store = server.store
+            await store.setDeliversNotifications(true)
+            let month = String(RevenueReportBuilder.day(await server.simulatedNow).prefix(7))
+            let us = try await store.createAccount(storefront: "USA").id
+            let cn = try await store.createAccount(storefront: "CHN").id
+            var bought: [String] = []
+            for _ in 0..<3 {
+                bought.append(try #require(try await Self.buy(server, Self.coins, user: "payer", account: us).transaction.transactionId))
+            }
+            _ = try await Self.buy(server, Self.coins, user: "payer-cn", account: cn)
+            _ = try await Self.buy(server, PurchaseFlowTests.chapter, user: "reader", account: us)
+            try await store.decideRefund(transactionId: bought[0], approve: true)
+            try await server.deliverAndApply()
+            await store.setDeliveryFaults(DeliveryFaults(dropNext: 1))
+            _ = try await server.orderAndBuy(Self.coins, user: "unlucky", account: us)
+            try await server.deliverAndApply()
+            let admin = try server.api(ServerHarness.adminHeaders)
+            // The month is not over: Apple has no financial report for it yet.
+            let early = try await admin.adminRunMonthReconciliation(path: .init(month: month)).ok.body.json
+            #expect(early.days.first?.status == .notAvailable)
+            try await store.advance(by: 32 * 86_400)
+            let result = try await admin.adminRunMonthReconciliation(path: .init(month: month)).ok.body.json
+            #expect(result.days.first?.status == .reconciled && result.days.first?.day == month)
+            #expect(result.days.first?.appleRefunds == 1 && result.days.first?.storekeeperRefunds == 1)
+            #expect(result.findings.count == 1, "\(result.findings.map { "\($0.kind) \($0.productId) \($0.storefront): \($0.detail)" })")
+            let lost = try #require(result.findings.first)
+            #expect(lost.kind == .appleOnly && lost.productId == Self.coins && lost.storefront == "USA")
+            #expect(lost.appleUnits == 4 && lost.storekeeperUnits == 3)
+            let bad = try await server.call(.POST, "/v1/admin/reconciliation/months/2026-13/run", headers: ServerHarness.adminHeaders)
+            #expect(bad.status == 400)
+        }
+    }
+
     @Test("a report not there yet, late or malformed is recorded and tried again, never taken as no sales")
     func unavailableReports() async throws {
         try await ServerHarness.run(.sqlite, environment: .production) { server in

@@ -48,6 +48,12 @@ public enum Reconciliation {
             if let transactionId, transactionIds.count < Self.sampleLimit { transactionIds.append(transactionId) }
         }
 
+        /// Adds another tally's figures and as much of its sample as fits.
+        public mutating func merge(_ other: Tally) {
+            add(units: other.units, customerPrice: other.customerPrice, proceeds: other.proceeds)
+            transactionIds += other.transactionIds.prefix(max(0, Self.sampleLimit - transactionIds.count))
+        }
+
         static func saturating(_ a: Int64, _ b: Int64) -> Int64 {
             let (sum, overflow) = a.addingReportingOverflow(b)
             return overflow ? (b > 0 ? .max : .min) : sum
@@ -60,6 +66,26 @@ public enum Reconciliation {
         public var refunds: [Key: Tally] = [:]
 
         public init() {}
+
+        /// The same tallies per month (`YYYY-MM` as the key's day), for comparing with Apple's monthly finance report.
+        public var byMonth: Side {
+            var month = Side()
+            for (key, tally) in purchases {
+                month.purchases[
+                    Key(day: String(key.day.prefix(7)), productId: key.productId, storefront: key.storefront, currency: key.currency),
+                    default: Tally()
+                ]
+                .merge(tally)
+            }
+            for (key, tally) in refunds {
+                month.refunds[
+                    Key(day: String(key.day.prefix(7)), productId: key.productId, storefront: key.storefront, currency: key.currency),
+                    default: Tally()
+                ]
+                .merge(tally)
+            }
+            return month
+        }
 
         public var purchaseUnits: Int64 { purchases.values.reduce(0) { $0 + $1.units } }
         public var refundUnits: Int64 { refunds.values.reduce(0) { $0 + $1.units } }
@@ -120,7 +146,8 @@ public enum Reconciliation {
     public static let proceedsTolerancePerUnit: Int64 = 10
 
     /// Every disagreement between `apple` and `storekeeper`, ordered by line and kind.
-    public static func compare(apple: Side, storekeeper: Side) -> [Finding] {
+    /// With `comparePrices` false (a report without customer prices), units and proceeds are compared, not prices.
+    public static func compare(apple: Side, storekeeper: Side, comparePrices: Bool = true) -> [Finding] {
         var findings: [Finding] = []
         for key in Set(apple.purchases.keys).union(storekeeper.purchases.keys).sorted() {
             let a = apple.purchases[key] ?? Tally()
@@ -155,7 +182,7 @@ public enum Reconciliation {
                         "Storekeeper delivered \(s.units - a.units) purchase(s) Apple's report does not show"
                     )
                 )
-            } else if a.customerPrice != s.customerPrice {
+            } else if comparePrices && a.customerPrice != s.customerPrice {
                 findings.append(finding(.priceMismatch, a.customerPrice, s.customerPrice, "the same \(a.units) unit(s) at different prices"))
             } else {
                 let tolerance = tolerance(units: a.units)

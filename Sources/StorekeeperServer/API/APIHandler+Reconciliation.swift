@@ -34,6 +34,22 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(days: days, findings: findings))))
     }
 
+    /// Reconciles one month against Apple's financial report now.
+    func adminRunMonthReconciliation(
+        _ input: Operations.AdminRunMonthReconciliation.Input
+    ) async throws -> Operations.AdminRunMonthReconciliation.Output {
+        let month = try InputText.check(input.path.month, field: "month", maxBytes: 16)
+        guard let reconciler = jobs.reconciler else {
+            throw StorekeeperError(
+                .conflict,
+                code: "reconciliation_unavailable",
+                message: "reconciliation needs App Store Connect: configure reports.vendorNumber and reports.key.*"
+            )
+        }
+        let result = try await reconciler.reconcile(month: month)
+        return .ok(.init(body: .json(.init(days: [try Self.schema(result.day)], findings: try result.findings.map(Self.schema)))))
+    }
+
     /// The days of `[from, to)` reconciled and their findings, as JSON or CSV.
     func adminGetReconciliation(_ input: Operations.AdminGetReconciliation.Input) async throws -> Operations.AdminGetReconciliation.Output {
         let (from, to) = try Self.range(from: input.query.from, to: input.query.to)

@@ -115,6 +115,90 @@ public struct Reconciler: Service {
         return DayResult(day: record, findings: findings)
     }
 
+    /// Reconciles one month (`YYYY-MM`) against Apple's financial report (region ZZ): units sold and returned and
+    /// proceeds per product × storefront × currency, month against month. Recorded under the month's name.
+    public func reconcile(month: String) async throws -> DayResult {
+        guard month.utf8.count == 7, let start = RevenueReportRange.day(month + "-01") else {
+            throw StorekeeperError.invalidInput("invalid_month", "months are YYYY-MM")
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        guard let end = calendar.date(byAdding: .month, value: 1, to: start) else {
+            throw StorekeeperError.invalidInput("invalid_month", "months are YYYY-MM")
+        }
+        let started = DispatchTime.now().uptimeNanoseconds
+        let apple: Reconciliation.Side
+        let pricesKnown: Bool
+        do {
+            let table = try await client.financeReport(FinanceReportRequest(vendorNumber: configuration.vendorNumber, reportDate: month))
+            metrics.appleCall(endpoint: "financeReports", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            (apple, pricesKnown) = try financeSide(table, month: month)
+        } catch  where error.kind == .noSales {
+            metrics.appleCall(endpoint: "financeReports", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            (apple, pricesKnown) = (Reconciliation.Side(), true)
+        } catch {
+            let status = error.kind == .notAvailable ? "not_available" : "failed"
+            metrics.appleCall(
+                endpoint: "financeReports",
+                outcome: status == "failed" ? "error" : status,
+                nanoseconds: DispatchTime.now().uptimeNanoseconds - started
+            )
+            let record = ReconciliationTable.Day(day: month, status: status, message: error.description, ranAt: Date())
+            try await ledger.recordReconciliation(record, findings: [])
+            metrics.reconciliation(status: status)
+            return DayResult(day: record, findings: [])
+        }
+        let ours = try await revenue.reconciliationSide(from: start, to: end, smallBusiness: smallBusiness).byMonth
+        var findings = Reconciliation.compare(apple: apple, storekeeper: ours, comparePrices: pricesKnown)
+        for index in findings.indices { findings[index] = try await explain(findings[index], from: start) }
+        let record = ReconciliationTable.Day(
+            day: month,
+            status: "reconciled",
+            appleUnits: apple.purchaseUnits,
+            storekeeperUnits: ours.purchaseUnits,
+            appleRefunds: apple.refundUnits,
+            storekeeperRefunds: ours.refundUnits,
+            findings: findings.count,
+            ranAt: Date()
+        )
+        try await ledger.recordReconciliation(record, findings: findings)
+        metrics.reconciliation(status: "reconciled")
+        return DayResult(day: record, findings: findings)
+    }
+
+    /// Apple's side of a month from its financial report: sales (`S`) and returns (`R`) of this account's products,
+    /// proceeds as Apple pays them; and whether every line carried a customer price.
+    func financeSide(_ table: ReportTable, month: String) throws(AppStoreConnectReportError) -> (Reconciliation.Side, Bool) {
+        let rows: [FinanceReportRow]
+        do {
+            rows = try FinanceReportRow.rows(of: table)
+        } catch {
+            throw AppStoreConnectReportError(.malformed, "\(error)")
+        }
+        let products = catalog.catalog
+        var side = Reconciliation.Side()
+        var pricesKnown = true
+        for row in rows where row.quantity != 0 && products.product(row.vendorIdentifier) != nil {
+            let key = Reconciliation.Key(
+                day: month,
+                productId: row.vendorIdentifier,
+                storefront: StorefrontCountry.alpha3(row.countryOfSale) ?? "?\(row.countryOfSale)",
+                currency: row.customerCurrency ?? row.partnerShareCurrency
+            )
+            let units = Int64(row.quantity.magnitude)
+            let price = row.customerPrice.map { Int64(clamping: $0.magnitude).multipliedReportingOverflow(by: units) }
+            if row.customerPrice == nil { pricesKnown = false }
+            let customerPrice = price.map { $0.overflow ? Int64.max : $0.partialValue } ?? 0
+            let proceeds = Int64(clamping: row.extendedPartnerShare.magnitude)
+            if row.quantity > 0 && row.saleOrReturn != "R" {
+                side.purchases[key, default: .init()].add(units: units, customerPrice: customerPrice, proceeds: proceeds)
+            } else {
+                side.refunds[key, default: .init()].add(units: units, customerPrice: customerPrice, proceeds: proceeds)
+            }
+        }
+        return (side, pricesKnown)
+    }
+
     /// The findings of the 35 days up to the latest reconciled, by kind, for `/metrics`.
     func refreshGauges() async throws {
         guard let latest = try await store.latestDay(), let end = RevenueReportRange.day(latest) else { return }

@@ -238,6 +238,17 @@ extension APIProtocol {
         )
         try transport.register(
             {
+                try await server.adminRunMonthReconciliation(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .post,
+            path: server.apiPathComponentsWithServerPrefix("/v1/admin/reconciliation/months/{month}/run")
+        )
+        try transport.register(
+            {
                 try await server.adminGetReconciliation(
                     request: $0,
                     body: $1,
@@ -3072,6 +3083,140 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                 return Operations.AdminRunReconciliation.Input(
                     headers: headers,
                     body: body
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .badRequest(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 400)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .unauthorized(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 401)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .conflict(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 409)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .internalServerError(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 500)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .undocumented(statusCode, _):
+                    return (.init(soar_statusCode: statusCode), nil)
+                }
+            }
+        )
+    }
+    /// Reconcile a month against Apple's financial report now
+    ///
+    /// Downloads App Store Connect's monthly financial report (`FINANCIAL`, region `ZZ`) for `month` (`YYYY-MM`, the
+    /// fiscal month) and compares units sold and returned and proceeds per product × storefront × currency with
+    /// Storekeeper's purchases and refunds of the calendar month (prices too when every line carries one). Stored
+    /// under the month's name (`day` = `YYYY-MM`); re-runs replace its findings. 400 `invalid_month`; 409
+    /// `reconciliation_unavailable` when `reports.*` is not configured.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/reconciliation/months/{month}/run`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/months/{month}/run/post(adminRunMonthReconciliation)`.
+    func adminRunMonthReconciliation(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.AdminRunMonthReconciliation.id,
+            using: {
+                APIHandler.adminRunMonthReconciliation($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.AdminRunMonthReconciliation.Input.Path = .init(month: try converter.getPathParameterAsURI(
+                    in: metadata.pathParameters,
+                    name: "month",
+                    as: Swift.String.self
+                ))
+                let headers: Operations.AdminRunMonthReconciliation.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.AdminRunMonthReconciliation.Input(
+                    path: path,
+                    headers: headers
                 )
             },
             serializer: { output, request in

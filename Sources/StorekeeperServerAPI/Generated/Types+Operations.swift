@@ -5106,6 +5106,233 @@ public enum Operations {
             }
         }
     }
+    /// Reconcile a month against Apple's financial report now
+    ///
+    /// Downloads App Store Connect's monthly financial report (`FINANCIAL`, region `ZZ`) for `month` (`YYYY-MM`, the
+    /// fiscal month) and compares units sold and returned and proceeds per product × storefront × currency with
+    /// Storekeeper's purchases and refunds of the calendar month (prices too when every line carries one). Stored
+    /// under the month's name (`day` = `YYYY-MM`); re-runs replace its findings. 400 `invalid_month`; 409
+    /// `reconciliation_unavailable` when `reports.*` is not configured.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/reconciliation/months/{month}/run`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/months/{month}/run/post(adminRunMonthReconciliation)`.
+    public enum AdminRunMonthReconciliation {
+        public static let id: Swift.String = "adminRunMonthReconciliation"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/reconciliation/months/{month}/run/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/months/{month}/run/POST/path/month`.
+                public var month: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - month:
+                public init(month: Swift.String) {
+                    self.month = month
+                }
+            }
+            public var path: Operations.AdminRunMonthReconciliation.Input.Path
+            /// - Remark: Generated from `#/paths/v1/admin/reconciliation/months/{month}/run/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRunMonthReconciliation.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRunMonthReconciliation.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminRunMonthReconciliation.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.AdminRunMonthReconciliation.Input.Path,
+                headers: Operations.AdminRunMonthReconciliation.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/months/{month}/run/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/reconciliation/months/{month}/run/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Reconciliation)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Reconciliation {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminRunMonthReconciliation.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminRunMonthReconciliation.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// How the month ended, with its findings.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/months/{month}/run/post(adminRunMonthReconciliation)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminRunMonthReconciliation.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminRunMonthReconciliation.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/months/{month}/run/post(adminRunMonthReconciliation)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/months/{month}/run/post(adminRunMonthReconciliation)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_retryable` or `job_unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/months/{month}/run/post(adminRunMonthReconciliation)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/months/{month}/run/post(adminRunMonthReconciliation)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// Days reconciled and what disagreed with Apple's reports
     ///
     /// The days in `[from, to)` (at most 366) that were reconciled, and their findings: `apple_only` (Apple counted

@@ -254,6 +254,18 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/admin/reconciliation/run`.
     /// - Remark: Generated from `#/paths//v1/admin/reconciliation/run/post(adminRunReconciliation)`.
     func adminRunReconciliation(_ input: Operations.AdminRunReconciliation.Input) async throws -> Operations.AdminRunReconciliation.Output
+    /// Reconcile a month against Apple's financial report now
+    ///
+    /// Downloads App Store Connect's monthly financial report (`FINANCIAL`, region `ZZ`) for `month` (`YYYY-MM`, the
+    /// fiscal month) and compares units sold and returned and proceeds per product × storefront × currency with
+    /// Storekeeper's purchases and refunds of the calendar month (prices too when every line carries one). Stored
+    /// under the month's name (`day` = `YYYY-MM`); re-runs replace its findings. 400 `invalid_month`; 409
+    /// `reconciliation_unavailable` when `reports.*` is not configured.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/reconciliation/months/{month}/run`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/months/{month}/run/post(adminRunMonthReconciliation)`.
+    func adminRunMonthReconciliation(_ input: Operations.AdminRunMonthReconciliation.Input) async throws -> Operations.AdminRunMonthReconciliation.Output
     /// Days reconciled and what disagreed with Apple's reports
     ///
     /// The days in `[from, to)` (at most 366) that were reconciled, and their findings: `apple_only` (Apple counted
@@ -827,6 +839,26 @@ extension APIProtocol {
         try await adminRunReconciliation(Operations.AdminRunReconciliation.Input(
             headers: headers,
             body: body
+        ))
+    }
+    /// Reconcile a month against Apple's financial report now
+    ///
+    /// Downloads App Store Connect's monthly financial report (`FINANCIAL`, region `ZZ`) for `month` (`YYYY-MM`, the
+    /// fiscal month) and compares units sold and returned and proceeds per product × storefront × currency with
+    /// Storekeeper's purchases and refunds of the calendar month (prices too when every line carries one). Stored
+    /// under the month's name (`day` = `YYYY-MM`); re-runs replace its findings. 400 `invalid_month`; 409
+    /// `reconciliation_unavailable` when `reports.*` is not configured.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/reconciliation/months/{month}/run`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/months/{month}/run/post(adminRunMonthReconciliation)`.
+    public func adminRunMonthReconciliation(
+        path: Operations.AdminRunMonthReconciliation.Input.Path,
+        headers: Operations.AdminRunMonthReconciliation.Input.Headers = .init()
+    ) async throws -> Operations.AdminRunMonthReconciliation.Output {
+        try await adminRunMonthReconciliation(Operations.AdminRunMonthReconciliation.Input(
+            path: path,
+            headers: headers
         ))
     }
     /// Days reconciled and what disagreed with Apple's reports
