@@ -11,7 +11,7 @@ struct ReconcileCommand: AsyncParsableCommand {
         abstract: "Reconcile days against App Store Connect's sales reports and list what disagrees.",
         discussion: """
             Asks a running server (POST /v1/admin/reconciliation/run, one day at a time, with a progress bar on a \
-            terminal) with the admin key in STOREKEEPER_ADMIN_KEY, then prints each day's status and the findings: \
+            terminal; with --month, POST /v1/admin/reconciliation/months/{month}/run against the financial report) with the admin key in STOREKEEPER_ADMIN_KEY, then prints each day's status and the findings: \
             apple_only (lost orders), storekeeper_only (delivered, never sold by Apple), refunds never taken back, \
             prices and proceeds that differ. The server needs reports.vendorNumber and reports.key.*. Re-running a day \
             replaces its findings. Exits 2 when there are findings, 1 on an error.
@@ -20,9 +20,15 @@ struct ReconcileCommand: AsyncParsableCommand {
     )
 
     @Option(help: "The server's address.") var server = "http://127.0.0.1:8080"
-    @Option(help: "First day, YYYY-MM-DD (UTC).") var from: String
-    @Option(help: "The day after the last, YYYY-MM-DD (UTC).") var to: String
+    @Option(help: "First day, YYYY-MM-DD (UTC).") var from: String?
+    @Option(help: "The day after the last, YYYY-MM-DD (UTC).") var to: String?
+    @Option(help: "A month, YYYY-MM, against Apple's monthly financial report (instead of --from and --to).") var month: String?
     @Flag(help: "Print the findings as CSV.") var csv = false
+
+    func validate() throws {
+        if month == nil, from == nil || to == nil { throw ValidationError("give --from and --to (days), or --month") }
+        if month != nil, from != nil || to != nil { throw ValidationError("give --month or --from and --to, not both") }
+    }
 
     struct Day: Decodable {
         var day: String
@@ -77,8 +83,28 @@ struct ReconcileCommand: AsyncParsableCommand {
         guard var base = URLComponents(string: server), base.scheme == "http" || base.scheme == "https" else {
             throw ValidationError("--server must be an http(s) address")
         }
+        if let month {
+            guard month.utf8.count == 7, month.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) }) else {
+                throw ValidationError("--month is YYYY-MM")
+            }
+            base.path = "/v1/admin/reconciliation/months/\(month)/run"
+            guard let url = base.url else { throw ValidationError("--server must be an http(s) address") }
+            var request = HTTPClientRequest(url: url.absoluteString)
+            request.method = .POST
+            request.headers.add(name: "X-Admin-Key", value: key)
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(600))
+            let body = try await response.body.collect(upTo: 64 << 20)
+            guard response.status == .ok else {
+                FileHandle.standardError.write(Data("storekeeper reconcile: \(month): \(response.status.code) \(String(buffer: body))\n".utf8))
+                throw ExitCode(1)
+            }
+            let answer = try JSONDecoder().decode(Answer.self, from: Data(body.readableBytesView))
+            print(csv ? Self.csv(answer.findings) : Self.text(answer), terminator: "")
+            if !answer.findings.isEmpty { throw ExitCode(2) }
+            return
+        }
         base.path = "/v1/admin/reconciliation/run"
-        guard let url = base.url else { throw ValidationError("--server must be an http(s) address") }
+        guard let url = base.url, let from, let to else { throw ValidationError("--server must be an http(s) address") }
         let days = try Self.days(from: from, to: to)
         let progress = ProgressBar(total: days.count, enabled: isatty(STDERR_FILENO) == 1)
         var answer = Answer(days: [], findings: [])

@@ -284,6 +284,13 @@ import FoundationNetworking
                 && findingsCSV.stdout
                     == "day,kind,product_id,storefront,currency,apple_units,storekeeper_units,apple_amount,storekeeper_amount,transaction_ids,detail\n"
         )
+        let month = try await runAsync(["reconcile", "--month", "2026-01", "--server", server], environment: ["STOREKEEPER_ADMIN_KEY": key])
+        #expect(month.status == 0 && month.stdout.hasPrefix("2026-01  reconciled"), "\(month.stdout) \(month.stderr)")
+        let both = try await runAsync(
+            ["reconcile", "--month", "2026-01", "--from", "2026-01-01", "--to", "2026-01-02"],
+            environment: ["STOREKEEPER_ADMIN_KEY": key]
+        )
+        #expect(both.status != 0 && both.stderr.contains("--month"))
         let badRange = try await runAsync(["reconcile", "--from", "2026-01-05", "--to", "2026-01-01"], environment: ["STOREKEEPER_ADMIN_KEY": key])
         #expect(badRange.status != 0 && badRange.stderr.contains("--from"))
     }

@@ -161,6 +161,9 @@ struct ReconciliationTests {
             let lost = try #require(result.findings.first)
             #expect(lost.kind == .appleOnly && lost.productId == Self.coins && lost.storefront == "USA")
             #expect(lost.appleUnits == 4 && lost.storekeeperUnits == 3)
+            // Listed with the days of the month.
+            let listed = try await admin.adminGetReconciliation(query: .init(from: month + "-01", to: month + "-02")).ok.body.json
+            #expect(listed.days.contains { $0.day == month } && listed.findings.count == 1)
             let bad = try await server.call(.POST, "/v1/admin/reconciliation/months/2026-13/run", headers: ServerHarness.adminHeaders)
             #expect(bad.status == 400)
         }

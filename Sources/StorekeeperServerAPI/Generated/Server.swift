@@ -3319,7 +3319,8 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
     }
     /// Days reconciled and what disagreed with Apple's reports
     ///
-    /// The days in `[from, to)` (at most 366) that were reconciled, and their findings: `apple_only` (Apple counted
+    /// The days in `[from, to)` (at most 366) that were reconciled, the months they fall in that were reconciled
+    /// against the financial report (`day` = `YYYY-MM`), and their findings: `apple_only` (Apple counted
     /// purchases Storekeeper never delivered: lost orders; the detail says whether the recovery list has them),
     /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase
     /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,

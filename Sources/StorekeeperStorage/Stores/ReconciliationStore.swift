@@ -9,19 +9,20 @@ public struct ReconciliationStore: Sendable {
 
     public init(provider: any DatabaseProvider) { self.provider = provider }
 
-    /// The days in `[from, to]` (`YYYY-MM-DD`) that were run, oldest first.
+    /// The days in `[from, to]` (`YYYY-MM-DD`) that were run, and the months (`YYYY-MM`) they fall in, in order.
     public func days(from: String, to: String) async throws -> [ReconciliationTable.Day] {
         try await provider.withSession { db in
             try await db.raw(
                 """
                 SELECT day, status, apple_units, storekeeper_units, apple_refunds, storekeeper_refunds, findings, message, ran_at, runs
-                FROM reconciliation_days WHERE day >= \(bind: from) AND day <= \(bind: to) ORDER BY day
+                FROM reconciliation_days WHERE (day >= \(bind: from) AND day <= \(bind: to))
+                    OR (LENGTH(day) = 7 AND day >= \(bind: String(from.prefix(7))) AND day <= \(bind: String(to.prefix(7)))) ORDER BY day
                 """
             ).all().map(ReconciliationTable.day(from:))
         }
     }
 
-    /// The findings of the days in `[from, to]`, optionally of one kind, by day and line.
+    /// The findings of the days in `[from, to]` and of their months, optionally of one kind, by day and line.
     public func findings(
         from: String,
         to: String,
@@ -35,7 +36,8 @@ public struct ReconciliationStore: Sendable {
             return try await db.raw(
                 """
                 SELECT day, kind, product_id, storefront, currency, apple_units, storekeeper_units, apple_amount, storekeeper_amount,
-                    transactions, detail FROM reconciliation_findings WHERE day >= \(bind: from) AND day <= \(bind: to)
+                    transactions, detail FROM reconciliation_findings WHERE ((day >= \(bind: from) AND day <= \(bind: to))
+                    OR (LENGTH(day) = 7 AND day >= \(bind: String(from.prefix(7))) AND day <= \(bind: String(to.prefix(7)))))
                 """ + filter + " ORDER BY day, product_id, storefront, currency, kind LIMIT \(bind: limit)"
             ).all().map(ReconciliationTable.finding(from:))
         }
