@@ -198,7 +198,9 @@ extension OnTheDevice {
                 #expect(coins == Int64(60 * ids.count), "seed \(seed): credited exactly once per charge")
 
                 try SimulatedDevice.configure(simulatorURL: split.demo.simulatorURL, account: device.account, storage: device.storage)
-                #expect(SimulatedDevice.finishCalls().map(String.init).sorted() == ids.sorted(), "seed \(seed): each finished once")
+                // Every charge finished, nothing else. A kill between `finish()` and the journal's write finishes that
+                // transaction once more at the next launch, which StoreKit ignores: the money is checked above.
+                #expect(Set(SimulatedDevice.finishCalls().map(String.init)) == Set(ids), "seed \(seed): each charge finished")
                 var unfinished = 0
                 for await _ in Transaction.unfinished { unfinished += 1 }
                 #expect(unfinished == 0, "seed \(seed)")
