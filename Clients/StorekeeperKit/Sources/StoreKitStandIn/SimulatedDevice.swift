@@ -117,9 +117,9 @@ public enum SimulatedDevice {
     static func finish(_ id: UInt64) {
         guard let state = try? state() else { return }
         box.lock.withLock {
-            let list = read(state).filter { $0.id != id }
-            try? JSONEncoder().encode(list).write(to: file(state), options: .atomic)
-            // Every call is logged, so a test can count them across the app's processes.
+            // Every call is logged, so a test can count them across the app's processes. The log is written before
+            // the device forgets the transaction: a kill between the two then shows as one more call at the next
+            // launch, never as a finish that left no trace.
             let log = state.storage.appendingPathComponent("finished.log")
             let line = Data("\(id)\n".utf8)
             if let handle = try? FileHandle(forWritingTo: log) {
@@ -129,6 +129,8 @@ public enum SimulatedDevice {
             } else {
                 try? line.write(to: log)
             }
+            let list = read(state).filter { $0.id != id }
+            try? JSONEncoder().encode(list).write(to: file(state), options: .atomic)
         }
     }
 
