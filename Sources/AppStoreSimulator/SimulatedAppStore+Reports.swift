@@ -16,30 +16,25 @@ extension SimulatedAppStore {
         case noSales
     }
 
-    static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
-
-    /// A daily Summary Sales Report for `day` (`YYYY-MM-DD`, a UTC day), available `delayHours` after the day ends.
+    /// A daily Summary Sales Report for `day` (`YYYY-MM-DD`, a Pacific Time day as Apple cuts them), available
+    /// `delayHours` after the day ends.
     public func dailySalesReport(day: String, delayHours: Int = 0) throws -> ReportAnswer {
-        guard let start = Self.day(day) else { throw SimulatorError.notAllowed("reportDate must be YYYY-MM-DD") }
-        let end = start.addingTimeInterval(86_400)
-        guard now >= end.addingTimeInterval(Double(delayHours) * 3_600) else { return .notYetAvailable }
-        let lines = salesLines(from: start, to: end)
+        guard let day = ReportCalendar.Day(day) else { throw SimulatorError.notAllowed("reportDate must be YYYY-MM-DD") }
+        let interval = reportCalendar.interval(of: day)
+        guard now >= interval.end.addingTimeInterval(Double(delayHours) * 3_600) else { return .notYetAvailable }
+        let lines = salesLines(from: interval.start, to: interval.end, first: day, last: day)
         guard !lines.isEmpty else { return .noSales }
         return .report(ReportTable.tsv(columns: SalesReportRow.columns, rows: lines.map(\.fields)))
     }
 
-    /// A monthly Financial Report for `month` (`YYYY-MM`; the simulator's fiscal month is the calendar month).
+    /// A Financial Report for Apple's fiscal month `month` (`YYYY-MM`: Sunday to Saturday, 5-4-4 weeks a quarter).
     public func financeReport(month: String, delayHours: Int = 0) throws -> ReportAnswer {
-        guard let start = Self.day(month + "-01"), let end = Self.utc.date(byAdding: .month, value: 1, to: start) else {
-            throw SimulatorError.notAllowed("reportDate must be YYYY-MM")
-        }
+        guard let fiscal = ReportCalendar.fiscalMonth(month) else { throw SimulatorError.notAllowed("reportDate must be YYYY-MM") }
+        let interval = reportCalendar.interval(of: fiscal)
+        let (start, end) = (interval.start, interval.end)
         guard now >= end.addingTimeInterval(Double(delayHours) * 3_600) else { return .notYetAvailable }
         var totals: [FinanceKey: (quantity: Int, extended: Int64)] = [:]
-        for line in salesLines(from: start, to: end) {
+        for line in salesLines(from: start, to: end, first: fiscal.first, last: fiscal.last) {
             let key = FinanceKey(
                 sku: line.sku,
                 type: line.productTypeIdentifier,
@@ -54,8 +49,8 @@ extension SimulatedAppStore {
             totals[key] = (current.quantity + line.units, current.extended + Int64(line.units) * line.developerProceeds)
         }
         guard !totals.isEmpty else { return .noSales }
-        let first = SalesReportRow.reportDate(start)
-        let last = SalesReportRow.reportDate(end.addingTimeInterval(-86_400))
+        let first = fiscal.first.reportText
+        let last = fiscal.last.reportText
         let rows = totals.sorted { $0.key < $1.key }.map { key, total in
             FinanceReportRow(
                 startDate: first,
@@ -117,8 +112,9 @@ extension SimulatedAppStore {
         }
     }
 
-    /// The summary lines for purchases and refunds in `[start, end)`.
-    private func salesLines(from start: Date, to end: Date) -> [SalesReportRow] {
+    /// The summary lines for purchases and refunds in `[start, end)`, the days `first` to `last`.
+    private func salesLines(from start: Date, to end: Date, first firstDay: ReportCalendar.Day, last lastDay: ReportCalendar.Day) -> [SalesReportRow]
+    {
         // Apple's reports are production sales; the sandbox sells nothing.
         guard environment == .production else { return [] }
         var units: [SalesKey: Int] = [:]
@@ -178,8 +174,8 @@ extension SimulatedAppStore {
                 units[key, default: 0] -= quantity
             }
         }
-        let first = SalesReportRow.reportDate(start)
-        let last = SalesReportRow.reportDate(end.addingTimeInterval(-86_400))
+        let first = firstDay.reportText
+        let last = lastDay.reportText
         return units.sorted { $0.key < $1.key }.map { key, count in
             SalesReportRow(
                 sku: key.sku,
@@ -220,17 +216,5 @@ extension SimulatedAppStore {
             seconds += min(end, purchased).timeIntervalSince(start)
         }
         return Int(seconds / 86_400)
-    }
-
-    static func day(_ text: String) -> Date? {
-        let parts = text.split(separator: "-")
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-            (2000...2200).contains(year), (1...12).contains(month), (1...31).contains(day)
-        else { return nil }
-        guard let date = utc.date(from: DateComponents(year: year, month: month, day: day)),
-            utc.component(.day, from: date) == day
-        else { return nil }
-        return date
     }
 }

@@ -59,6 +59,8 @@ public actor SimulatedAppStore {
         case sandboxRate
     }
     public private(set) var timeScale: TimeScale = .calendar
+    /// The days and fiscal months App Store Connect's reports are cut by (Apple's: Pacific Time).
+    public var reportCalendar = ReportCalendar.apple
     /// Billing retries are attempted once a (scaled) day until Apple gives up after 60 (scaled) days.
     var billingRetryInterval: TimeInterval { scaled(86_400) }
     var billingRetryLimit: TimeInterval { scaled(60 * 86_400) }

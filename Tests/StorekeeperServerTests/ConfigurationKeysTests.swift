@@ -1,3 +1,4 @@
+import AppStoreWire
 import Configuration
 import Crypto
 import Foundation
@@ -213,6 +214,9 @@ import Testing
             Key(dotted: "reports.lookbackDays", environment: "REPORTS_LOOKBACK_DAYS", environmentValue: "5", json: 5) {
                 $0.reports?.lookbackDays == 5
             },
+            Key(dotted: "reports.timeZone", environment: "REPORTS_TIME_ZONE", environmentValue: "Europe/Paris", json: "Europe/Paris") {
+                $0.reports?.calendar.timeZone.identifier == "Europe/Paris"
+            },
             Key(dotted: "lifecycle.metricsSeconds", environment: "LIFECYCLE_METRICS_SECONDS", environmentValue: "5", json: 5) {
                 $0.lifecycle.metricsInterval == .seconds(5)
             },
@@ -292,6 +296,7 @@ import Testing
             ("catalog.refreshSeconds", 0), ("lifecycle.batchSize", -1), ("db.postgres.tls", "sometimes"),
             ("lifecycle.maxAttempts", 1_000_000), ("auth.apiKeys", ["backend:short"]), ("log.level", "loud"),
             ("reports.vendorNumber", "ninety"), ("reports.lookbackDays", 90),
+            ("reports.timeZone", "Mars/Olympus"),
         ]
         for (dotted, value) in wrong {
             var object = base

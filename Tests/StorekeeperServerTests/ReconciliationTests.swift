@@ -16,8 +16,11 @@ import Testing
 struct ReconciliationTests {
     static let coins = PurchaseFlowTests.coins
 
-    /// UTC midnight of `YYYY-MM-DD`.
-    static func start(of day: String) -> Date? { try? Date(day + "T00:00:00Z", strategy: .iso8601) }
+    /// Midnight starting `YYYY-MM-DD` as Apple's reports cut days (Pacific Time).
+    static func start(of day: String) -> Date? { ReportCalendar.Day(day).map { ReportCalendar.apple.interval(of: $0).start } }
+
+    /// The report day (Pacific Time) `date` falls on.
+    static func day(_ date: Date) -> String { ReportCalendar.apple.day(of: date).description }
 
     static func run(_ server: ServerHarness, from: String, to: String) async throws -> Components.Schemas.Reconciliation {
         try await server.api(ServerHarness.adminHeaders).adminRunReconciliation(body: .json(.init(from: from, to: to))).ok.body.json
@@ -35,7 +38,7 @@ struct ReconciliationTests {
         try await ServerHarness.run(database, environment: .production) { server in
             let store = server.store
             await store.setDeliversNotifications(true)
-            let firstDay = RevenueReportBuilder.day(await server.simulatedNow)
+            let firstDay = Self.day(await server.simulatedNow)
             let us = try await store.createAccount(storefront: "USA").id
             let cn = try await store.createAccount(storefront: "CHN").id
             // Subscriptions: one with a free trial, one at full price whose price rises on day 10.
@@ -61,7 +64,7 @@ struct ReconciliationTests {
                     try await server.deliverAndApply()
                     await store.setDeliveryFaults(DeliveryFaults(dropNext: 1))
                     _ = try await server.orderAndBuy(Self.coins, user: "unlucky", account: us)
-                    lostDay = RevenueReportBuilder.day(await server.simulatedNow)
+                    lostDay = Self.day(await server.simulatedNow)
                 default: break
                 }
                 try await server.deliverAndApply()
@@ -76,7 +79,7 @@ struct ReconciliationTests {
             let lostOn = try #require(lostDay)
             // Another day than the lost order's: on the same line the two would cancel out in the counts.
             let injectedAt = try #require(Self.start(of: firstDay)).addingTimeInterval(5 * 86_400 + 3_600)
-            let injectedDay = RevenueReportBuilder.day(injectedAt)
+            let injectedDay = Self.day(injectedAt)
             let price = coinsPrice
             try await server.withSideConnection { db in
                 try await db.withSession { sql in
@@ -91,8 +94,8 @@ struct ReconciliationTests {
                 }
             }
             try await store.advance(by: 86_400)
-            let lastDay = RevenueReportBuilder.day(await server.simulatedNow)
-            let middle = RevenueReportBuilder.day(try #require(Self.start(of: firstDay)).addingTimeInterval(20 * 86_400))
+            let lastDay = Self.day(await server.simulatedNow)
+            let middle = Self.day(try #require(Self.start(of: firstDay)).addingTimeInterval(20 * 86_400))
             var result = try await Self.run(server, from: firstDay, to: middle)
             let second = try await Self.run(server, from: middle, to: lastDay)
             result.days += second.days
@@ -112,7 +115,7 @@ struct ReconciliationTests {
             #expect(injected.detail.contains("Apple does not know 2999000000000001"), "\(injected.detail)")
 
             // Idempotent: the same two findings after running again; readable as JSON, CSV and metrics.
-            _ = try await Self.run(server, from: injectedDay, to: RevenueReportBuilder.day(injectedAt.addingTimeInterval(86_400)))
+            _ = try await Self.run(server, from: injectedDay, to: Self.day(injectedAt.addingTimeInterval(86_400)))
             let stored = try await server.api(ServerHarness.adminHeaders).adminGetReconciliation(query: .init(from: firstDay, to: lastDay)).ok.body
                 .json
             #expect(stored.findings.count == 2)
@@ -135,7 +138,9 @@ struct ReconciliationTests {
         try await ServerHarness.run(database, environment: .production) { server in
             let store = server.store
             await store.setDeliversNotifications(true)
-            let month = String(RevenueReportBuilder.day(await server.simulatedNow).prefix(7))
+            // Apple's fiscal month (Sunday to Saturday) holding the simulator's today.
+            let fiscal = ReportCalendar.fiscalMonth(containing: ReportCalendar.apple.day(of: await server.simulatedNow))
+            let month = fiscal.name
             let us = try await store.createAccount(storefront: "USA").id
             let cn = try await store.createAccount(storefront: "CHN").id
             var bought: [String] = []
@@ -153,7 +158,8 @@ struct ReconciliationTests {
             // The month is not over: Apple has no financial report for it yet.
             let early = try await admin.adminRunMonthReconciliation(path: .init(month: month)).ok.body.json
             #expect(early.days.first?.status == .notAvailable)
-            try await store.advance(by: 32 * 86_400)
+            let monthEnd = ReportCalendar.apple.interval(of: fiscal).end
+            try await store.advance(by: monthEnd.timeIntervalSince(await server.simulatedNow) + 3_600)
             let result = try await admin.adminRunMonthReconciliation(path: .init(month: month)).ok.body.json
             #expect(result.days.first?.status == .reconciled && result.days.first?.day == month)
             #expect(result.days.first?.appleRefunds == 1 && result.days.first?.storekeeperRefunds == 1)
@@ -162,7 +168,9 @@ struct ReconciliationTests {
             #expect(lost.kind == .appleOnly && lost.productId == Self.coins && lost.storefront == "USA")
             #expect(lost.appleUnits == 4 && lost.storekeeperUnits == 3)
             // Listed with the days of the month.
-            let listed = try await admin.adminGetReconciliation(query: .init(from: month + "-01", to: month + "-02")).ok.body.json
+            let listed = try await admin.adminGetReconciliation(
+                query: .init(from: fiscal.first.description, to: fiscal.first.adding(days: 1).description)
+            ).ok.body.json
             #expect(listed.days.contains { $0.day == month } && listed.findings.count == 1)
             let bad = try await server.call(.POST, "/v1/admin/reconciliation/months/2026-13/run", headers: ServerHarness.adminHeaders)
             #expect(bad.status == 400)
@@ -175,8 +183,8 @@ struct ReconciliationTests {
             let store = server.store
             let account = try await store.createAccount(storefront: "USA").id
             _ = try await Self.buy(server, Self.coins, user: "early", account: account)
-            let today = RevenueReportBuilder.day(await server.simulatedNow)
-            let tomorrow = RevenueReportBuilder.day(await server.simulatedNow + 86_400)
+            let today = Self.day(await server.simulatedNow)
+            let tomorrow = Self.day(await server.simulatedNow + 86_400)
             var run = try await Self.run(server, from: today, to: tomorrow)
             #expect(run.days.first?.status == .notAvailable, "today's report comes tomorrow")
             #expect(run.findings.isEmpty)

@@ -67,26 +67,6 @@ public enum Reconciliation {
 
         public init() {}
 
-        /// The same tallies per month (`YYYY-MM` as the key's day), for comparing with Apple's monthly finance report.
-        public var byMonth: Side {
-            var month = Side()
-            for (key, tally) in purchases {
-                month.purchases[
-                    Key(day: String(key.day.prefix(7)), productId: key.productId, storefront: key.storefront, currency: key.currency),
-                    default: Tally()
-                ]
-                .merge(tally)
-            }
-            for (key, tally) in refunds {
-                month.refunds[
-                    Key(day: String(key.day.prefix(7)), productId: key.productId, storefront: key.storefront, currency: key.currency),
-                    default: Tally()
-                ]
-                .merge(tally)
-            }
-            return month
-        }
-
         public var purchaseUnits: Int64 { purchases.values.reduce(0) { $0 + $1.units } }
         public var refundUnits: Int64 { refunds.values.reduce(0) { $0 + $1.units } }
     }
@@ -228,16 +208,19 @@ public enum Reconciliation {
 
     /// Storekeeper's side, built one original transaction at a time (as ``RevenueReportBuilder``): paid
     /// production purchases in `[from, to)` with Storekeeper's proceeds estimate; free periods, sandbox and family
-    /// members' copies left out, as Apple's sales reports leave them out.
+    /// members' copies left out, as Apple's sales reports leave them out. Every line is keyed by `period`, the name of
+    /// the report's day or fiscal month (Apple's days are not UTC days, so it is never derived from a date here).
     public struct StorekeeperSideBuilder: Sendable {
         public let from: Date
         public let to: Date
+        public let period: String
         public let smallBusiness: SmallBusinessProgram
         public private(set) var side = Side()
 
-        public init(from: Date, to: Date, smallBusiness: SmallBusinessProgram = SmallBusinessProgram()) {
+        public init(from: Date, to: Date, period: String, smallBusiness: SmallBusinessProgram = SmallBusinessProgram()) {
             self.from = from
             self.to = to
+            self.period = period
             self.smallBusiness = smallBusiness
         }
 
@@ -267,7 +250,7 @@ public enum Reconciliation {
                     )
                 else { continue }
                 let key = Key(
-                    day: RevenueReportBuilder.day(transaction.purchaseDate),
+                    day: period,
                     productId: transaction.productId,
                     storefront: storefront,
                     currency: estimate.currency
@@ -292,7 +275,7 @@ public enum Reconciliation {
                 let share = Int64(min(max(transaction.commerce.revocationPercentage ?? 100_000, 0), 100_000))
                 refunded = price.multipliedReportingOverflow(by: share).overflow ? price : price * share / 100_000
             }
-            let key = Key(day: RevenueReportBuilder.day(refundedAt), productId: transaction.productId, storefront: storefront, currency: currency)
+            let key = Key(day: period, productId: transaction.productId, storefront: storefront, currency: currency)
             side.refunds[key, default: Tally()].add(
                 units: Int64(max(transaction.quantity, 1)),
                 customerPrice: refunded,

@@ -1,3 +1,4 @@
+import AppStoreWire
 import Foundation
 import OpenAPIRuntime
 import StorekeeperCore
@@ -58,13 +59,19 @@ extension APIHandler {
         }
         let first = RevenueReportBuilder.day(from)
         let last = RevenueReportBuilder.day(to.addingTimeInterval(-86_400))
+        // The fiscal months the days fall in (a fiscal month may start in the previous calendar month).
+        let months = ReportCalendar.Day(first).flatMap { firstDay in
+            ReportCalendar.Day(last).map {
+                (ReportCalendar.fiscalMonth(containing: firstDay).name, ReportCalendar.fiscalMonth(containing: $0).name)
+            }
+        }
         let kind = input.query.kind.flatMap { Reconciliation.Kind(rawValue: $0.rawValue) }
-        let findings = try await reconciliations.findings(from: first, to: last, kind: kind)
+        let findings = try await reconciliations.findings(from: first, to: last, months: months, kind: kind)
         let wantsCSV = input.headers.accept.sorted { $0.quality.doubleValue > $1.quality.doubleValue }.first?.contentType == .csv
         if wantsCSV {
             return .ok(.init(body: .csv(HTTPBody(Self.csv(findings)))))
         }
-        let days = try await reconciliations.days(from: first, to: last)
+        let days = try await reconciliations.days(from: first, to: last, months: months)
         return .ok(.init(body: .json(.init(days: try days.map(Self.schema), findings: try findings.map(Self.schema)))))
     }
 

@@ -1,3 +1,4 @@
+import AppStoreWire
 import Foundation
 
 /// App Store Connect's reports, for reconciling each day against Apple's books: the vendor number, a team API key
@@ -14,6 +15,8 @@ public struct ReportsConfiguration: Sendable {
     public var reconcileInterval: Duration?
     /// How many days back the daily job reconciles (Apple's reports come T+1; refunds and late reports later).
     public var lookbackDays: Int
+    /// The days and fiscal months reports are cut by: Apple's agreement time zone (Pacific Time for worldwide ones).
+    public var calendar: ReportCalendar
 
     public init(
         vendorNumber: String,
@@ -22,7 +25,8 @@ public struct ReportsConfiguration: Sendable {
         privateKeyPEM: String,
         url: String = "https://api.appstoreconnect.apple.com",
         reconcileInterval: Duration? = .seconds(3_600),
-        lookbackDays: Int = 3
+        lookbackDays: Int = 3,
+        calendar: ReportCalendar = .apple
     ) {
         self.vendorNumber = vendorNumber
         self.keyId = keyId
@@ -31,10 +35,12 @@ public struct ReportsConfiguration: Sendable {
         self.url = url
         self.reconcileInterval = reconcileInterval
         self.lookbackDays = lookbackDays
+        self.calendar = calendar
     }
 
     /// Reads `reports.*`: `vendorNumber` (none: no reconciliation), `key.id`, `key.issuer`, `key.path` (the team
-    /// key's `.p8`), `url`, `reconcileSeconds` (3600; 0 off), `lookbackDays` (3; 1-31).
+    /// key's `.p8`), `url`, `reconcileSeconds` (3600; 0 off), `lookbackDays` (3; 1-31), `timeZone`
+    /// (`America/Los_Angeles`, Apple's for worldwide agreements; an IANA name).
     static func read(reader: StrictConfigReader) throws -> ReportsConfiguration? {
         guard let vendorNumber = try reader.string("vendorNumber") else { return nil }
         guard !vendorNumber.isEmpty, vendorNumber.utf8.count <= 32, vendorNumber.allSatisfy({ $0.isNumber }) else {
@@ -51,6 +57,10 @@ public struct ReportsConfiguration: Sendable {
         } catch {
             throw ConfigurationError.invalid("reports.key.path: cannot read \(path)")
         }
+        let zoneName = try reader.string("timeZone") ?? ReportCalendar.appleTimeZone
+        guard zoneName.utf8.count <= 64, let zone = TimeZone(identifier: zoneName) else {
+            throw ConfigurationError.invalid("reports.timeZone must be an IANA time zone such as America/Los_Angeles")
+        }
         let seconds = try reader.int("reconcileSeconds", in: 0...(7 * 86_400), default: 3_600)
         return ReportsConfiguration(
             vendorNumber: vendorNumber,
@@ -59,7 +69,8 @@ public struct ReportsConfiguration: Sendable {
             privateKeyPEM: pem,
             url: try reader.string("url", default: "https://api.appstoreconnect.apple.com"),
             reconcileInterval: seconds > 0 ? .seconds(seconds) : nil,
-            lookbackDays: try reader.int("lookbackDays", in: 1...31, default: 3)
+            lookbackDays: try reader.int("lookbackDays", in: 1...31, default: 3),
+            calendar: ReportCalendar(timeZone: zone)
         )
     }
 }

@@ -42,16 +42,17 @@ public struct Reconciler: Service {
         try await runPeriodically("reconciliation", every: interval, after: ready, logger: logger) { _ = try await runOnce() }
     }
 
-    /// Reconciles the last ``ReportsConfiguration/lookbackDays`` days before `now`'s; returns how many were reconciled.
+    /// Reconciles the last ``ReportsConfiguration/lookbackDays`` days before `now`'s (days as Apple's reports cut
+    /// them); returns how many were reconciled.
     @discardableResult
     public func runOnce(now: Date = Date()) async throws -> Int {
         let (acquired, _) = try await lease.acquire("reconciliation", for: .seconds(1_800), now: now)
         guard acquired else { return 0 }
         do {
             var reconciled = 0
+            let today = configuration.calendar.day(of: now)
             for back in (1...configuration.lookbackDays).reversed() {
-                let day = RevenueReportBuilder.day(now.addingTimeInterval(-Double(back) * 86_400))
-                if try await reconcile(day: day).day.status == "reconciled" { reconciled += 1 }
+                if try await reconcile(day: today.adding(days: -back).description).day.status == "reconciled" { reconciled += 1 }
             }
             try await lease.release("reconciliation", cursor: nil)
             metrics.jobRun("reconciliation", items: reconciled)
@@ -62,13 +63,15 @@ public struct Reconciler: Service {
         }
     }
 
-    /// Reconciles one UTC day (`YYYY-MM-DD`). An unavailable or unreadable report is recorded and answered, not
-    /// thrown: the day is tried again on the next run.
+    /// Reconciles one report day (`YYYY-MM-DD` in ``ReportsConfiguration/calendar``'s time zone: Pacific Time, as
+    /// Apple cuts them). An unavailable or unreadable report is recorded and answered, not thrown: the day is tried
+    /// again on the next run.
     public func reconcile(day: String) async throws -> DayResult {
-        guard let start = RevenueReportRange.day(day) else {
+        guard let parsed = ReportCalendar.Day(day) else {
             throw StorekeeperError.invalidInput("invalid_day", "days are YYYY-MM-DD")
         }
-        let end = start.addingTimeInterval(86_400)
+        let interval = configuration.calendar.interval(of: parsed)
+        let (start, end) = (interval.start, interval.end)
         let started = DispatchTime.now().uptimeNanoseconds
         let apple: Reconciliation.Side
         do {
@@ -90,7 +93,7 @@ public struct Reconciler: Service {
             metrics.reconciliation(status: status)
             return DayResult(day: record, findings: [])
         }
-        let ours = try await revenue.reconciliationSide(from: start, to: end, smallBusiness: smallBusiness)
+        let ours = try await revenue.reconciliationSide(from: start, to: end, period: day, smallBusiness: smallBusiness)
         var findings = Reconciliation.compare(apple: apple, storekeeper: ours)
         for index in findings.indices { findings[index] = try await explain(findings[index], from: start) }
         let record = ReconciliationTable.Day(
@@ -115,17 +118,15 @@ public struct Reconciler: Service {
         return DayResult(day: record, findings: findings)
     }
 
-    /// Reconciles one month (`YYYY-MM`) against Apple's financial report (region ZZ): units sold and returned and
-    /// proceeds per product × storefront × currency, month against month. Recorded under the month's name.
+    /// Reconciles one of Apple's fiscal months (`YYYY-MM`, Sunday to Saturday, see ``ReportCalendar``) against its
+    /// financial report (region ZZ): units sold and returned and proceeds per product × storefront × currency.
+    /// Recorded under the month's name.
     public func reconcile(month: String) async throws -> DayResult {
-        guard month.utf8.count == 7, let start = RevenueReportRange.day(month + "-01") else {
+        guard let fiscal = ReportCalendar.fiscalMonth(month) else {
             throw StorekeeperError.invalidInput("invalid_month", "months are YYYY-MM")
         }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        guard let end = calendar.date(byAdding: .month, value: 1, to: start) else {
-            throw StorekeeperError.invalidInput("invalid_month", "months are YYYY-MM")
-        }
+        let interval = configuration.calendar.interval(of: fiscal)
+        let (start, end) = (interval.start, interval.end)
         let started = DispatchTime.now().uptimeNanoseconds
         let apple: Reconciliation.Side
         let pricesKnown: Bool
@@ -148,7 +149,7 @@ public struct Reconciler: Service {
             metrics.reconciliation(status: status)
             return DayResult(day: record, findings: [])
         }
-        let ours = try await revenue.reconciliationSide(from: start, to: end, smallBusiness: smallBusiness).byMonth
+        let ours = try await revenue.reconciliationSide(from: start, to: end, period: month, smallBusiness: smallBusiness)
         var findings = Reconciliation.compare(apple: apple, storekeeper: ours, comparePrices: pricesKnown)
         for index in findings.indices { findings[index] = try await explain(findings[index], from: start) }
         let record = ReconciliationTable.Day(
@@ -201,10 +202,8 @@ public struct Reconciler: Service {
 
     /// The findings of the 35 days up to the latest reconciled, by kind, for `/metrics`.
     func refreshGauges() async throws {
-        guard let latest = try await store.latestDay(), let end = RevenueReportRange.day(latest) else { return }
-        metrics.reconciliationFindings(
-            try await store.counts(from: RevenueReportBuilder.day(end.addingTimeInterval(-34 * 86_400)), to: latest)
-        )
+        guard let latest = try await store.latestDay(), let end = ReportCalendar.Day(latest) else { return }
+        metrics.reconciliationFindings(try await store.counts(from: end.adding(days: -34).description, to: latest))
     }
 
     /// Apple's side of the day: in-app purchase lines of this account's apps (products in the catalog, or whose
@@ -289,23 +288,5 @@ public struct Reconciler: Service {
             break
         }
         return finding
-    }
-}
-
-/// Days as the admin API and the command line name them.
-enum RevenueReportRange {
-    /// The UTC midnight starting `YYYY-MM-DD`, or nil.
-    static func day(_ text: String) -> Date? {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-            (2000...2200).contains(year), (1...12).contains(month), (1...31).contains(day)
-        else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        guard let date = calendar.date(from: DateComponents(year: year, month: month, day: day)),
-            calendar.component(.day, from: date) == day
-        else { return nil }
-        return date
     }
 }

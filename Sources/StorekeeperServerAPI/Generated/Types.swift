@@ -244,7 +244,8 @@ public protocol APIProtocol: Sendable {
     func adminSubscriptionReport(_ input: Operations.AdminSubscriptionReport.Input) async throws -> Operations.AdminSubscriptionReport.Output
     /// Reconcile days against Apple's sales reports now
     ///
-    /// For each UTC day in `[from, to)` (at most 31): downloads App Store Connect's daily Summary Sales Report,
+    /// For each day in `[from, to)` (at most 31; days as Apple's reports cut them, in `reports.timeZone`, Pacific
+    /// Time by default): downloads App Store Connect's daily Summary Sales Report,
     /// tallies Storekeeper's deliveries (by purchase day) and refunds (by refund day) of paid production purchases,
     /// and replaces the day's findings (re-runs are idempotent). A day whose report is not there yet is
     /// `not_available` and keeps what an earlier run found. 409 `reconciliation_unavailable` when `reports.*` is not
@@ -257,8 +258,9 @@ public protocol APIProtocol: Sendable {
     /// Reconcile a month against Apple's financial report now
     ///
     /// Downloads App Store Connect's monthly financial report (`FINANCIAL`, region `ZZ`) for `month` (`YYYY-MM`, the
-    /// fiscal month) and compares units sold and returned and proceeds per product × storefront × currency with
-    /// Storekeeper's purchases and refunds of the calendar month (prices too when every line carries one). Stored
+    /// fiscal month: Sunday to Saturday, 5-4-4 weeks a quarter, named after the calendar month it mostly covers) and
+    /// compares units sold and returned and proceeds per product × storefront × currency with Storekeeper's
+    /// purchases and refunds of the same fiscal month (prices too when every line carries one). Stored
     /// under the month's name (`day` = `YYYY-MM`); re-runs replace its findings. 400 `invalid_month`; 409
     /// `reconciliation_unavailable` when `reports.*` is not configured.
     ///
@@ -268,7 +270,7 @@ public protocol APIProtocol: Sendable {
     func adminRunMonthReconciliation(_ input: Operations.AdminRunMonthReconciliation.Input) async throws -> Operations.AdminRunMonthReconciliation.Output
     /// Days reconciled and what disagreed with Apple's reports
     ///
-    /// The days in `[from, to)` (at most 366) that were reconciled, the months they fall in that were reconciled
+    /// The days in `[from, to)` (at most 366) that were reconciled, the fiscal months they fall in that were reconciled
     /// against the financial report (`day` = `YYYY-MM`), and their findings: `apple_only` (Apple counted
     /// purchases Storekeeper never delivered: lost orders; the detail says whether the recovery list has them),
     /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase
@@ -768,7 +770,8 @@ extension APIProtocol {
     }
     /// Reconcile days against Apple's sales reports now
     ///
-    /// For each UTC day in `[from, to)` (at most 31): downloads App Store Connect's daily Summary Sales Report,
+    /// For each day in `[from, to)` (at most 31; days as Apple's reports cut them, in `reports.timeZone`, Pacific
+    /// Time by default): downloads App Store Connect's daily Summary Sales Report,
     /// tallies Storekeeper's deliveries (by purchase day) and refunds (by refund day) of paid production purchases,
     /// and replaces the day's findings (re-runs are idempotent). A day whose report is not there yet is
     /// `not_available` and keeps what an earlier run found. 409 `reconciliation_unavailable` when `reports.*` is not
@@ -789,8 +792,9 @@ extension APIProtocol {
     /// Reconcile a month against Apple's financial report now
     ///
     /// Downloads App Store Connect's monthly financial report (`FINANCIAL`, region `ZZ`) for `month` (`YYYY-MM`, the
-    /// fiscal month) and compares units sold and returned and proceeds per product × storefront × currency with
-    /// Storekeeper's purchases and refunds of the calendar month (prices too when every line carries one). Stored
+    /// fiscal month: Sunday to Saturday, 5-4-4 weeks a quarter, named after the calendar month it mostly covers) and
+    /// compares units sold and returned and proceeds per product × storefront × currency with Storekeeper's
+    /// purchases and refunds of the same fiscal month (prices too when every line carries one). Stored
     /// under the month's name (`day` = `YYYY-MM`); re-runs replace its findings. 400 `invalid_month`; 409
     /// `reconciliation_unavailable` when `reports.*` is not configured.
     ///
@@ -808,7 +812,7 @@ extension APIProtocol {
     }
     /// Days reconciled and what disagreed with Apple's reports
     ///
-    /// The days in `[from, to)` (at most 366) that were reconciled, the months they fall in that were reconciled
+    /// The days in `[from, to)` (at most 366) that were reconciled, the fiscal months they fall in that were reconciled
     /// against the financial report (`day` = `YYYY-MM`), and their findings: `apple_only` (Apple counted
     /// purchases Storekeeper never delivered: lost orders; the detail says whether the recovery list has them),
     /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase

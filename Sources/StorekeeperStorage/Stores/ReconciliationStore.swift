@@ -10,13 +10,14 @@ public struct ReconciliationStore: Sendable {
     public init(provider: any DatabaseProvider) { self.provider = provider }
 
     /// The days in `[from, to]` (`YYYY-MM-DD`) that were run, and the months (`YYYY-MM`) they fall in, in order.
-    public func days(from: String, to: String) async throws -> [ReconciliationTable.Day] {
-        try await provider.withSession { db in
+    public func days(from: String, to: String, months: (first: String, last: String)? = nil) async throws -> [ReconciliationTable.Day] {
+        let months = months ?? (String(from.prefix(7)), String(to.prefix(7)))
+        return try await provider.withSession { db in
             try await db.raw(
                 """
                 SELECT day, status, apple_units, storekeeper_units, apple_refunds, storekeeper_refunds, findings, message, ran_at, runs
                 FROM reconciliation_days WHERE (day >= \(bind: from) AND day <= \(bind: to))
-                    OR (LENGTH(day) = 7 AND day >= \(bind: String(from.prefix(7))) AND day <= \(bind: String(to.prefix(7)))) ORDER BY day
+                    OR (LENGTH(day) = 7 AND day >= \(bind: months.first) AND day <= \(bind: months.last)) ORDER BY day
                 """
             ).all().map(ReconciliationTable.day(from:))
         }
@@ -26,18 +27,20 @@ public struct ReconciliationStore: Sendable {
     public func findings(
         from: String,
         to: String,
+        months: (first: String, last: String)? = nil,
         kind: Reconciliation.Kind? = nil,
         limit: Int = 10_000
     ) async throws
         -> [Reconciliation.Finding]
     {
-        try await provider.withSession { db in
+        let months = months ?? (String(from.prefix(7)), String(to.prefix(7)))
+        return try await provider.withSession { db in
             let filter: SQLQueryString = kind.map { " AND kind = \(bind: $0.rawValue)" } ?? ""
             return try await db.raw(
                 """
                 SELECT day, kind, product_id, storefront, currency, apple_units, storekeeper_units, apple_amount, storekeeper_amount,
                     transactions, detail FROM reconciliation_findings WHERE ((day >= \(bind: from) AND day <= \(bind: to))
-                    OR (LENGTH(day) = 7 AND day >= \(bind: String(from.prefix(7))) AND day <= \(bind: String(to.prefix(7)))))
+                    OR (LENGTH(day) = 7 AND day >= \(bind: months.first) AND day <= \(bind: months.last)))
                 """ + filter + " ORDER BY day, product_id, storefront, currency, kind LIMIT \(bind: limit)"
             ).all().map(ReconciliationTable.finding(from:))
         }

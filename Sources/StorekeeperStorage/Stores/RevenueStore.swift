@@ -19,12 +19,18 @@ public struct RevenueStore: Sendable {
         return (builder.report, builder.skipped)
     }
 
-    /// Storekeeper's side of a reconciliation of `[from, to)`: purchases by purchase day, refunds by refund day.
-    public func reconciliationSide(from: Date, to: Date, smallBusiness: SmallBusinessProgram) async throws -> Reconciliation.Side {
+    /// Storekeeper's side of a reconciliation of `[from, to)` (one report's day or fiscal month, named `period`):
+    /// purchases made in it, refunds applied in it.
+    public func reconciliationSide(
+        from: Date,
+        to: Date,
+        period: String,
+        smallBusiness: SmallBusinessProgram
+    ) async throws -> Reconciliation.Side {
         var builder = try await histories(
             from: from,
             to: to,
-            into: Reconciliation.StorekeeperSideBuilder(from: from, to: to, smallBusiness: smallBusiness)
+            into: Reconciliation.StorekeeperSideBuilder(from: from, to: to, period: period, smallBusiness: smallBusiness)
         ) { $0.add(history: $1) }
         let refunds = try await provider.withSession { db in
             // Refunds Storekeeper applied in the range (revocations still standing), whenever the purchase was. The
