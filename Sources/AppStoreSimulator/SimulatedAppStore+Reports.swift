@@ -208,7 +208,7 @@ extension SimulatedAppStore {
     }
 
     /// Days of paid service on `transaction`'s subscription before it (earlier paid periods of the same original).
-    private func paidServiceDays(before transaction: JWSTransactionDecodedPayload) -> Int {
+    func paidServiceDays(before transaction: JWSTransactionDecodedPayload) -> Int {
         guard let original = transaction.originalTransactionId, let purchased = transaction.purchaseDate else { return 0 }
         var seconds: TimeInterval = 0
         for earlier in transactions.values where earlier.originalTransactionId == original {

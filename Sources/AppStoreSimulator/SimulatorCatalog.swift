@@ -78,6 +78,17 @@ public struct SimulatorCatalog: Codable, Sendable, Hashable {
         public var promotionalOffers: [Offer]?
         public var offerCodes: [Offer]?
         public var winBackOffers: [Offer]?
+        /// The product's Apple ID in App Store Connect, as subscription reports name it; derived from the id when
+        /// absent.
+        public var appleId: Int64?
+
+        /// ``appleId``, or a stable number derived from the product id (FNV-1a) when the catalog names none.
+        public var reportAppleId: Int64 {
+            if let appleId { return appleId }
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in id.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return 6_400_000_000 + Int64(hash % 100_000_000)
+        }
     }
 
     /// Loads and checks a catalog file.

@@ -103,6 +103,9 @@ struct ReconciliationTests {
 
             #expect(result.days.count == 34 || result.days.count == 35)
             #expect(result.days.allSatisfy { $0.status == .reconciled }, "\(result.days.filter { $0.status != .reconciled })")
+            // The subscription reports were compared every day too (a report missing would say so here), and agreed:
+            // trials, conversions, renewals at the old and the new price.
+            #expect(result.days.allSatisfy { $0.message == nil }, "\(result.days.compactMap(\.message))")
             let units = result.days.reduce(Int64(0)) { $0 + $1.appleUnits }
             #expect(units >= 70, "Apple's reports counted the month's sales: \(units)")
             #expect(result.days.reduce(Int64(0)) { $0 + $1.appleRefunds } == 1)
@@ -174,6 +177,94 @@ struct ReconciliationTests {
             #expect(listed.days.contains { $0.day == month } && listed.findings.count == 1)
             let bad = try await server.call(.POST, "/v1/admin/reconciliation/months/2026-13/run", headers: ServerHarness.adminHeaders)
             #expect(bad.status == 400)
+        }
+    }
+
+    @Test("subscription reports: a free trial the sales report cannot show, never seen by Storekeeper", arguments: TestDatabase.available)
+    func unseenTrial(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, environment: .production) { server in
+            let store = server.store
+            await store.setDeliversNotifications(true)
+            let (kept, keptToken) = try await server.newCustomer("kept", product: PurchaseFlowTests.monthly)
+            _ = try await store.purchase(productId: PurchaseFlowTests.monthly, account: kept, options: PurchaseOptions(appAccountToken: keptToken))
+            try await server.deliverAndApply()
+            // A trial the app never submitted and whose notification was dropped: free, so no sales line shows it.
+            let (unseen, unseenToken) = try await server.newCustomer("unseen", product: PurchaseFlowTests.monthly)
+            await store.setDeliveryFaults(DeliveryFaults(dropNext: 1))
+            _ = try await store.purchase(
+                productId: PurchaseFlowTests.monthly,
+                account: unseen,
+                options: PurchaseOptions(appAccountToken: unseenToken)
+            )
+            try await server.deliverAndApply()
+            let (member, memberToken) = try await server.newCustomer("member", product: PurchaseFlowTests.standard)
+            _ = try await store.purchase(
+                productId: PurchaseFlowTests.standard,
+                account: member,
+                options: PurchaseOptions(appAccountToken: memberToken)
+            )
+            try await server.deliverAndApply()
+            let day = Self.day(await server.simulatedNow)
+            try await store.advance(by: 86_400)
+            try await server.deliverAndApply()
+
+            let result = try await Self.run(server, from: day, to: try #require(ReportCalendar.Day(day)).adding(days: 1).description)
+            #expect(result.days.first?.status == .reconciled && result.days.first?.message == nil, "\(result.days)")
+            #expect(result.days.first?.appleUnits == 1 && result.days.first?.storekeeperUnits == 1, "the standard purchase, on both sides")
+            #expect(result.findings.count == 2, "\(result.findings.map { "\($0.kind) \($0.productId) \($0.storefront): \($0.detail)" })")
+            let subscribers = try #require(result.findings.first { $0.kind == .subscribersDiffer })
+            #expect(subscribers.productId == PurchaseFlowTests.monthly && subscribers.storefront == "USA" && subscribers.currency.isEmpty)
+            #expect(subscribers.appleUnits == 2 && subscribers.storekeeperUnits == 1)
+            #expect(subscribers.detail.contains("0 subscriber(s) at the standard price and 2 in an offer"), "\(subscribers.detail)")
+            let starts = try #require(result.findings.first { $0.kind == .subscriptionStartsDiffer })
+            #expect(starts.productId == PurchaseFlowTests.monthly && starts.appleUnits == 2 && starts.storekeeperUnits == 1)
+            // Filtered by kind, and counted in the metrics.
+            let listed = try await server.api(ServerHarness.adminHeaders).adminGetReconciliation(
+                query: .init(from: day, to: try #require(ReportCalendar.Day(day)).adding(days: 1).description, kind: .subscriptionStartsDiffer)
+            ).ok.body.json
+            #expect(listed.findings.count == 1)
+            let metrics = MonitoringTests.Exposition(try await server.call(.GET, "/metrics").text)
+            #expect(metrics.value("storekeeper_reconciliation_findings", ["kind": "subscribers_differ"]) == 1)
+        }
+    }
+
+    @Test("subscription reports: a subscription Apple ended whose EXPIRED never reached Storekeeper", arguments: TestDatabase.available)
+    func lostExpiry(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, environment: .production) { server in
+            let store = server.store
+            await store.setDeliversNotifications(true)
+            let (member, token) = try await server.newCustomer("leaver", product: PurchaseFlowTests.standard)
+            let bought = try await store.purchase(
+                productId: PurchaseFlowTests.standard,
+                account: member,
+                options: PurchaseOptions(appAccountToken: token)
+            )
+            try await server.deliverAndApply()
+            try await store.setAutoRenew(false, originalTransactionId: try #require(bought.transaction.originalTransactionId))
+            try await server.deliverAndApply()
+            let expires = try #require(bought.transaction.expiresDate)
+            try await store.advance(by: expires.timeIntervalSince(await server.simulatedNow) - 3_600)
+            try await server.deliverAndApply()
+            await store.setDeliveryFaults(DeliveryFaults(dropNext: 1))
+            try await store.advance(by: 7_200)
+            try await server.deliverAndApply()
+            let day = Self.day(expires)
+            try await store.advance(by: 86_400)
+            let next = try #require(ReportCalendar.Day(day)).adding(days: 1).description
+            let result = try await Self.run(server, from: day, to: next)
+            #expect(result.days.first?.status == .reconciled && result.days.first?.message == nil, "\(result.days)")
+            #expect(result.findings.count == 1, "\(result.findings.map { "\($0.kind) \($0.productId) \($0.storefront): \($0.detail)" })")
+            let ended = try #require(result.findings.first)
+            #expect(ended.kind == .subscriptionEndsDiffer && ended.productId == PurchaseFlowTests.standard && ended.storefront == "USA")
+            #expect(ended.appleUnits == 1 && ended.storekeeperUnits == 0)
+
+            // Once Storekeeper has the message (Apple retries; here it is delivered again by hand), the day agrees.
+            await store.setDeliveryFaults(DeliveryFaults())
+            let expired = try #require(await store.sentNotifications().last { $0.type == .expired })
+            let reply = try await server.call(.POST, "/apple/notifications/v2", json: ["signedPayload": expired.signedPayload])
+            #expect(reply.status == 200, "\(reply.text)")
+            let again = try await Self.run(server, from: day, to: next)
+            #expect(again.findings.isEmpty, "\(again.findings.map(\.detail))")
         }
     }
 

@@ -16,16 +16,30 @@ struct ReportsController<Context: RequestContext>: Sendable {
     func add(to router: some RouterMethods<Context>) {
         router.get("v1/salesReports") { request, _ in
             try await guarded(request) { query in
-                guard query["filter[reportType]"] == "SALES", query["filter[reportSubType]"] == "SUMMARY" else {
-                    return try error(.badRequest, "PARAMETER_ERROR.INVALID", "the simulator serves SALES / SUMMARY reports")
+                let type = query["filter[reportType]"] ?? ""
+                guard ["SALES", "SUBSCRIPTION", "SUBSCRIPTION_EVENT"].contains(type), query["filter[reportSubType]"] == "SUMMARY" else {
+                    return try error(
+                        .badRequest,
+                        "PARAMETER_ERROR.INVALID",
+                        "the simulator serves SALES, SUBSCRIPTION and SUBSCRIPTION_EVENT SUMMARY reports"
+                    )
                 }
                 guard query["filter[frequency]"] == "DAILY" else {
-                    return try error(.badRequest, "PARAMETER_ERROR.INVALID", "the simulator serves DAILY sales reports")
+                    // Apple's answer to a monthly subscription report: an invalid combination.
+                    return try error(.badRequest, "PARAMETER_ERROR.INVALID.INVALID_COMBINATION", "the simulator serves DAILY reports")
+                }
+                if type != "SALES" && query["filter[version]"] != "1_3" {
+                    return try error(.badRequest, "PARAMETER_ERROR.INVALID", "subscription reports are version 1_3")
                 }
                 guard let date = query["filter[reportDate]"] else {
                     return try error(.badRequest, "PARAMETER_ERROR.REQUIRED", "filter[reportDate] is required")
                 }
-                return try answer(try await store.dailySalesReport(day: date, delayHours: faults.settings.reportDelayHours))
+                let delay = faults.settings.reportDelayHours
+                switch type {
+                case "SUBSCRIPTION": return try answer(try await store.dailySubscriptionReport(day: date, delayHours: delay))
+                case "SUBSCRIPTION_EVENT": return try answer(try await store.dailySubscriptionEventReport(day: date, delayHours: delay))
+                default: return try answer(try await store.dailySalesReport(day: date, delayHours: delay))
+                }
             }
         }
         router.get("v1/financeReports") { request, _ in

@@ -15,6 +15,8 @@ public struct ReportTable: Sendable, Hashable {
     /// Lines after the table that are not rows (a finance report's `Total_Rows`, `Total_Amount`, ...).
     public let trailer: [String]
     private let positions: [String: Int]
+    /// The same, by lowercased name: Apple's column names have changed case between versions ("Pay as You Go").
+    private let folded: [String: Int]
 
     /// Reads `text`: the first line names the columns; every following line up to the first empty one is a row with
     /// exactly as many fields. Line ends may be `\n` or `\r\n`; a UTF-8 byte order mark is skipped.
@@ -53,16 +55,19 @@ public struct ReportTable: Sendable, Hashable {
         self.rows = rows
         self.trailer = trailer
         self.positions = positions
+        var folded: [String: Int] = [:]
+        for (column, index) in positions where folded[column.lowercased()] == nil { folded[column.lowercased()] = index }
+        self.folded = folded
     }
 
-    /// The position of `column`, if the report has it.
-    public func position(of column: String) -> Int? { positions[column] }
+    /// The position of `column`, if the report has it (the exact name first, then regardless of case).
+    public func position(of column: String) -> Int? { positions[column] ?? folded[column.lowercased()] }
 
     /// The positions of `required` columns; throws naming the first one missing.
     public func positions(of required: [String]) throws -> [String: Int] {
         var found: [String: Int] = [:]
         for column in required {
-            guard let position = positions[column] else { throw Failure("the report has no \(column) column") }
+            guard let position = position(of: column) else { throw Failure("the report has no \(column) column") }
             found[column] = position
         }
         return found

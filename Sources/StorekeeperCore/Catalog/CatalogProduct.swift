@@ -24,6 +24,9 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
     public var onSale: Bool
     /// Whether the product gives access to content before purchase (Apple's consumption `sampleContentProvided`).
     public var sampleContentProvided: Bool
+    /// The product's Apple ID in App Store Connect: Apple's subscription reports name subscriptions by it (and by
+    /// reference name), not by product id. Without it, a report line is matched by name equal to the product id.
+    public var appleId: Int64?
 
     public init(
         id: String,
@@ -36,7 +39,8 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
         hasIntroductoryOffer: Bool = false,
         introductoryOfferFreeVariant: String? = nil,
         onSale: Bool = true,
-        sampleContentProvided: Bool = false
+        sampleContentProvided: Bool = false,
+        appleId: Int64? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -49,11 +53,12 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
         self.introductoryOfferFreeVariant = introductoryOfferFreeVariant
         self.onSale = onSale
         self.sampleContentProvided = sampleContentProvided
+        self.appleId = appleId
     }
 
     enum CodingKeys: String, CodingKey {
         case id, kind, entitlement, coins, duration, subscriptionGroup, level, hasIntroductoryOffer
-        case introductoryOfferFreeVariant, onSale, sampleContentProvided
+        case introductoryOfferFreeVariant, onSale, sampleContentProvided, appleId
     }
 
     public init(from decoder: any Decoder) throws {
@@ -69,6 +74,7 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
         introductoryOfferFreeVariant = try c.decodeIfPresent(String.self, forKey: .introductoryOfferFreeVariant)
         onSale = try c.decodeIfPresent(Bool.self, forKey: .onSale) ?? true
         sampleContentProvided = try c.decodeIfPresent(Bool.self, forKey: .sampleContentProvided) ?? false
+        appleId = try c.decodeIfPresent(Int64.self, forKey: .appleId)
     }
 
     /// The most coins one unit of a consumable may credit.
@@ -89,6 +95,7 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
         if let coins, !(1...Self.maximumCoins).contains(coins) {
             return "coins of \(id) must be 1-\(Self.maximumCoins)"
         }
+        if let appleId, !(1...999_999_999_999).contains(appleId) { return "appleId of \(id) must be App Store Connect's Apple ID (1-12 digits)" }
         switch kind {
         case .consumable:
             guard coins != nil else { return "consumable \(id) needs positive coins" }

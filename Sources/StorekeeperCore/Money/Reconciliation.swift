@@ -86,6 +86,14 @@ public enum Reconciliation {
         case priceMismatch = "price_mismatch"
         /// The same units and prices, proceeds apart by more than a cent a unit.
         case proceedsMismatch = "proceeds_mismatch"
+        /// Apple's Subscription Report counts other subscribers at the day's end (standard price or in an offer).
+        case subscribersDiffer = "subscribers_differ"
+        /// Apple's Subscription Event Report counts other new subscriptions (free trials included).
+        case subscriptionStartsDiffer = "subscription_starts_differ"
+        /// … other periods after the first (renewals, conversions, plan changes, reactivations).
+        case subscriptionRenewalsDiffer = "subscription_renewals_differ"
+        /// … other subscriptions ending (cancellations, billing retry given up).
+        case subscriptionEndsDiffer = "subscription_ends_differ"
     }
 
     /// One disagreement.

@@ -96,6 +96,14 @@ public struct Reconciler: Service {
         let ours = try await revenue.reconciliationSide(from: start, to: end, period: day, smallBusiness: smallBusiness)
         var findings = Reconciliation.compare(apple: apple, storekeeper: ours)
         for index in findings.indices { findings[index] = try await explain(findings[index], from: start) }
+        var notes: [String] = []
+        if catalog.catalog.products.contains(where: { $0.kind == .autoRenewable }) {
+            let appleSubscriptions = await appleSubscriptionSide(day: day, notes: &notes)
+            if appleSubscriptions.hasActive || appleSubscriptions.hasEvents {
+                let ourSubscriptions = try await revenue.subscriptionReconciliationSide(from: start, to: end, period: day)
+                findings += SubscriptionReconciliation.compare(apple: appleSubscriptions, storekeeper: ourSubscriptions)
+            }
+        }
         let record = ReconciliationTable.Day(
             day: day,
             status: "reconciled",
@@ -104,6 +112,7 @@ public struct Reconciler: Service {
             appleRefunds: apple.refundUnits,
             storekeeperRefunds: ours.refundUnits,
             findings: findings.count,
+            message: notes.isEmpty ? nil : notes.joined(separator: "; "),
             ranAt: Date()
         )
         try await ledger.recordReconciliation(record, findings: findings)
@@ -116,6 +125,72 @@ public struct Reconciler: Service {
         }
         try await refreshGauges()
         return DayResult(day: record, findings: findings)
+    }
+
+    /// Apple's side of the day from its Subscription and Subscription Event reports (subscriptions of this account's
+    /// apps, named by Apple ID or name, see ``CatalogProduct/appleId``). A report that is not there or cannot be read
+    /// leaves its part uncompared and says so in `notes`: the sales comparison stands, the next run tries again.
+    func appleSubscriptionSide(day: String, notes: inout [String]) async -> SubscriptionReconciliation.Side {
+        var side = SubscriptionReconciliation.Side()
+        let appIds = Set(apps.apps.compactMap(\.configuration.appAppleId).map(String.init))
+        let products = catalog.catalog.products.filter { $0.kind == .autoRenewable }
+        func key(name: String, appleId: String, country: String) -> Reconciliation.Key {
+            let product =
+                products.first { $0.appleId.map(String.init) == appleId }?.id ?? products.first { $0.id == name }?.id ?? "?\(name)"
+            return Reconciliation.Key(day: day, productId: product, storefront: StorefrontCountry.alpha3(country) ?? "?\(country)", currency: "")
+        }
+        func ours(_ appAppleId: String?) -> Bool { appIds.isEmpty || appAppleId.map(appIds.contains) ?? true }
+        do {
+            let rows = try SubscriptionReportRow.rows(of: try await download("SUBSCRIPTION", day: day))
+            for row in rows where ours(row.appAppleId) {
+                let line = key(name: row.subscriptionName, appleId: row.subscriptionAppleId, country: row.country)
+                if row.activeStandardPrice > 0 { side.addActive(line, inOffer: false, count: Int64(row.activeStandardPrice)) }
+                if row.activeInOffer > 0 { side.addActive(line, inOffer: true, count: Int64(row.activeInOffer)) }
+            }
+            side.hasActive = true
+        } catch {
+            notes.append("subscription report: \(error)")
+        }
+        do {
+            let rows = try SubscriptionEventReportRow.rows(of: try await download("SUBSCRIPTION_EVENT", day: day))
+            for row in rows where ours(row.appAppleId) && row.quantity > 0 {
+                let group: SubscriptionReconciliation.EventGroup
+                switch SubscriptionEventReportRow.group(of: row.event) {
+                case .start: group = .start
+                case .continuation: group = .continuation
+                case .end: group = .end
+                default: continue
+                }
+                side.addEvent(
+                    group,
+                    key(name: row.subscriptionName, appleId: row.subscriptionAppleId, country: row.country),
+                    count: Int64(row.quantity)
+                )
+            }
+            side.hasEvents = true
+        } catch {
+            notes.append("subscription event report: \(error)")
+        }
+        return side
+    }
+
+    /// One daily subscription report (`1_3`); an empty table when Apple says nothing was sold.
+    func download(_ type: String, day: String) async throws -> ReportTable {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let request = SalesReportRequest(vendorNumber: configuration.vendorNumber, reportDate: day, reportType: type, version: "1_3")
+        do {
+            let table = try await client.salesReport(request)
+            metrics.appleCall(endpoint: "salesReports", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            return table
+        } catch  where error.kind == .noSales {
+            metrics.appleCall(endpoint: "salesReports", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            let columns = type == "SUBSCRIPTION" ? SubscriptionReportRow.columns : SubscriptionEventReportRow.columns
+            return try ReportTable(tsv: columns.joined(separator: "\t") + "\n")
+        } catch {
+            let outcome = error.kind == .notAvailable ? "not_available" : "error"
+            metrics.appleCall(endpoint: "salesReports", outcome: outcome, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            throw error
+        }
     }
 
     /// Reconciles one of Apple's fiscal months (`YYYY-MM`, Sunday to Saturday, see ``ReportCalendar``) against its

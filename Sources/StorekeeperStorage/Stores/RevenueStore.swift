@@ -49,6 +49,84 @@ public struct RevenueStore: Sendable {
         return builder.side
     }
 
+    /// Storekeeper's side of a subscription reconciliation of the report day `[from, to)` named `period`: production
+    /// subscriptions active at `to` (the latest period of each, unless revoked by then; family members' copies left
+    /// out) by product and storefront, in an offer or not; periods that began in the day, first ones apart; and
+    /// Apple's `EXPIRED` messages signed in the day, on the subscription's latest product and storefront.
+    public func subscriptionReconciliationSide(from: Date, to: Date, period: String) async throws -> SubscriptionReconciliation.Side {
+        try await provider.withSession { db in
+            var side = SubscriptionReconciliation.Side()
+            side.hasActive = true
+            side.hasEvents = true
+            let notShared = "(t.ownership_type IS NULL OR t.ownership_type <> 'FAMILY_SHARED')"
+            var latest: [String: (purchased: Int64, key: Reconciliation.Key, inOffer: Bool)] = [:]
+            for row in try await db.raw(
+                """
+                SELECT t.original_transaction_id, t.product_id, t.storefront, t.purchase_date, t.price, t.offer_discount_type
+                FROM apple_transactions t
+                WHERE t.product_kind = 'autoRenewable' AND t.environment = 'Production' AND t.purchase_date < \(bind: to.millis)
+                    AND t.expires_date > \(bind: to.millis) AND \(unsafeRaw: notShared)
+                    AND NOT EXISTS (SELECT 1 FROM revocations r WHERE r.transaction_id = t.transaction_id AND r.status = 'revoked'
+                        AND r.revoked_at <= \(bind: to.millis))
+                """
+            ).all() {
+                let original = try row.decode(column: "original_transaction_id", as: String.self)
+                let purchased = try row.decode(column: "purchase_date", as: Int64.self)
+                guard purchased >= latest[original]?.purchased ?? .min else { continue }
+                let key = Reconciliation.Key(
+                    day: period,
+                    productId: try row.decode(column: "product_id", as: String.self),
+                    storefront: try row.decode(column: "storefront", as: String?.self) ?? "?",
+                    currency: ""
+                )
+                let offer = try row.decode(column: "offer_discount_type", as: String?.self)
+                let price = try row.decode(column: "price", as: Int64?.self) ?? 0
+                latest[original] = (purchased, key, offer != nil || price == 0)
+            }
+            for (_, line) in latest { side.addActive(line.key, inOffer: line.inOffer) }
+            for row in try await db.raw(
+                """
+                SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.storefront FROM apple_transactions t
+                WHERE t.product_kind = 'autoRenewable' AND t.environment = 'Production' AND t.purchase_date >= \(bind: from.millis)
+                    AND t.purchase_date < \(bind: to.millis) AND \(unsafeRaw: notShared)
+                ORDER BY t.purchase_date
+                """
+            ).all() {
+                let id = try row.decode(column: "transaction_id", as: String.self)
+                let key = Reconciliation.Key(
+                    day: period,
+                    productId: try row.decode(column: "product_id", as: String.self),
+                    storefront: try row.decode(column: "storefront", as: String?.self) ?? "?",
+                    currency: ""
+                )
+                let first = id == (try row.decode(column: "original_transaction_id", as: String.self))
+                side.addEvent(first ? .start : .continuation, key, transactionId: id)
+            }
+            for row in try await db.raw(
+                """
+                SELECT n.original_transaction_id,
+                    (SELECT t.product_id FROM apple_transactions t WHERE t.original_transaction_id = n.original_transaction_id
+                     ORDER BY t.purchase_date DESC LIMIT 1) AS product,
+                    (SELECT t.storefront FROM apple_transactions t WHERE t.original_transaction_id = n.original_transaction_id
+                     ORDER BY t.purchase_date DESC LIMIT 1) AS storefront
+                FROM notifications n
+                WHERE n.notification_type = 'EXPIRED' AND n.environment = 'Production' AND n.signed_date >= \(bind: from.millis)
+                    AND n.signed_date < \(bind: to.millis)
+                """
+            ).all() {
+                guard let product = try row.decode(column: "product", as: String?.self) else { continue }
+                let key = Reconciliation.Key(
+                    day: period,
+                    productId: product,
+                    storefront: try row.decode(column: "storefront", as: String?.self) ?? "?",
+                    currency: ""
+                )
+                side.addEvent(.end, key, transactionId: try row.decode(column: "original_transaction_id", as: String?.self))
+            }
+            return side
+        }
+    }
+
     /// Subscription analytics for `[from, to)`: every subscription's periods before `to`, and Apple's lifecycle
     /// messages signed in range, by product.
     public func subscriptionAnalytics(from: Date, to: Date) async throws -> SubscriptionAnalyticsBuilder {

@@ -66,13 +66,14 @@ struct ReportsEndpointTests {
             _ = try await store.purchase(productId: Self.coins, account: us)
             _ = try await store.purchase(productId: Self.coins, account: cn)
             _ = try await store.purchase(productId: Self.monthly, account: us)
-            // Today's report is not there yet.
-            await expectFailure(.notAvailable) { () async throws(AppStoreConnectReportError) in try await api.salesReport(request("2026-01-01")) }
+            // Today's report is not there yet (the simulator starts at 2026-01-01 00:00 UTC: December 31 in Pacific Time,
+            // where Apple's days are cut).
+            await expectFailure(.notAvailable) { () async throws(AppStoreConnectReportError) in try await api.salesReport(request("2025-12-31")) }
             try await store.advance(by: 86_400)
             try await store.requestRefund(transactionId: first.transaction.transactionId!)
             try await store.decideRefund(transactionId: first.transaction.transactionId!, approve: true)
 
-            let rows = try SalesReportRow.rows(of: try await api.salesReport(request("2026-01-01")))
+            let rows = try SalesReportRow.rows(of: try await api.salesReport(request("2025-12-31")))
             let coinsUS = try #require(rows.first { $0.sku == Self.coins && $0.countryCode == "US" })
             #expect(coinsUS.units == 2 && coinsUS.productTypeIdentifier == "IA1" && coinsUS.customerCurrency == "USD")
             let price = try #require(first.transaction.price)
@@ -89,26 +90,82 @@ struct ReportsEndpointTests {
             #expect(!rows.contains { $0.units < 0 }, "the refund is on the day Apple refunded")
 
             try await store.advance(by: 86_400)
-            let refunds = try SalesReportRow.rows(of: try await api.salesReport(request("2026-01-02")))
+            let refunds = try SalesReportRow.rows(of: try await api.salesReport(request("2026-01-01")))
             #expect(refunds.count == 1)
             #expect(refunds.first?.units == -1 && refunds.first?.customerPrice == -price && refunds.first?.sku == Self.coins)
 
-            await expectFailure(.noSales) { () async throws(AppStoreConnectReportError) in try await api.salesReport(request("2025-12-31")) }
+            await expectFailure(.noSales) { () async throws(AppStoreConnectReportError) in try await api.salesReport(request("2025-12-30")) }
             faults.settings = .init(reportNotAvailableNext: 1)
-            await expectFailure(.notAvailable) { () async throws(AppStoreConnectReportError) in try await api.salesReport(request("2026-01-01")) }
+            await expectFailure(.notAvailable) { () async throws(AppStoreConnectReportError) in try await api.salesReport(request("2025-12-31")) }
             faults.settings = .init(reportMalformedNext: 1)
-            await expectFailure(.malformed) { () async throws(AppStoreConnectReportError) in try await api.salesReport(request("2026-01-01")) }
+            await expectFailure(.malformed) { () async throws(AppStoreConnectReportError) in try await api.salesReport(request("2025-12-31")) }
             faults.settings = .init(reportDelayHours: 30)
-            await expectFailure(.notAvailable) { () async throws(AppStoreConnectReportError) in try await api.salesReport(request("2026-01-02")) }
+            await expectFailure(.notAvailable) { () async throws(AppStoreConnectReportError) in try await api.salesReport(request("2026-01-01")) }
             faults.settings = .init()
-            #expect(try await api.salesReport(request("2026-01-02")).rows.count == 1)
+            #expect(try await api.salesReport(request("2026-01-01")).rows.count == 1)
 
-            let other = SalesReportRequest(vendorNumber: "80099999", reportDate: "2026-01-01")
+            let other = SalesReportRequest(vendorNumber: "80099999", reportDate: "2025-12-31")
             await expectFailure(.unauthorized) { () async throws(AppStoreConnectReportError) in try await api.salesReport(other) }
             let stranger = try client(P256.Signing.PrivateKey(), port: port)
-            await expectFailure(.unauthorized) { () async throws(AppStoreConnectReportError) in try await stranger.salesReport(request("2026-01-01"))
+            await expectFailure(.unauthorized) { () async throws(AppStoreConnectReportError) in try await stranger.salesReport(request("2025-12-31"))
             }
             await expectFailure(.invalidRequest) { () async throws(AppStoreConnectReportError) in try await api.salesReport(request("2026-02-30")) }
+        }
+    }
+
+    @Test("subscription reports: subscribers at the day's end by offer, the day's events, version 1_3 and daily only")
+    func subscriptionReports() async throws {
+        try await withSimulator { store, _, key, port in
+            let api = try client(key, port: port)
+            let us = try await store.createAccount(storefront: "USA").id
+            let cn = try await store.createAccount(storefront: "CHN").id
+            let trial = "com.example.storekeeper.membership.monthly"
+            _ = try await store.purchase(productId: trial, account: us)
+            _ = try await store.purchase(productId: Self.monthly, account: cn)
+            let standard = try await store.purchase(productId: Self.monthly, account: try await store.createAccount(storefront: "USA").id)
+            func request(_ type: String, _ day: String, version: String = "1_3", frequency: String = "DAILY") -> SalesReportRequest {
+                SalesReportRequest(vendorNumber: "80012345", reportDate: day, reportType: type, frequency: frequency, version: version)
+            }
+            await expectFailure(.notAvailable) { () async throws(AppStoreConnectReportError) in
+                try await api.salesReport(request("SUBSCRIPTION", "2025-12-31"))
+            }
+            try await store.advance(by: 86_400)
+            let active = try SubscriptionReportRow.rows(of: try await api.salesReport(request("SUBSCRIPTION", "2025-12-31")))
+            let trials = try #require(active.first { $0.subscriptionName == trial })
+            #expect(trials.activeFreeTrialIntroductory == 1 && trials.activeStandardPrice == 0 && trials.country == "US")
+            #expect(trials.customerPrice == 0)
+            let paidUS = try #require(active.first { $0.subscriptionName == Self.monthly && $0.country == "US" })
+            #expect(paidUS.activeStandardPrice == 1 && paidUS.activeInOffer == 0 && paidUS.customerPrice == standard.transaction.price)
+            #expect(active.contains { $0.subscriptionName == Self.monthly && $0.country == "CN" && $0.activeStandardPrice == 1 })
+            let catalog = try SimulatorCatalog.load(from: H.catalogURL)
+            #expect(paidUS.subscriptionAppleId == String(try #require(catalog.product(Self.monthly)).reportAppleId))
+
+            let events = try SubscriptionEventReportRow.rows(of: try await api.salesReport(request("SUBSCRIPTION_EVENT", "2025-12-31")))
+            #expect(events.first { $0.subscriptionName == trial }?.event == "Start Introductory Offer")
+            #expect(events.first { $0.subscriptionName == trial }?.offerType == "Free Trial")
+            #expect(events.filter { $0.event == "Subscribe" }.map(\.quantity).reduce(0, +) == 2)
+            #expect(events.allSatisfy { $0.eventDate == "2025-12-31" })
+
+            // A month on: the trial became paid, the standard ones renewed; the day before the renewals sold nothing.
+            try await store.advance(by: 31 * 86_400)
+            var renewals: [SubscriptionEventReportRow] = []
+            for offset in 1...31 {
+                let day = try #require(ReportCalendar.Day("2025-12-31")).adding(days: offset).description
+                do {
+                    renewals += try SubscriptionEventReportRow.rows(of: try await api.salesReport(request("SUBSCRIPTION_EVENT", day)))
+                } catch let error as AppStoreConnectReportError where error.kind == .noSales {
+                    continue
+                }
+            }
+            #expect(renewals.filter { $0.event == "Renew" }.map(\.quantity).reduce(0, +) == 2, "\(renewals.map(\.event))")
+            #expect(renewals.contains { $0.event == "Paid Subscription from Introductory Offer" && $0.subscriptionName == trial })
+
+            await expectFailure(.invalidRequest) { () async throws(AppStoreConnectReportError) in
+                try await api.salesReport(request("SUBSCRIPTION", "2025-12-31", version: "1_2"))
+            }
+            await expectFailure(.invalidRequest) { () async throws(AppStoreConnectReportError) in
+                try await api.salesReport(request("SUBSCRIPTION_EVENT", "2025-12", frequency: "MONTHLY"))
+            }
         }
     }
 

@@ -116,3 +116,61 @@ struct ReportParsingTests {
         #expect(StorefrontCountry.alpha2("XYZ") == nil)
     }
 }
+
+/// Apple's subscription reports, read by column name regardless of case.
+@Suite("Subscription report parsing")
+struct SubscriptionReportParsingTests {
+    @Test("a subscription report: counts by offer, columns a version lacks read as 0, another case of a name still found")
+    func subscriptionReport() throws {
+        let text =
+            "App Name\tApp Apple ID\tSubscription Name\tSubscription Apple ID\tCustomer Price\tCustomer Currency\tDeveloper Proceeds\t"
+            + "Proceeds Currency\tCountry\tActive Standard Price Subscriptions\tActive Free Trial Introductory Offer Subscriptions\t"
+            + "Active Pay as You Go Introductory Offer Subscriptions\tBilling Retry\tGrace Period\tA Column From Later\n"
+            + "Example\t1234\tMonthly\t6400000001\t9.99\tUSD\t6.99\tUSD\tUS\t12\t3\t2\t1\t4\tx\n"
+        let rows = try SubscriptionReportRow.rows(of: try ReportTable(tsv: text))
+        #expect(rows.count == 1)
+        let row = try #require(rows.first)
+        #expect(row.subscriptionName == "Monthly" && row.subscriptionAppleId == "6400000001" && row.country == "US")
+        #expect(row.customerPrice == 9_990 && row.developerProceeds == 6_990)
+        #expect(row.activeStandardPrice == 12 && row.activeInOffer == 5 && row.activePayAsYouGoIntroductory == 2)
+        #expect(row.billingRetry == 1 && row.gracePeriod == 4 && row.freeTrialWinBack == 0)
+        // Written in the 1_3 layout and read back the same.
+        let again = try SubscriptionReportRow.rows(
+            of: try ReportTable(tsv: ReportTable.tsv(columns: SubscriptionReportRow.columns, rows: [row.fields]))
+        )
+        #expect(again == rows)
+        for bad in ["-1", "many", "99999999999"] {
+            let broken = text.replacingOccurrences(of: "\tUS\t12\t", with: "\tUS\t\(bad)\t")
+            #expect(throws: ReportTable.Failure.self) { try SubscriptionReportRow.rows(of: try ReportTable(tsv: broken)) }
+        }
+        #expect(throws: ReportTable.Failure.self) {
+            try SubscriptionReportRow.rows(of: try ReportTable(tsv: "App Name\tSubscription Name\nx\ty\n"))
+        }
+    }
+
+    @Test("a subscription event report: quantities, both date forms, and Apple's event names in groups")
+    func eventReport() throws {
+        let header = "Event Date\tEvent\tApp Name\tSubscription Name\tSubscription Apple ID\tCountry\tQuantity\n"
+        let text =
+            header + "2026-01-05\tRenew\tExample\tMonthly\t6400000001\tUS\t7\n"
+            + "01/05/2026\tStart Introductory Offer\tExample\tMonthly\t6400000001\tFR\t2\n"
+        let rows = try SubscriptionEventReportRow.rows(of: try ReportTable(tsv: text))
+        #expect(rows.map(\.quantity) == [7, 2] && rows.map(\.eventDate) == ["2026-01-05", "2026-01-05"])
+        let groups: [String: SubscriptionEventReportRow.Group?] = [
+            "Subscribe": .start, "Start Introductory Offer": .start, "Start Introductory Price": .start, "Start Offer Code": .start,
+            "Opt-In": .start, "Renew": .continuation, "Paid Subscription from Introductory Offer": .continuation,
+            "Renewal from Billing Retry": .continuation, "Reactivate with Upgrade": .continuation, "Upgrade": .continuation,
+            "Crossgrade From Introductory Offer": .continuation, "Cancel": .end, "Canceled from Billing Retry": .end,
+            "Cancelled from Billing Retry": .end, "Billing Retry from Paid Subscription": .billingRetry, "Refund": .refund,
+            "Something New": nil,
+        ]
+        for (event, group) in groups { #expect(SubscriptionEventReportRow.group(of: event) == group, "\(event)") }
+        for bad in ["2026-13-05\tRenew", "5 Jan 2026\tRenew"] {
+            let broken = header + "\(bad)\tExample\tMonthly\t1\tUS\t1\n"
+            #expect(throws: ReportTable.Failure.self) { try SubscriptionEventReportRow.rows(of: try ReportTable(tsv: broken)) }
+        }
+        #expect(throws: ReportTable.Failure.self) {
+            try SubscriptionEventReportRow.rows(of: try ReportTable(tsv: header + "2026-01-05\tRenew\tExample\tMonthly\t1\tUS\t-3\n"))
+        }
+    }
+}

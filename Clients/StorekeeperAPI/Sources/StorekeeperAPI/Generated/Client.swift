@@ -3017,7 +3017,9 @@ public struct Client: APIProtocol {
     /// For each day in `[from, to)` (at most 31; days as Apple's reports cut them, in `reports.timeZone`, Pacific
     /// Time by default): downloads App Store Connect's daily Summary Sales Report,
     /// tallies Storekeeper's deliveries (by purchase day) and refunds (by refund day) of paid production purchases,
-    /// and replaces the day's findings (re-runs are idempotent). A day whose report is not there yet is
+    /// and, when the catalog sells subscriptions, compares the day's Subscription and Subscription Event reports
+    /// (active subscribers, starts, later periods, ends); then replaces the day's findings (re-runs are idempotent;
+    /// a subscription report not there yet is named in the day's `message`). A day whose report is not there yet is
     /// `not_available` and keeps what an earlier run found. 409 `reconciliation_unavailable` when `reports.*` is not
     /// configured; 400 `invalid_range` for a range that is not two dates in order, at most 31 days apart.
     ///
@@ -3342,7 +3344,9 @@ public struct Client: APIProtocol {
     /// purchases Storekeeper never delivered: lost orders; the detail says whether the recovery list has them),
     /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase
     /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,
-    /// `refund_not_reported`, `price_mismatch`, `proceeds_mismatch`. Amounts in milliunits. `kind` narrows the
+    /// `refund_not_reported`, `price_mismatch`, `proceeds_mismatch`, and from Apple's subscription reports
+    /// (`currency` empty, amounts 0): `subscribers_differ` (active at the day's end), `subscription_starts_differ`,
+    /// `subscription_renewals_differ`, `subscription_ends_differ`. Amounts in milliunits. `kind` narrows the
     /// findings; `Accept: text/csv` answers the findings as CSV.
     ///
     ///

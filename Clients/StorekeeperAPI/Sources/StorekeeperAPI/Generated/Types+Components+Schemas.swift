@@ -403,6 +403,10 @@ extension Components {
                 case refundNotReported = "refund_not_reported"
                 case priceMismatch = "price_mismatch"
                 case proceedsMismatch = "proceeds_mismatch"
+                case subscribersDiffer = "subscribers_differ"
+                case subscriptionStartsDiffer = "subscription_starts_differ"
+                case subscriptionRenewalsDiffer = "subscription_renewals_differ"
+                case subscriptionEndsDiffer = "subscription_ends_differ"
             }
             /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/kind`.
             public var kind: Components.Schemas.ReconciliationFinding.KindPayload
@@ -2941,6 +2945,12 @@ extension Components {
             public var onSale: Swift.Bool?
             /// - Remark: Generated from `#/components/schemas/CatalogProduct/sampleContentProvided`.
             public var sampleContentProvided: Swift.Bool?
+            /// The product's Apple ID in App Store Connect. Apple's subscription reports name subscriptions by Apple ID
+            /// and reference name, not product id; without it a report line is matched by a name equal to the id.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogProduct/appleId`.
+            public var appleId: Swift.Int64?
             /// Creates a new `CatalogProduct`.
             ///
             /// - Parameters:
@@ -2955,6 +2965,7 @@ extension Components {
             ///   - introductoryOfferFreeVariant: The same service without an introductory offer, sold to users who already had one.
             ///   - onSale: Whether new orders may be created; a product off sale is still delivered when paid.
             ///   - sampleContentProvided:
+            ///   - appleId: The product's Apple ID in App Store Connect. Apple's subscription reports name subscriptions by Apple ID
             public init(
                 id: Swift.String,
                 kind: Components.Schemas.ProductKind,
@@ -2966,7 +2977,8 @@ extension Components {
                 hasIntroductoryOffer: Swift.Bool? = nil,
                 introductoryOfferFreeVariant: Swift.String? = nil,
                 onSale: Swift.Bool? = nil,
-                sampleContentProvided: Swift.Bool? = nil
+                sampleContentProvided: Swift.Bool? = nil,
+                appleId: Swift.Int64? = nil
             ) {
                 self.id = id
                 self.kind = kind
@@ -2979,6 +2991,7 @@ extension Components {
                 self.introductoryOfferFreeVariant = introductoryOfferFreeVariant
                 self.onSale = onSale
                 self.sampleContentProvided = sampleContentProvided
+                self.appleId = appleId
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -2992,6 +3005,7 @@ extension Components {
                 case introductoryOfferFreeVariant
                 case onSale
                 case sampleContentProvided
+                case appleId
             }
         }
         /// Grants subscription offers to users split deterministically into weighted variants (SHA-256 of
