@@ -54,55 +54,66 @@ public struct RevenueStore: Sendable {
     /// out) by product and storefront, in an offer or not; periods that began in the day, first ones apart; and
     /// Apple's `EXPIRED` messages signed in the day, on the subscription's latest product and storefront.
     public func subscriptionReconciliationSide(from: Date, to: Date, period: String) async throws -> SubscriptionReconciliation.Side {
+        var initial = SubscriptionReconciliation.Side()
+        initial.hasActive = true
+        initial.hasEvents = true
+        let sink = RowSink(SubscriptionSideProgress(side: initial))
+        let notShared = "(t.ownership_type IS NULL OR t.ownership_type <> 'FAMILY_SHARED')"
         try await provider.withSession { db in
-            var side = SubscriptionReconciliation.Side()
-            side.hasActive = true
-            side.hasEvents = true
-            let notShared = "(t.ownership_type IS NULL OR t.ownership_type <> 'FAMILY_SHARED')"
-            var latest: [String: (purchased: Int64, key: Reconciliation.Key, inOffer: Bool)] = [:]
-            for row in try await db.raw(
+            // Streamed in original transaction order: memory holds one subscription at a time, not the day's.
+            try await db.raw(
                 """
-                SELECT t.original_transaction_id, t.product_id, t.storefront, t.purchase_date, t.price, t.offer_discount_type
+                SELECT t.original_transaction_id, t.product_id, t.storefront, t.price, t.offer_discount_type
                 FROM apple_transactions t
                 WHERE t.product_kind = 'autoRenewable' AND t.environment = 'Production' AND t.purchase_date < \(bind: to.millis)
                     AND t.expires_date > \(bind: to.millis) AND \(unsafeRaw: notShared)
                     AND NOT EXISTS (SELECT 1 FROM revocations r WHERE r.transaction_id = t.transaction_id AND r.status = 'revoked'
                         AND r.revoked_at <= \(bind: to.millis))
+                ORDER BY t.original_transaction_id, t.purchase_date
                 """
-            ).all() {
-                let original = try row.decode(column: "original_transaction_id", as: String.self)
-                let purchased = try row.decode(column: "purchase_date", as: Int64.self)
-                guard purchased >= latest[original]?.purchased ?? .min else { continue }
-                let key = Reconciliation.Key(
-                    day: period,
-                    productId: try row.decode(column: "product_id", as: String.self),
-                    storefront: try row.decode(column: "storefront", as: String?.self) ?? "?",
-                    currency: ""
-                )
-                let offer = try row.decode(column: "offer_discount_type", as: String?.self)
-                let price = try row.decode(column: "price", as: Int64?.self) ?? 0
-                latest[original] = (purchased, key, offer != nil || price == 0)
+            ).run { row in
+                sink.add { progress in
+                    let original = try row.decode(column: "original_transaction_id", as: String.self)
+                    let key = Reconciliation.Key(
+                        day: period,
+                        productId: try row.decode(column: "product_id", as: String.self),
+                        storefront: try row.decode(column: "storefront", as: String?.self) ?? "?",
+                        currency: ""
+                    )
+                    let inOffer =
+                        try row.decode(column: "offer_discount_type", as: String?.self) != nil
+                        || (try row.decode(column: "price", as: Int64?.self) ?? 0) == 0
+                    // The latest period of each subscription counts, once.
+                    if progress.original != original, let pending = progress.pending { progress.side.addActive(pending.key, inOffer: pending.inOffer) }
+                    progress.original = original
+                    progress.pending = (key, inOffer)
+                }
             }
-            for (_, line) in latest { side.addActive(line.key, inOffer: line.inOffer) }
-            for row in try await db.raw(
+            sink.add { progress in
+                if let pending = progress.pending { progress.side.addActive(pending.key, inOffer: pending.inOffer) }
+                progress.pending = nil
+            }
+            try await db.raw(
                 """
                 SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.storefront FROM apple_transactions t
                 WHERE t.product_kind = 'autoRenewable' AND t.environment = 'Production' AND t.purchase_date >= \(bind: from.millis)
                     AND t.purchase_date < \(bind: to.millis) AND \(unsafeRaw: notShared)
                 ORDER BY t.purchase_date
                 """
-            ).all() {
-                let id = try row.decode(column: "transaction_id", as: String.self)
-                let key = Reconciliation.Key(
-                    day: period,
-                    productId: try row.decode(column: "product_id", as: String.self),
-                    storefront: try row.decode(column: "storefront", as: String?.self) ?? "?",
-                    currency: ""
-                )
-                let first = id == (try row.decode(column: "original_transaction_id", as: String.self))
-                side.addEvent(first ? .start : .continuation, key, transactionId: id)
+            ).run { row in
+                sink.add { progress in
+                    let id = try row.decode(column: "transaction_id", as: String.self)
+                    let key = Reconciliation.Key(
+                        day: period,
+                        productId: try row.decode(column: "product_id", as: String.self),
+                        storefront: try row.decode(column: "storefront", as: String?.self) ?? "?",
+                        currency: ""
+                    )
+                    let first = id == (try row.decode(column: "original_transaction_id", as: String.self))
+                    progress.side.addEvent(first ? .start : .continuation, key, transactionId: id)
+                }
             }
-            for row in try await db.raw(
+            try await db.raw(
                 """
                 SELECT n.original_transaction_id,
                     (SELECT t.product_id FROM apple_transactions t WHERE t.original_transaction_id = n.original_transaction_id
@@ -113,18 +124,20 @@ public struct RevenueStore: Sendable {
                 WHERE n.notification_type = 'EXPIRED' AND n.environment = 'Production' AND n.signed_date >= \(bind: from.millis)
                     AND n.signed_date < \(bind: to.millis)
                 """
-            ).all() {
-                guard let product = try row.decode(column: "product", as: String?.self) else { continue }
-                let key = Reconciliation.Key(
-                    day: period,
-                    productId: product,
-                    storefront: try row.decode(column: "storefront", as: String?.self) ?? "?",
-                    currency: ""
-                )
-                side.addEvent(.end, key, transactionId: try row.decode(column: "original_transaction_id", as: String?.self))
+            ).run { row in
+                sink.add { progress in
+                    guard let product = try row.decode(column: "product", as: String?.self) else { return }
+                    let key = Reconciliation.Key(
+                        day: period,
+                        productId: product,
+                        storefront: try row.decode(column: "storefront", as: String?.self) ?? "?",
+                        currency: ""
+                    )
+                    progress.side.addEvent(.end, key, transactionId: try row.decode(column: "original_transaction_id", as: String?.self))
+                }
             }
-            return side
         }
+        return try sink.finish().side
     }
 
     /// Subscription analytics for `[from, to)`: every subscription's periods before `to`, and Apple's lifecycle
@@ -243,4 +256,34 @@ private final class HistoryAccumulator<State: Sendable>: Sendable {
     }
     let progress: Mutex<Progress>
     init(_ state: State) { progress = Mutex(Progress(state: state)) }
+}
+
+/// Storekeeper's subscription side as rows stream in.
+private struct SubscriptionSideProgress: Sendable {
+    var side: SubscriptionReconciliation.Side
+    var original: String?
+    var pending: (key: Reconciliation.Key, inOffer: Bool)?
+}
+
+/// State folded over streamed rows (rows arrive on the database's event loop); the first failure is kept and
+/// rethrown at the end.
+private final class RowSink<State: Sendable>: Sendable {
+    private let progress: Mutex<(state: State, failure: (any Error)?)>
+
+    init(_ state: State) { progress = Mutex((state, nil)) }
+
+    /// Folds one row; after a failure, rows are skipped.
+    func add(_ body: (inout State) throws -> Void) {
+        progress.withLock { progress in
+            guard progress.failure == nil else { return }
+            do { try body(&progress.state) } catch { progress.failure = error }
+        }
+    }
+
+    func finish() throws -> State {
+        try progress.withLock { progress in
+            if let failure = progress.failure { throw failure }
+            return progress.state
+        }
+    }
 }
