@@ -84,7 +84,9 @@ public struct RevenueStore: Sendable {
                         try row.decode(column: "offer_discount_type", as: String?.self) != nil
                         || (try row.decode(column: "price", as: Int64?.self) ?? 0) == 0
                     // The latest period of each subscription counts, once.
-                    if progress.original != original, let pending = progress.pending { progress.side.addActive(pending.key, inOffer: pending.inOffer) }
+                    if progress.original != original, let pending = progress.pending {
+                        progress.side.addActive(pending.key, inOffer: pending.inOffer)
+                    }
                     progress.original = original
                     progress.pending = (key, inOffer)
                 }
