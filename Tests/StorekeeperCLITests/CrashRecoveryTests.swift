@@ -37,16 +37,19 @@ import Testing
 
         var url: String { "http://127.0.0.1:\(port)" }
 
-        func waitUntilReady() async throws {
+        /// Whether the server answered `/health`; false when it exited first (its port taken after all).
+        func waitUntilReady() async throws -> Bool {
             for _ in 0..<600 {
+                guard process.isRunning else { return false }
                 if let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url + "/health"), timeout: .seconds(2)),
                     response.status == .ok
                 {
-                    return
+                    return true
                 }
                 try await Task.sleep(for: .milliseconds(50))
             }
             Issue.record("server did not start")
+            return false
         }
 
         func kill() {
@@ -122,12 +125,19 @@ import Testing
             if ProcessInfo.processInfo.environment["CRASH_TRACE"] != nil { print("[\(ContinuousClock.now - clock)] \(text)") }
         }
         func start() async throws -> Server {
-            let port = Int.random(in: 20_000...40_000)
-            environment["HTTP_PORT"] = String(port)
-            let server = try Server(port: port, environment: environment)
-            try await server.waitUntilReady()
-            trace("server ready on \(port)")
-            return server
+            // A port the kernel just handed out, not a random one another test may be listening on; another try if
+            // something took it before the server bound it.
+            for _ in 0..<3 {
+                let port = ProcessLifecycleTests.freePort()
+                environment["HTTP_PORT"] = String(port)
+                let server = try Server(port: port, environment: environment)
+                if try await server.waitUntilReady() {
+                    trace("server ready on \(port)")
+                    return server
+                }
+            }
+            Issue.record("the server exited before it was ready, three times")
+            throw CancellationError()
         }
 
         // Customers: an order each (its token), then a year of subscriptions, coins and refunds on Apple's side.
