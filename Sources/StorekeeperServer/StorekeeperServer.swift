@@ -147,6 +147,15 @@ public enum StorekeeperServer {
             reconciliations: components.reconciliations
         )
         try api.registerHandlers(on: RouteGroupTransport(routes: routes, signer: components.answerSigner), configuration: APIHandler.coding)
+        if !components.configuration.console.operators.isEmpty {
+            try ConsoleController.load(
+                configuration: components.configuration.console,
+                store: ConsoleStore(provider: components.ledger.provider),
+                api: api,
+                backlog: BacklogStore(provider: components.ledger.provider),
+                logger: Logger(label: "storekeeper.console")
+            ).add(to: router)
+        }
         return router
     }
 }

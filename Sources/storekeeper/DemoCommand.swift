@@ -110,6 +110,9 @@ struct DemoCommand: AsyncParsableCommand {
             privateKeyPEM: apiKey.privateKey.pemRepresentation,
             url: simulatorURL
         )
+        if let consoleSecret = secrets.consoleSecret {
+            configuration.console = ConsoleConfiguration(operators: [.init(name: "demo", role: .admin, secret: consoleSecret)])
+        }
         let server = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
         // Written straight to the file handle: stdout is block-buffered when piped, and the demo runs until killed.
         FileHandle.standardOutput.write(
@@ -146,6 +149,7 @@ struct DemoCommand: AsyncParsableCommand {
         return """
             Storekeeper demo: server \(server), App Store simulator \(simulatorURL)
             Admin key (X-Admin-Key): \(secrets.adminKey)
+            Operator console: \(server)/admin (sign in as demo, secret \(secrets.consoleSecret ?? ""))
             A user token for "demo-user" (7 days): \(token)
             State: \(state.path) (the SQLite database, demo-secrets.json with the keys above and the key that signs
               answers to apps, whose public half apps pin: answer-signing-public.pem,
@@ -177,18 +181,21 @@ struct DemoSecrets: Codable {
     var adminKey: String
     /// The P-256 key that signs answers to apps (PEM); added to older state directories on the next start.
     var answerSigningKey: String?
+    /// The secret of the console's `demo` operator (an admin); added to older state directories on the next start.
+    var consoleSecret: String?
 
     static func loadOrCreate(in directory: URL) throws -> DemoSecrets {
         let url = directory.appendingPathComponent("demo-secrets.json")
         func random() -> String { SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() } }
         var secrets: DemoSecrets
         if let data = try? Data(contentsOf: url), let stored = try? JSONDecoder().decode(DemoSecrets.self, from: data) {
-            guard stored.answerSigningKey == nil else { return stored }
+            guard stored.answerSigningKey == nil || stored.consoleSecret == nil else { return stored }
             secrets = stored
         } else {
             secrets = DemoSecrets(hs256Secret: random(), apiKey: "sk_" + random(), adminKey: "adm_" + random())
         }
-        secrets.answerSigningKey = P256.Signing.PrivateKey().pemRepresentation
+        if secrets.answerSigningKey == nil { secrets.answerSigningKey = P256.Signing.PrivateKey().pemRepresentation }
+        if secrets.consoleSecret == nil { secrets.consoleSecret = "con_" + random() }
         // Created owner-only before the secrets are written into it.
         let temporary = directory.appendingPathComponent("demo-secrets.json.tmp-\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {

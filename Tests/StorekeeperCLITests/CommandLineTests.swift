@@ -248,6 +248,10 @@ import FoundationNetworking
         let secrets = try JSONSerialization.jsonObject(with: Data(contentsOf: state.appendingPathComponent("demo-secrets.json"))) as? [String: Any]
         let key = try #require(secrets?["adminKey"] as? String)
         let range = ["--from", "2026-01-01", "--to", "2026-02-01", "--server", server]
+        // The demo serves the operator console, with an operator of its own.
+        #expect((secrets?["consoleSecret"] as? String)?.hasPrefix("con_") == true)
+        let (login, loginResponse) = try await URLSession.shared.data(from: URL(string: server + "/admin/login")!)
+        #expect((loginResponse as? HTTPURLResponse)?.statusCode == 200 && String(decoding: login, as: UTF8.self).contains("Sign in"))
 
         let table = try await runAsync(["report", "revenue"] + range, environment: ["STOREKEEPER_ADMIN_KEY": key])
         #expect(table.status == 0, "\(table.stderr)")

@@ -214,6 +214,17 @@ import Testing
             Key(dotted: "reports.lookbackDays", environment: "REPORTS_LOOKBACK_DAYS", environmentValue: "5", json: 5) {
                 $0.reports?.lookbackDays == 5
             },
+            Key(
+                dotted: "console.operators",
+                environment: "CONSOLE_OPERATORS",
+                environmentValue: "ann:support:0123456789abcdefgh",
+                json: ["ann:support:0123456789abcdefgh"]
+            ) {
+                $0.console.operators.first?.name == "ann" && $0.console.operators.first?.role == .support
+            },
+            Key(dotted: "console.sessionMinutes", environment: "CONSOLE_SESSION_MINUTES", environmentValue: "30", json: 30) {
+                $0.console.sessionLifetime == .seconds(1_800)
+            },
             Key(dotted: "reports.timeZone", environment: "REPORTS_TIME_ZONE", environmentValue: "Europe/Paris", json: "Europe/Paris") {
                 $0.reports?.calendar.timeZone.identifier == "Europe/Paris"
             },
@@ -296,7 +307,7 @@ import Testing
             ("catalog.refreshSeconds", 0), ("lifecycle.batchSize", -1), ("db.postgres.tls", "sometimes"),
             ("lifecycle.maxAttempts", 1_000_000), ("auth.apiKeys", ["backend:short"]), ("log.level", "loud"),
             ("reports.vendorNumber", "ninety"), ("reports.lookbackDays", 90),
-            ("reports.timeZone", "Mars/Olympus"),
+            ("reports.timeZone", "Mars/Olympus"), ("console.operators", ["ann:boss:0123456789abcdefgh"]), ("console.sessionMinutes", 1),
         ]
         for (dotted, value) in wrong {
             var object = base

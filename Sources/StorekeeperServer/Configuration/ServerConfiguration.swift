@@ -39,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// App Store Connect's reports for reconciliation (`reports.*`); nil: no reconciliation.
     public var reports: ReportsConfiguration?
+    /// The operator console at `/admin` (`console.*`); served only when operators are configured.
+    public var console = ConsoleConfiguration()
 
     public init(
         host: String = "127.0.0.1",
@@ -87,6 +89,7 @@ public struct ServerConfiguration: Sendable {
     ///   (`ORDERS_LIFETIME_SECONDS`, 86400)
     /// - `lifecycle.*` (see ``LifecycleConfiguration/init(reader:)``)
     /// - `reports.*` (see ``ReportsConfiguration/read(reader:)``)
+    /// - `console.*` (see ``ConsoleConfiguration/init(reader:)``)
     /// - `log.level` (`LOG_LEVEL`, info)
     ///
     /// A value of the wrong type or out of range stops the start with a message naming its key.
@@ -122,6 +125,7 @@ public struct ServerConfiguration: Sendable {
         smallBusinessProgram = try SmallBusinessProgram(periods: (reader.list("revenue.smallBusinessProgram") ?? []).map(Self.programPeriod))
         lifecycle = try LifecycleConfiguration(reader: reader.scoped(to: "lifecycle"))
         reports = try ReportsConfiguration.read(reader: reader.scoped(to: "reports"))
+        console = try ConsoleConfiguration(reader: reader.scoped(to: "console"))
         logLevel = try Self.logLevel(reader: configReader)
         try validate()
     }

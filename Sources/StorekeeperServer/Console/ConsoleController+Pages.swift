@@ -1,0 +1,526 @@
+import AppStoreWire
+import Foundation
+import Hummingbird
+import NIOCore
+import StorekeeperCore
+import StorekeeperServerAPI
+import StorekeeperStorage
+
+/// The console's pages and actions. Reads go to the stores; every action goes through the admin API's own
+/// operation (same validation, same audit) as the signed-in operator, then into the operator log.
+extension ConsoleController {
+    // MARK: Overview
+
+    func overview(_ signedIn: Operator) async throws -> Response {
+        let now = Date()
+        let today = Calendar.utc.startOfDay(for: now)
+        let monthAgo = today.addingTimeInterval(-29 * 86_400)
+        let tomorrow = today.addingTimeInterval(86_400)
+        var tiles: [[String: Any]] = []
+        var revenue: [[String: Any]] = []
+        var chart = ""
+        if let store = api.revenue {
+            let (lines, _) = try await store.report(from: monthAgo, to: tomorrow, smallBusiness: api.smallBusinessProgram)
+            // The revenue report is production only: sandbox never counts as revenue.
+            let production = lines
+            let todayName = RevenueReportBuilder.day(today)
+            let todays = production.filter { $0.day == todayName }
+            tiles.append(["label": "Purchases today", "value": String(todays.reduce(0) { $0 + $1.units })])
+            tiles.append(["label": "Purchases, 30 days", "value": String(production.reduce(0) { $0 + $1.units })])
+            var byCurrency: [String: (units: Int64, gross: Int64, proceeds: Int64, refunded: Int64, net: Int64)] = [:]
+            for line in production {
+                var total = byCurrency[line.currency] ?? (0, 0, 0, 0, 0)
+                total.net = Self.add(total.net, line.net)
+                total.units += Int64(line.units)
+                total.gross = Self.add(total.gross, line.gross)
+                total.proceeds = Self.add(total.proceeds, line.proceeds)
+                total.refunded = Self.add(total.refunded, line.refunds)
+                byCurrency[line.currency] = total
+            }
+            revenue = byCurrency.sorted { $0.key < $1.key }.map { currency, total in
+                [
+                    "currency": currency, "units": String(total.units), "gross": Self.money(total.gross), "proceeds": Self.money(total.proceeds),
+                    "refunded": Self.money(total.refunded), "net": Self.money(total.net),
+                ]
+            }
+            var perDay: [String: Int] = [:]
+            for line in production { perDay[line.day, default: 0] += line.units }
+            chart = Self.barChart(
+                (0..<30).map { offset in
+                    let day = RevenueReportBuilder.day(monthAgo.addingTimeInterval(Double(offset) * 86_400))
+                    return (String(day.suffix(5)), perDay[day] ?? 0)
+                }
+            )
+        }
+        let snapshot = try await backlog.snapshot(now: now)
+        let subscriptions = try await api.revenue?.subscriptionAnalytics(from: monthAgo, to: tomorrow)
+        if let subscriptions {
+            tiles.append(["label": "Active subscriptions", "value": String(subscriptions.productLines.reduce(0) { $0 + $1.activeAtEnd })])
+        }
+        let dead = snapshot.notifications["dead"] ?? 0
+        tiles.append(["label": "Pending recovery", "value": String(snapshot.pendingRecovery), "warn": snapshot.pendingRecovery > 0])
+        tiles.append(["label": "Dead letters", "value": String(dead), "warn": dead > 0])
+        tiles.append(["label": "Notifications waiting", "value": String(snapshot.notifications["pending"] ?? 0)])
+        tiles.append([
+            "label": "Refund questions open", "value": String(snapshot.consumptionOpen),
+            "note": "\(snapshot.consumptionOverdue) past Apple's 12 hours",
+            "warn": snapshot.consumptionOverdue > 0,
+        ])
+        let actions = try await store.actions(limit: 20)
+        return try render(
+            "overview",
+            title: "Overview",
+            ["tiles": tiles, "revenue": revenue, "chart": chart, "actions": actions.map(Self.view)],
+            signedIn: signedIn
+        )
+    }
+
+    static func add(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
+    }
+
+    /// A bar chart as inline SVG, drawn on the server: numbers and labels only, nothing from a customer.
+    static func barChart(_ bars: [(label: String, value: Int)]) -> String {
+        let width = 600
+        let height = 140
+        let top = max(bars.map(\.value).max() ?? 0, 1)
+        let step = Double(width) / Double(max(bars.count, 1))
+        var svg = "<svg class=\"chart\" viewBox=\"0 0 \(width) \(height + 20)\" role=\"img\" aria-label=\"purchases per day\">"
+        for (index, bar) in bars.enumerated() {
+            let barHeight = Int(Double(height) * Double(bar.value) / Double(top))
+            let x = Int(Double(index) * step)
+            svg +=
+                "<rect x=\"\(x + 1)\" y=\"\(height - barHeight)\" width=\"\(max(Int(step) - 2, 1))\" height=\"\(barHeight)\"><title>\(bar.value)</title></rect>"
+            if index % 5 == 0 {
+                // Labels are day numbers this function formats ("MM-DD"): safe to write as they are.
+                svg += "<text x=\"\(x)\" y=\"\(height + 14)\">\(bar.label.filter { $0.isNumber || $0 == "-" })</text>"
+            }
+        }
+        return svg + "</svg>"
+    }
+
+    static func view(_ action: ConsoleStore.Action) -> [String: Any] {
+        [
+            "at": time(action.createdAt), "operator": action.operatorName, "role": action.role, "action": action.action, "subject": action.subject,
+            "detail": action.detail ?? "",
+        ]
+    }
+
+    // MARK: Find
+
+    func find(_ request: Request, _ signedIn: Operator) async throws -> Response {
+        let query = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
+        guard !query.isEmpty else { return try render("find", title: "Find a customer", ["searched": false], signedIn: signedIn) }
+        guard query.utf8.count <= 200, !query.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            let values: [String: Any] = ["failure": "Search for at most 200 printable characters."]
+            return try render("find", title: "Find a customer", status: .badRequest, values, signedIn: signedIn)
+        }
+        var matches = try await store.find(query)
+        var failure: String?
+        // The order id on Apple's e-mail receipt: Apple's Look Up Order ID names its transactions.
+        if matches.isEmpty, query.count >= 8, query.count <= 40, query.allSatisfy({ $0.isLetter || $0.isNumber }) {
+            do {
+                for transactionId in try await lookUpOrder(query) {
+                    matches += try await store.find(transactionId).map {
+                        ConsoleStore.Match(user: $0.user, via: "Apple order id", detail: "transaction \(transactionId): \($0.detail)")
+                    }
+                }
+            } catch {
+                failure = "Apple's order look-up failed: \(Self.message(of: error))"
+            }
+        }
+        return try render(
+            "find",
+            title: "Find a customer",
+            [
+                "query": query, "searched": true, "failure": failure as Any,
+                "matches": matches.map { ["user": $0.user, "link": Self.link($0.user), "via": $0.via, "detail": $0.detail] },
+            ],
+            signedIn: signedIn
+        )
+    }
+
+    /// The transactions of Apple's order `orderId`, asked of each app's App Store Server API (production, then
+    /// sandbox) and verified; a failure is thrown only when no environment answered.
+    func lookUpOrder(_ orderId: String) async throws -> [String] {
+        var ids: [String] = []
+        var failure: (any Error)?
+        for app in api.apps.apps {
+            for environment in ["Production", "Sandbox"] {
+                guard let client = app.serverAPI(for: environment) else { continue }
+                do {
+                    let answer = try await client.lookUpOrderId(orderId: orderId)
+                    for signed in answer.signedTransactions ?? [] {
+                        let transaction = try await app.verifier.verifyTransaction(signed)
+                        if let id = transaction.transactionId { ids.append(id) }
+                    }
+                } catch {
+                    failure = error
+                }
+            }
+        }
+        if ids.isEmpty, let failure { throw failure }
+        return ids
+    }
+
+    // MARK: Customer
+
+    func customer(_ id: String, _ request: Request, _ signedIn: Operator, flash: String? = nil, failure: String? = nil) async throws -> Response {
+        guard let user = UserID.any(id) else {
+            return try problem("No such customer", .notFound, "\(id) is not a user id.", signedIn: signedIn)
+        }
+        let atText = request.uri.queryParameters.get("at").map { String($0) } ?? ""
+        var moment = Date()
+        var atLabel: String?
+        if !atText.isEmpty {
+            guard let parsed = Self.moment(atText) else {
+                return try problem(
+                    "Not a moment",
+                    .badRequest,
+                    "“\(atText.prefix(40))” is not a date and time (YYYY-MM-DDTHH:MM).",
+                    signedIn: signedIn
+                )
+            }
+            moment = parsed
+            atLabel = Self.time(parsed)
+        }
+        let state = try await api.userState(user, at: moment)
+        let audit = try await api.audit.entries(for: user, after: 0, limit: 500)
+        let wallet = try await store.walletEntries(of: user.rawValue)
+        var timeline: [(at: Date, row: [String: Any])] = []
+        for (_, entry) in audit {
+            timeline.append(
+                (
+                    entry.createdAt,
+                    [
+                        "at": Self.time(entry.createdAt), "what": entry.action.rawValue, "subject": entry.subject,
+                        "amount": entry.amount.map(String.init) ?? "", "cause": entry.cause.rawValue, "detail": entry.detail ?? "", "kind": "audit",
+                    ]
+                )
+            )
+        }
+        for order in state.orders {
+            timeline.append(
+                (
+                    order.createdAt,
+                    [
+                        "at": Self.time(order.createdAt), "what": "order created", "subject": order.orderId, "amount": "", "cause": order.productId,
+                        "detail": "now \(order.status.rawValue)", "kind": "order",
+                    ]
+                )
+            )
+        }
+        for line in wallet where !audit.contains(where: { $0.entry.cause.rawValue == line.cause }) {
+            timeline.append(
+                (
+                    line.createdAt,
+                    [
+                        "at": Self.time(line.createdAt), "what": "wallet \(line.amount >= 0 ? "credited" : "debited")", "subject": line.currency,
+                        "amount": String(line.amount), "cause": line.cause, "detail": line.reason ?? "", "kind": "wallet",
+                    ]
+                )
+            )
+        }
+        timeline.sort { $0.at > $1.at }
+        let values: [String: Any] = [
+            "link": Self.link(user.rawValue),
+            "atInput": atLabel.map { String($0.prefix(19)) } ?? "",
+            "atLabel": atLabel as Any,
+            "canAct": signedIn.role >= .support,
+            "csrf": signedIn.session.csrf,
+            "idempotencyKey": "console-" + Self.randomToken().prefix(24),
+            "flash": flash as Any,
+            "failure": failure as Any,
+            "entitlements": state.entitlements.map {
+                [
+                    "entitlement": $0.entitlement, "active": $0.active ? "yes" : "no", "until": Self.time($0.expiresAt),
+                    "product": $0.sources.map(\.productId).joined(separator: ", "),
+                ]
+            },
+            "wallet": state.wallet.additionalProperties.sorted { $0.key < $1.key }.map { ["currency": $0.key, "balance": String($0.value)] },
+            "subscriptions": state.subscriptions.map {
+                [
+                    "original": $0.originalTransactionId, "product": $0.productId, "state": $0.state.rawValue, "expires": Self.time($0.expiresAt),
+                    "autoRenew": $0.autoRenew.map { $0 ? "on" : "off" } ?? "",
+                ]
+            },
+            "orders": state.orders.map {
+                [
+                    "id": $0.orderId, "product": $0.productId, "status": $0.status.rawValue, "token": $0.appAccountToken,
+                    "created": Self.time($0.createdAt),
+                    "transaction": $0.transactionId ?? "",
+                ]
+            },
+            "transactions": state.transactions.map {
+                [
+                    "id": $0.transactionId, "original": $0.originalTransactionId, "product": $0.productId, "purchased": Self.time($0.purchaseDate),
+                    "expires": Self.time($0.expiresDate), "environment": $0.environment,
+                ]
+            },
+            "timeline": timeline.prefix(500).map(\.row),
+        ]
+        return try render("customer", title: "Customer \(user.rawValue)", values, signedIn: signedIn)
+    }
+
+    /// `YYYY-MM-DDTHH:MM[:SS]` (a browser's datetime-local, taken as UTC), or nil.
+    static func moment(_ text: String) -> Date? {
+        guard text.utf8.count <= 25 else { return nil }
+        for suffix in ["Z", ":00Z"] {
+            if let date = try? Date(text + suffix, strategy: .iso8601) { return date }
+        }
+        return nil
+    }
+
+    func adjustWallet(_ id: String, _ form: [String: String], _ signedIn: Operator) async throws -> Response {
+        guard let amount = Int64(form["amount"] ?? "") else {
+            return try await customerAfterAction(id, signedIn, failure: "The amount must be a whole number of coins.")
+        }
+        let reason = form["reason"] ?? ""
+        let key = form["idempotencyKey"] ?? ""
+        do {
+            let output = try await asOperator(signedIn) {
+                try await api.adminAdjustWallet(
+                    .init(path: .init(id: id), body: .json(.init(amount: amount, idempotencyKey: key, reason: reason)))
+                )
+            }
+            let balance = try output.ok.body.json
+            try await log(signedIn, "wallet.adjusted", subject: id, detail: "\(amount) coins: \(reason)")
+            return try await customerAfterAction(
+                id,
+                signedIn,
+                flash: balance.repeated == true
+                    ? "Already applied; the balance is \(balance.balance)." : "Adjusted; the balance is \(balance.balance)."
+            )
+        } catch {
+            return try await customerAfterAction(id, signedIn, failure: Self.message(of: error))
+        }
+    }
+
+    func customerAfterAction(_ id: String, _ signedIn: Operator, flash: String? = nil, failure: String? = nil) async throws -> Response {
+        try await customer(
+            id,
+            Request(head: .init(method: .get, scheme: nil, authority: nil, path: "/admin"), body: .init(buffer: ByteBuffer())),
+            signedIn,
+            flash: flash,
+            failure: failure
+        )
+    }
+
+    // MARK: Notifications
+
+    func notifications(_ request: Request, _ signedIn: Operator, flash: String? = nil, failure: String? = nil) async throws -> Response {
+        let status = request.uri.queryParameters.get("status").map { String($0) } ?? "dead"
+        guard ["pending", "processed", "dead"].contains(status) else {
+            return try problem("Unknown filter", .badRequest, "Filter by pending, processed or dead.", signedIn: signedIn)
+        }
+        let counts = try await api.inbox.counts()
+        let items = try await api.inbox.list(status: status, limit: 200)
+        let values: [String: Any] = [
+            "flash": flash as Any,
+            "failure": failure as Any,
+            "filters": ["dead", "pending", "processed"].map {
+                ["value": $0, "label": $0.capitalized, "count": counts[$0] ?? 0, "current": $0 == status]
+            },
+            "notifications": items.map { item in row(item, signedIn) },
+        ]
+        return try render("notifications", title: "Notifications", values, signedIn: signedIn)
+    }
+
+    func row(_ item: NotificationInbox.Stored, _ signedIn: Operator) -> [String: Any] {
+        let type = [item.received.notificationType, item.received.subtype].compactMap { $0 }.joined(separator: " / ")
+        var row: [String: Any] = ["id": item.received.id, "link": Self.link(item.received.id), "received": Self.time(item.receivedAt), "type": type]
+        row["status"] = item.status
+        row["attempts"] = item.attempts
+        row["error"] = item.lastError ?? ""
+        row["original"] = item.received.originalTransactionId ?? ""
+        row["retryable"] = item.status == "dead" || item.status == "pending"
+        row["canAct"] = signedIn.role >= .support
+        row["csrf"] = signedIn.session.csrf
+        return row
+    }
+
+    func retry(_ id: String, _ signedIn: Operator) async throws -> Response {
+        let request = Request(
+            head: .init(method: .get, scheme: nil, authority: nil, path: "/admin/notifications?status=dead"),
+            body: .init(buffer: ByteBuffer())
+        )
+        do {
+            _ = try await asOperator(signedIn) { try await api.adminRetryNotification(.init(path: .init(id: id))) }
+            try await log(signedIn, "notification.retried", subject: id, detail: nil)
+            return try await notifications(request, signedIn, flash: "Notification \(id) is queued again.")
+        } catch {
+            return try await notifications(request, signedIn, failure: Self.message(of: error))
+        }
+    }
+
+    // MARK: Pending purchases
+
+    func pending(_ signedIn: Operator, flash: String?, failure: String? = nil) async throws -> Response {
+        let items = try await api.pendingTransactions.list(limit: 500)
+        let values: [String: Any] = [
+            "flash": flash as Any,
+            "failure": failure as Any,
+            "items": items.map {
+                [
+                    "id": $0.transactionId, "link": Self.link($0.transactionId), "product": $0.productId, "environment": $0.environment,
+                    "reason": $0.reason, "parked": Self.time($0.createdAt), "canAct": signedIn.role >= .support, "csrf": signedIn.session.csrf,
+                ]
+            },
+        ]
+        return try render("pending", title: "Pending purchases", values, signedIn: signedIn)
+    }
+
+    func assign(_ transaction: String, _ form: [String: String], _ signedIn: Operator) async throws -> Response {
+        let user = (form["userId"] ?? "").trimmingCharacters(in: .whitespaces)
+        let reason = (form["reason"] ?? "").isEmpty ? "assigned in the console" : form["reason"]!
+        do {
+            _ = try await asOperator(signedIn) {
+                try await api.adminAssignPending(.init(path: .init(transaction: transaction), body: .json(.init(userId: user, reason: reason))))
+            }
+            try await log(signedIn, "pending.assigned", subject: transaction, detail: "to \(user): \(reason)")
+            return try await pending(signedIn, flash: "Transaction \(transaction) was delivered to \(user).")
+        } catch {
+            return try await pending(signedIn, flash: nil, failure: Self.message(of: error))
+        }
+    }
+
+    // MARK: Catalog
+
+    func catalog(_ signedIn: Operator, flash: String?) throws -> Response {
+        let products = api.catalog.catalog.products.sorted { $0.id < $1.id }
+        return try render(
+            "catalog",
+            title: "Catalog",
+            [
+                "flash": flash as Any,
+                "products": products.map { product -> [String: Any] in
+                    let grants = product.coins.map { "\($0) coins" } ?? product.entitlement ?? ""
+                    return [
+                        "id": product.id, "link": Self.link(product.id), "kind": product.kind.rawValue, "grants": grants,
+                        "onSale": product.onSale ? "yes" : "no",
+                        "canEdit": signedIn.role >= .admin,
+                    ]
+                },
+            ],
+            signedIn: signedIn
+        )
+    }
+
+    func product(_ id: String, _ signedIn: Operator, failure: String?) throws -> Response {
+        guard let product = api.catalog.catalog.product(id) else {
+            return try problem("No such product", .notFound, "The catalog has no product \(id).", signedIn: signedIn)
+        }
+        return try render(
+            "product",
+            title: "Edit \(product.id)",
+            [
+                "id": product.id, "link": Self.link(product.id), "kind": product.kind.rawValue, "entitlement": product.entitlement ?? "",
+                "coins": product.coins.map(String.init) ?? "", "subscriptionGroup": product.subscriptionGroup ?? "",
+                "level": product.level.map(String.init) ?? "",
+                "duration": product.duration?.description ?? "", "appleId": product.appleId.map(String.init) ?? "", "onSale": product.onSale,
+                "csrf": signedIn.session.csrf, "failure": failure as Any,
+            ],
+            signedIn: signedIn
+        )
+    }
+
+    func saveProduct(_ id: String, _ form: [String: String], _ signedIn: Operator) async throws -> Response {
+        guard var product = api.catalog.catalog.product(id) else {
+            return try problem("No such product", .notFound, "The catalog has no product \(id).", signedIn: signedIn)
+        }
+        func text(_ name: String) -> String? {
+            let value = (form[name] ?? "").trimmingCharacters(in: .whitespaces)
+            return value.isEmpty ? nil : value
+        }
+        func number<T: FixedWidthInteger>(_ name: String, _ range: ClosedRange<T>) throws -> T? {
+            guard let value = text(name) else { return nil }
+            guard let parsed = T(value), range.contains(parsed) else { throw Refusal.badForm("\(name) must be a whole number in \(range).") }
+            return parsed
+        }
+        do {
+            product.entitlement = text("entitlement")
+            product.coins = try number("coins", 1...CatalogProduct.maximumCoins)
+            product.subscriptionGroup = text("subscriptionGroup")
+            product.level = try number("level", 1...1_000)
+            product.appleId = try number("appleId", 1...999_999_999_999)
+            if let duration = text("duration") {
+                guard let parsed = CatalogDuration(iso8601: duration) else { throw Refusal.badForm("duration must be like P1M, P1W or P1Y.") }
+                product.duration = parsed
+            } else {
+                product.duration = nil
+            }
+            product.onSale = form["onSale"] == "true"
+            try await api.catalog.save(product, with: api.ledger)
+            try await log(signedIn, "catalog.product_saved", subject: id, detail: "on sale: \(product.onSale)")
+            return try catalog(signedIn, flash: "Saved \(id).")
+        } catch Refusal.badForm(let message) {
+            return try self.product(id, signedIn, failure: message)
+        } catch {
+            return try self.product(id, signedIn, failure: Self.message(of: error))
+        }
+    }
+
+    // MARK: Jobs
+
+    static let jobNames = ["process-notifications", "catch-up", "renewal-sweep", "consumption-responder", "business-metrics", "reconciliation"]
+
+    func jobs(_ signedIn: Operator, flash: String?, failure: String? = nil) async throws -> Response {
+        let jobs = api.jobs
+        let configured: [String: Bool] = [
+            "process-notifications": jobs.processor != nil, "catch-up": jobs.catchUp != nil, "renewal-sweep": jobs.sweep != nil,
+            "consumption-responder": jobs.responder != nil, "business-metrics": jobs.businessMetrics != nil, "reconciliation": jobs.reconciler != nil,
+        ]
+        var days: [[String: Any]] = []
+        if let reconciliations = api.reconciliations {
+            let today = Date()
+            let rows = try await reconciliations.days(
+                from: RevenueReportBuilder.day(today.addingTimeInterval(-35 * 86_400)),
+                to: RevenueReportBuilder.day(today)
+            )
+            days = rows.reversed().map {
+                [
+                    "day": $0.day, "status": $0.status, "findings": $0.findings, "ran": Self.time($0.ranAt), "runs": $0.runs,
+                    "message": $0.message ?? "",
+                ]
+            }
+        }
+        return try render(
+            "jobs",
+            title: "Jobs",
+            [
+                "flash": flash as Any, "failure": failure as Any, "days": days,
+                "jobs": Self.jobNames.map {
+                    [
+                        "name": $0, "configured": configured[$0] == true ? "yes" : "no", "canRun": signedIn.role >= .admin && configured[$0] == true,
+                        "csrf": signedIn.session.csrf,
+                    ]
+                },
+            ],
+            signedIn: signedIn
+        )
+    }
+
+    func runJob(_ name: String, _ signedIn: Operator) async throws -> Response {
+        guard let job = Operations.AdminRunJob.Input.Path.JobPayload(rawValue: name) else {
+            return try await jobs(signedIn, flash: nil, failure: "There is no job \(name).")
+        }
+        do {
+            let output = try await asOperator(signedIn) { try await api.adminRunJob(.init(path: .init(job: job), body: nil)) }
+            let items = try output.ok.body.json.items
+            try await log(signedIn, "job.ran", subject: name, detail: "\(items) item(s)")
+            return try await jobs(signedIn, flash: "\(name) ran: \(items) item(s).")
+        } catch {
+            return try await jobs(signedIn, flash: nil, failure: Self.message(of: error))
+        }
+    }
+}
+
+extension Calendar {
+    /// The Gregorian calendar in UTC.
+    static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
+}

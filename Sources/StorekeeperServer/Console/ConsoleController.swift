@@ -1,0 +1,359 @@
+import AppStoreWire
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Mustache
+import NIOCore
+import StorekeeperCore
+import StorekeeperServerAPI
+import StorekeeperStorage
+
+/// The operator console at `/admin`: server-rendered pages for support, operations and finance, usable without
+/// JavaScript. Operators sign in with their name and secret (``ConsoleConfiguration``) into a session cookie
+/// (HttpOnly, SameSite=Strict, Secure behind TLS); every form carries the session's CSRF token; roles decide who may
+/// act; every action is written to the operator log with the operator's name, and through the same operations as
+/// the admin API (so to the customer's audit too, with the operator as the admin).
+struct ConsoleController: Sendable {
+    let configuration: ConsoleConfiguration
+    let store: ConsoleStore
+    let api: APIHandler
+    let backlog: BacklogStore
+    let library: MustacheLibrary
+    let stylesheet: ByteBuffer
+    let logger: Logger
+
+    static let sessionCookie = "sk_console"
+    static let loginCookie = "sk_console_login"
+    static let maximumFormBytes = 64 * 1024
+
+    /// The templates and stylesheet bundled with the server, read once at start.
+    static func load(
+        configuration: ConsoleConfiguration,
+        store: ConsoleStore,
+        api: APIHandler,
+        backlog: BacklogStore,
+        logger: Logger
+    ) throws -> ConsoleController {
+        guard let templates = Bundle.module.url(forResource: "Templates", withExtension: nil),
+            let assets = Bundle.module.url(forResource: "Assets", withExtension: nil)
+        else {
+            throw StorekeeperError(.internal, code: "console_missing", message: "the console's templates are not in the server's bundle")
+        }
+        var library = MustacheLibrary()
+        for file in try FileManager.default.contentsOfDirectory(atPath: templates.path) where file.hasSuffix(".mustache") {
+            let text = try String(contentsOf: templates.appendingPathComponent(file), encoding: .utf8)
+            try library.register(text, named: String(file.dropLast(".mustache".count)))
+        }
+        return ConsoleController(
+            configuration: configuration,
+            store: store,
+            api: api,
+            backlog: backlog,
+            library: library,
+            stylesheet: ByteBuffer(bytes: Array(try Data(contentsOf: assets.appendingPathComponent("console.css")))),
+            logger: logger
+        )
+    }
+
+    /// A signed-in operator, for one request.
+    struct Operator: Sendable {
+        var session: ConsoleStore.Session
+        var role: ConsoleRole
+        /// The request's context, for running admin operations as this operator.
+        var context: StorekeeperRequestContext
+        var name: String { session.operatorName }
+
+        var view: [String: Any] { ["operator": name, "role": role.rawValue, "csrf": session.csrf] }
+    }
+
+    /// Why a request ends before its page: sign in first, not allowed, or a form that cannot be used.
+    enum Refusal: Error {
+        case signIn
+        case forbidden(String)
+        case badForm(String)
+    }
+
+    func add(to router: Router<StorekeeperRequestContext>) {
+        let admin = router.group("admin")
+        admin.get("assets/console.css") { _, _ in
+            var headers = Self.securityHeaders
+            headers[.contentType] = "text/css; charset=utf-8"
+            headers[.cacheControl] = "max-age=3600"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: stylesheet))
+        }
+        admin.get("login") { _, _ in try loginPage(failure: nil) }
+        admin.post("login") { request, _ in try await signIn(request) }
+        admin.post("logout") { request, context in
+            try await page(request, context, needs: .viewer, form: true) { signedIn, _ in
+                try await store.delete(signedIn.session.tokenHash)
+                var response = Self.redirect("/admin/login")
+                response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0))
+                return response
+            }
+        }
+        admin.get { request, context in try await page(request, context, needs: .viewer) { signedIn, _ in try await overview(signedIn) } }
+        admin.get("find") { request, context in try await page(request, context, needs: .viewer) { signedIn, _ in try await find(request, signedIn) }
+        }
+        admin.get("customers/:user") { request, context in
+            try await page(request, context, needs: .viewer) { signedIn, _ in
+                try await customer(try Self.parameter(context, "user"), request, signedIn)
+            }
+        }
+        admin.post("customers/:user/wallet") { request, context in
+            try await page(request, context, needs: .support, form: true) { signedIn, form in
+                try await adjustWallet(try Self.parameter(context, "user"), form, signedIn)
+            }
+        }
+        admin.get("notifications") { request, context in
+            try await page(request, context, needs: .viewer) { signedIn, _ in try await notifications(request, signedIn) }
+        }
+        admin.post("notifications/:id/retry") { request, context in
+            try await page(request, context, needs: .support, form: true) { signedIn, _ in
+                try await retry(try Self.parameter(context, "id"), signedIn)
+            }
+        }
+        admin.get("pending") { request, context in
+            try await page(request, context, needs: .viewer) { signedIn, _ in try await pending(signedIn, flash: nil) }
+        }
+        admin.post("pending/:transaction/assign") { request, context in
+            try await page(request, context, needs: .support, form: true) { signedIn, form in
+                try await assign(try Self.parameter(context, "transaction"), form, signedIn)
+            }
+        }
+        admin.get("catalog") { request, context in
+            try await page(request, context, needs: .viewer) { signedIn, _ in try catalog(signedIn, flash: nil) }
+        }
+        admin.get("catalog/products/:id") { request, context in
+            try await page(request, context, needs: .admin) { signedIn, _ in try product(try Self.parameter(context, "id"), signedIn, failure: nil) }
+        }
+        admin.post("catalog/products/:id") { request, context in
+            try await page(request, context, needs: .admin, form: true) { signedIn, form in
+                try await saveProduct(try Self.parameter(context, "id"), form, signedIn)
+            }
+        }
+        admin.get("jobs") { request, context in
+            try await page(request, context, needs: .viewer) { signedIn, _ in try await jobs(signedIn, flash: nil) }
+        }
+        admin.post("jobs/:job/run") { request, context in
+            try await page(request, context, needs: .admin, form: true) { signedIn, _ in
+                try await runJob(try Self.parameter(context, "job"), signedIn)
+            }
+        }
+    }
+
+    // MARK: Sessions
+
+    /// Runs `body` for a signed-in operator with at least `role`; a form's CSRF token must be the session's.
+    func page(
+        _ request: Request,
+        _ context: StorekeeperRequestContext,
+        needs role: ConsoleRole,
+        form: Bool = false,
+        _ body: (Operator, [String: String]) async throws -> Response
+    ) async throws -> Response {
+        do {
+            guard let token = request.cookies[Self.sessionCookie]?.value, !token.isEmpty, token.utf8.count <= 128,
+                let session = try await store.session(Self.digest(token), now: Date()),
+                let sessionRole = ConsoleRole(rawValue: session.role)
+            else { throw Refusal.signIn }
+            let signedIn = Operator(session: session, role: sessionRole, context: context)
+            var fields: [String: String] = [:]
+            if form {
+                fields = try await Self.form(request)
+                guard let csrf = fields["csrf"], Self.equal(csrf, session.csrf) else {
+                    logger.warning("console form refused: no valid CSRF token", metadata: ["operator": "\(session.operatorName)"])
+                    throw Refusal.badForm("The form was refused: its security token is missing or stale. Reload the page and try again.")
+                }
+            }
+            guard sessionRole >= role else {
+                throw Refusal.forbidden("\(sessionRole.rawValue.capitalized)s cannot do this; it needs the \(role.rawValue) role.")
+            }
+            return try await body(signedIn, fields)
+        } catch Refusal.signIn {
+            // A page asked for without a session goes to the sign-in page; a form is refused outright.
+            return request.method == .get ? Self.redirect("/admin/login") : try render("error", title: "Sign in first", status: .unauthorized, [:])
+        } catch Refusal.forbidden(let message) {
+            return try render("error", title: "Not allowed", status: .forbidden, ["failure": message])
+        } catch Refusal.badForm(let message) {
+            return try render("error", title: "Refused", status: .forbidden, ["failure": message])
+        }
+    }
+
+    func loginPage(failure: String?, status: HTTPResponse.Status = .ok) throws -> Response {
+        let nonce = Self.randomToken()
+        var response = try render("login", title: "Sign in", status: status, ["nonce": nonce, "failure": failure as Any])
+        response.setCookie(cookie(Self.loginCookie, nonce, maxAge: 1_800))
+        return response
+    }
+
+    func signIn(_ request: Request) async throws -> Response {
+        let fields: [String: String]
+        do {
+            fields = try await Self.form(request)
+        } catch {
+            return try loginPage(failure: "The form could not be read.", status: .badRequest)
+        }
+        // Login CSRF: the form's nonce must be the one this browser was given with the form.
+        guard let nonce = fields["nonce"], let expected = request.cookies[Self.loginCookie]?.value, Self.equal(nonce, expected) else {
+            return try loginPage(failure: "The sign-in form expired. Try again.", status: .forbidden)
+        }
+        let name = fields["name"] ?? ""
+        guard let found = configuration.signIn(name: name, secret: fields["secret"] ?? "") else {
+            logger.notice("console sign-in refused", metadata: ["operator": "\(name.prefix(64))"])
+            return try loginPage(failure: "Unknown operator or wrong secret.", status: .unauthorized)
+        }
+        let token = Self.randomToken()
+        let now = Date()
+        let session = ConsoleStore.Session(
+            tokenHash: Self.digest(token),
+            operatorName: found.name,
+            role: found.role.rawValue,
+            csrf: Self.randomToken(),
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(Double(configuration.sessionLifetime.components.seconds))
+        )
+        try await store.create(session)
+        try await store.record(operatorName: found.name, role: found.role.rawValue, action: "signed_in", subject: found.name, detail: nil, at: now)
+        logger.info("console sign-in", metadata: ["operator": "\(found.name)", "role": "\(found.role.rawValue)"])
+        var response = Self.redirect("/admin")
+        response.setCookie(cookie(Self.sessionCookie, token, maxAge: Int(configuration.sessionLifetime.components.seconds)))
+        response.setCookie(cookie(Self.loginCookie, "", maxAge: 0))
+        return response
+    }
+
+    func cookie(_ name: String, _ value: String, maxAge: Int) -> Cookie {
+        Cookie(name: name, value: value, maxAge: maxAge, path: "/admin", secure: configuration.secureCookies, httpOnly: true, sameSite: .strict)
+    }
+
+    // MARK: Rendering
+
+    static let securityHeaders: HTTPFields = [
+        .contentSecurityPolicy:
+            "default-src 'self'; img-src 'self' data:; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        HTTPField.Name("X-Frame-Options")!: "DENY",
+        .xContentTypeOptions: "nosniff",
+        HTTPField.Name("Referrer-Policy")!: "same-origin",
+    ]
+
+    func render(
+        _ template: String,
+        title: String,
+        status: HTTPResponse.Status = .ok,
+        _ values: [String: Any],
+        signedIn: Operator? = nil
+    ) throws
+        -> Response
+    {
+        var object = values
+        object["title"] = title
+        if let signedIn { object["session"] = signedIn.view }
+        guard let html = library.render(object, withTemplate: template) else {
+            throw StorekeeperError(.internal, code: "console_template", message: "no console template \(template)")
+        }
+        var headers = Self.securityHeaders
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// A page that only says what went wrong.
+    func problem(_ title: String, _ status: HTTPResponse.Status, _ message: String, signedIn: Operator?) throws -> Response {
+        let values: [String: Any] = ["failure": message]
+        return try render("error", title: title, status: status, values, signedIn: signedIn)
+    }
+
+    static func redirect(_ location: String) -> Response {
+        var headers = securityHeaders
+        headers[.location] = location
+        headers[.cacheControl] = "no-store"
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// Runs one of the admin API's operations as the signed-in operator (the operator's name is the admin the
+    /// operation audits).
+    func asOperator<T: Sendable>(_ signedIn: Operator, _ body: () async throws -> T) async throws -> T {
+        var scope = signedIn.context
+        scope.caller = .admin(signedIn.name)
+        return try await RequestScope.$context.withValue(scope) { try await body() }
+    }
+
+    /// Records the action in the operator log.
+    func log(_ signedIn: Operator, _ action: String, subject: String, detail: String?) async throws {
+        try await store.record(
+            operatorName: signedIn.name,
+            role: signedIn.role.rawValue,
+            action: action,
+            subject: subject,
+            detail: detail.map { String($0.prefix(500)) },
+            at: Date()
+        )
+        logger.info("console action", metadata: ["operator": "\(signedIn.name)", "action": "\(action)", "subject": "\(subject)"])
+    }
+
+    static func message(of error: any Error) -> String {
+        if let error = error as? StorekeeperError { return error.message }
+        if let error = error as? CatalogError { return error.description }
+        return "\(error)"
+    }
+
+    // MARK: Forms and values
+
+    /// An `application/x-www-form-urlencoded` body, bounded.
+    static func form(_ request: Request) async throws -> [String: String] {
+        let body = try await request.body.collect(upTo: maximumFormBytes)
+        let text = String(buffer: body)
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ part: Substring) -> String? { String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
+            guard let name = parts.first.flatMap(decode) else { throw Refusal.badForm("The form could not be read.") }
+            fields[name] = parts.count > 1 ? decode(parts[1]) ?? "" : ""
+        }
+        return fields
+    }
+
+    static func parameter(_ context: StorekeeperRequestContext, _ name: String) throws -> String {
+        guard let value = context.parameters.get(name), !value.isEmpty, value.utf8.count <= 200 else {
+            throw Refusal.badForm("The address names nothing usable.")
+        }
+        return value
+    }
+
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func digest(_ token: String) -> String { SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined() }
+
+    /// Constant-time comparison of two tokens.
+    static func equal(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for (p, q) in zip(x, y) { difference |= p ^ q }
+        return difference == 0
+    }
+
+    static func time(_ date: Date?) -> String {
+        guard let date else { return "" }
+        return date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon))
+    }
+
+    static func time(millis: Int64?) -> String { millis.map { time(Date(timeIntervalSince1970: Double($0) / 1000)) } ?? "" }
+
+    /// Milliunits as a decimal amount.
+    static func money(_ milliunits: Int64) -> String { ReportMoney.text(milliunits) }
+
+    /// A path segment, percent-encoded.
+    static func link(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~:")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+}

@@ -1,0 +1,222 @@
+import AppStoreSimulator
+import AppStoreWire
+import Foundation
+import NIOHTTP1
+import StorekeeperAPI
+import StorekeeperServer
+import Testing
+
+/// Issue 17: the operator console at `/admin` over real sockets — sign-in into a session cookie, CSRF tokens on
+/// every form, roles, escaping — and its pages and actions checked against the database through the admin API.
+@Suite("Operator console")
+struct ConsoleTests {
+    static let operators = [
+        ("vera", ConsoleRole.viewer, "viewer-secret-0123456789"),
+        ("sam", ConsoleRole.support, "support-secret-0123456789"),
+        ("ada", ConsoleRole.admin, "admin-secret-0123456789ab"),
+    ]
+
+    static func configure(_ configuration: inout ServerConfiguration) {
+        configuration.console = ConsoleConfiguration(operators: operators.map { ConsoleConfiguration.Operator(name: $0.0, role: $0.1, secret: $0.2) })
+    }
+
+    static func browse(_ server: ServerHarness, _ body: (ConsoleBrowser) async throws -> Void) async throws {
+        let browser = ConsoleBrowser(base: server.serverURL)
+        do {
+            try await body(browser)
+        } catch {
+            try? await browser.shutdown()
+            throw error
+        }
+        try await browser.shutdown()
+    }
+
+    @Test("nothing answers without a session; sign-in sets a strict HttpOnly cookie; wrong secrets and stale forms are refused")
+    func signIn() async throws {
+        try await ServerHarness.run(.sqlite, configure: Self.configure) { server in
+            try await Self.browse(server) { browser in
+                for path in [
+                    "/admin", "/admin/find?q=x", "/admin/customers/alice", "/admin/notifications", "/admin/pending", "/admin/catalog", "/admin/jobs",
+                ] {
+                    let page = try await browser.get(path)
+                    #expect(page.status == 303 && page.location == "/admin/login", "\(path): \(page.status)")
+                    #expect(!page.text.contains("Overview"))
+                }
+                for path in ["/admin/customers/alice/wallet", "/admin/notifications/x/retry", "/admin/pending/1/assign", "/admin/jobs/catch-up/run"] {
+                    let page = try await browser.post(path, [("csrf", "guess")])
+                    #expect(page.status == 401, "\(path): \(page.status)")
+                }
+                let login = try await browser.get("/admin/login")
+                #expect(login.status == 200 && login.text.contains("Sign in"))
+                #expect(login.headers.first(name: "Content-Security-Policy")?.contains("default-src 'self'") == true)
+                #expect(login.headers.first(name: "X-Frame-Options") == "DENY")
+                // A sign-in without the nonce this browser was given is a forged form.
+                let forged = try await browser.post("/admin/login", [("nonce", "forged"), ("name", "ada"), ("secret", Self.operators[2].2)])
+                #expect(forged.status == 403 && browser.cookies["sk_console"] == nil)
+                let wrong = try await browser.signIn("ada", "not-the-secret-0123456789")
+                #expect(wrong.status == 401 && wrong.text.contains("Unknown operator or wrong secret"))
+                let other = try await browser.signIn("Ada", Self.operators[2].2)
+                #expect(other.status == 401, "names compare byte for byte")
+                let signedIn = try await browser.signIn("ada", Self.operators[2].2)
+                #expect(signedIn.status == 303 && signedIn.location == "/admin")
+                let cookie = try #require(browser.setCookieHeaders.last { $0.hasPrefix("sk_console=") })
+                #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/admin"))
+                let overview = try await browser.get("/admin")
+                #expect(overview.status == 200 && overview.text.contains("Overview") && overview.text.contains("ada · admin"))
+                #expect(overview.headers.first(name: "Cache-Control") == "no-store")
+                // Sign-out: the same cookie opens nothing any more.
+                let token = try #require(browser.cookies["sk_console"])
+                let out = try await browser.post("/admin/logout", [("csrf", overview.hidden("csrf") ?? "")])
+                #expect(out.status == 303 && out.location == "/admin/login")
+                let replay = try await browser.send(.GET, "/admin", body: nil)
+                #expect(replay.status == 303)
+                #expect(browser.cookies["sk_console"] == nil && !token.isEmpty)
+            }
+        }
+    }
+
+    @Test(
+        "support finds a customer by transaction, order and token, reads the timeline, adjusts the wallet; viewers and forms without the token cannot",
+        arguments: TestDatabase.available
+    )
+    func supportWorkflow(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, configure: Self.configure) { server in
+            let account = try await server.store.createAccount().id
+            let (orderId, purchase) = try await server.orderAndBuy(PurchaseFlowTests.coins, user: "alice", account: account)
+            let reply = try await server.submit(purchase.signedTransaction, headers: ServerHarness.userHeaders("alice"), orderId: orderId)
+            #expect(reply.status == 200)
+            let transactionId = try #require(purchase.transaction.transactionId)
+            let token = try #require(purchase.transaction.appAccountToken)
+            let before = try await server.coins("alice")
+
+            try await Self.browse(server) { support in
+                #expect(try await support.signIn("sam", Self.operators[1].2).status == 303)
+                // The order id on Apple's e-mail receipt, looked up at Apple (here the simulator).
+                let appleOrder = try #require(await server.store.orderId(ofTransaction: transactionId))
+                for query in [transactionId, orderId, token, token.uppercased(), "alice", appleOrder] {
+                    let found = try await support.get("/admin/find?q=\(query)")
+                    #expect(found.status == 200 && found.text.contains("href=\"/admin/customers/alice\""), "\(query)")
+                }
+                let nobody = try await support.get("/admin/find?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E")
+                #expect(
+                    nobody.text.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !nobody.text.contains("<script>"),
+                    "a search is shown escaped"
+                )
+
+                let customer = try await support.get("/admin/customers/alice")
+                #expect(customer.status == 200 && customer.text.contains(transactionId) && customer.text.contains(orderId))
+                #expect(customer.text.contains("data-balance=\"coins\">\(before)<"))
+                // Entitlements at a moment before the purchase: the wallet is today's, the transaction is listed.
+                let past = try await support.get("/admin/customers/alice?at=2020-01-01T00:00")
+                #expect(past.status == 200 && past.text.contains("at 2020-01-01"))
+
+                // A form without its token is refused and changes nothing.
+                let forged = try await support.post(
+                    "/admin/customers/alice/wallet",
+                    [("amount", "500"), ("reason", "forged"), ("idempotencyKey", "k1")]
+                )
+                #expect(forged.status == 403)
+                #expect(try await server.coins("alice") == before)
+                let csrf = try #require(customer.hidden("csrf"))
+                let key = try #require(customer.hidden("idempotencyKey"))
+                let adjusted = try await support.post(
+                    "/admin/customers/alice/wallet",
+                    [("csrf", csrf), ("idempotencyKey", key), ("amount", "25"), ("reason", "goodwill <b>credit</b>")]
+                )
+                #expect(adjusted.status == 200 && adjusted.text.contains("Adjusted; the balance is \(before + 25)"), "\(adjusted.text.prefix(400))")
+                #expect(adjusted.text.contains("goodwill &lt;b&gt;credit&lt;/b&gt;"))
+                #expect(try await server.coins("alice") == before + 25)
+                // The same form sent twice (a double click) is applied once.
+                let again = try await support.post(
+                    "/admin/customers/alice/wallet",
+                    [("csrf", csrf), ("idempotencyKey", key), ("amount", "25"), ("reason", "goodwill <b>credit</b>")]
+                )
+                #expect(again.text.contains("Already applied"))
+                #expect(try await server.coins("alice") == before + 25)
+                let audit = try await server.audit("alice")
+                #expect(audit.contains { $0.action == "wallet.credited" && $0.cause.contains("sam") && $0.amount == 25 })
+                let overview = try await support.get("/admin")
+                #expect(overview.text.contains("wallet.adjusted") && overview.text.contains("sam (support)"))
+            }
+            try await Self.browse(server) { viewer in
+                #expect(try await viewer.signIn("vera", Self.operators[0].2).status == 303)
+                let customer = try await viewer.get("/admin/customers/alice")
+                #expect(customer.status == 200 && !customer.text.contains("Adjust wallet"), "a viewer is shown no form")
+                let csrf = try #require(customer.hidden("csrf"))
+                let refused = try await viewer.post(
+                    "/admin/customers/alice/wallet",
+                    [("csrf", csrf), ("idempotencyKey", "viewer-1"), ("amount", "1000"), ("reason", "viewer")]
+                )
+                #expect(refused.status == 403 && refused.text.contains("needs the support role"))
+                #expect(try await server.coins("alice") == before + 25)
+            }
+        }
+    }
+
+    @Test(
+        "dead letters retried, pending purchases assigned, products edited (admins only), every page escapes what it shows",
+        arguments: TestDatabase.available
+    )
+    func operations(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, configure: Self.configure) { server in
+            // A purchase nobody could be attributed to: parked on the pending list.
+            let account = try await server.store.createAccount().id
+            let parked = try await server.store.purchase(productId: PurchaseFlowTests.chapter, account: account)
+            #expect(try await server.submit(parked.signedTransaction, headers: [("X-API-Key", ServerHarness.apiKey)]).status == 202)
+            let parkedId = try #require(parked.transaction.transactionId)
+            // A product whose id holds markup.
+            let evil = "evil<img src=x onerror=alert(1)>"
+            let put = try await server.call(
+                .PUT,
+                "/v1/admin/catalog/products/" + (evil.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""),
+                json: ["id": evil, "kind": "consumable", "coins": 5],
+                headers: ServerHarness.adminHeaders
+            )
+            #expect(put.status == 200, "\(put.text)")
+
+            try await Self.browse(server) { support in
+                #expect(try await support.signIn("sam", Self.operators[1].2).status == 303)
+                let pending = try await support.get("/admin/pending")
+                #expect(pending.status == 200 && pending.text.contains(parkedId))
+                let assigned = try await support.post(
+                    "/admin/pending/\(parkedId)/assign",
+                    [("csrf", pending.hidden("csrf") ?? ""), ("userId", "bob"), ("reason", "receipt sent by e-mail")]
+                )
+                #expect(assigned.status == 200 && assigned.text.contains("was delivered to bob"), "\(assigned.text.prefix(300))")
+                let bob = try await server.api(ServerHarness.adminHeaders).adminGetUser(path: .init(id: "bob")).ok.body.json
+                #expect(bob.transactions.contains { $0.transactionId == parkedId })
+                #expect(try await server.audit("bob").contains { $0.action == "transaction.assigned" && $0.cause.contains("sam") })
+
+                let catalog = try await support.get("/admin/catalog")
+                #expect(catalog.text.contains("evil&lt;img src=x onerror=alert(1)&gt;") && !catalog.text.contains("<img src=x"))
+                #expect(!catalog.text.contains("/admin/catalog/products/"), "support is shown no edit link")
+                let edit = try await support.get("/admin/catalog/products/\(PurchaseFlowTests.coins)")
+                #expect(edit.status == 403)
+
+                let notifications = try await support.get("/admin/notifications?status=dead")
+                #expect(notifications.status == 200)
+                let bogus = try await support.post("/admin/notifications/not-a-notification/retry", [("csrf", notifications.hidden("csrf") ?? "")])
+                #expect(bogus.status == 200 && bogus.text.contains("not pending or dead"))
+            }
+            try await Self.browse(server) { admin in
+                #expect(try await admin.signIn("ada", Self.operators[2].2).status == 303)
+                let form = try await admin.get("/admin/catalog/products/\(PurchaseFlowTests.coins)")
+                #expect(form.status == 200)
+                let csrf = try #require(form.hidden("csrf"))
+                let invalid = try await admin.post("/admin/catalog/products/\(PurchaseFlowTests.coins)", [("csrf", csrf), ("coins", "0")])
+                #expect(invalid.text.contains("coins must be a whole number"))
+                let saved = try await admin.post("/admin/catalog/products/\(PurchaseFlowTests.coins)", [("csrf", csrf), ("coins", "75")])
+                #expect(saved.status == 200 && saved.text.contains("Saved"), "\(saved.text.prefix(300))")
+                let catalog = try await server.api(ServerHarness.adminHeaders).adminGetCatalog().ok.body.json
+                let coins = try #require(catalog.products.first { $0.id == PurchaseFlowTests.coins })
+                #expect(coins.coins == 75 && coins.onSale == false, "the unchecked box took the product off sale")
+                let jobs = try await admin.get("/admin/jobs")
+                #expect(jobs.status == 200 && jobs.text.contains("process-notifications"))
+                let ran = try await admin.post("/admin/jobs/process-notifications/run", [("csrf", jobs.hidden("csrf") ?? "")])
+                #expect(ran.status == 200 && ran.text.contains("process-notifications ran"), "\(ran.text.prefix(300))")
+                let overview = try await admin.get("/admin")
+                #expect(overview.text.contains("catalog.product_saved") && overview.text.contains("pending.assigned"))
+            }
+        }
+    }
+}
