@@ -105,6 +105,7 @@ struct ConsoleTests {
 
                 let customer = try await support.get("/admin/customers/alice")
                 #expect(customer.status == 200 && customer.text.contains(transactionId) && customer.text.contains(orderId))
+                #expect(!customer.text.contains("class=\"flash\"") && !customer.text.contains(">nil<"), "no message box without a message")
                 #expect(customer.text.contains("data-balance=\"coins\">\(before)<"))
                 // Entitlements at a moment before the purchase: the wallet is today's, the transaction is listed.
                 let past = try await support.get("/admin/customers/alice?at=2020-01-01T00:00")

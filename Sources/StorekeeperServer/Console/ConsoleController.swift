@@ -246,7 +246,11 @@ struct ConsoleController: Sendable {
     ) throws
         -> Response
     {
-        var object = values
+        // An absent optional is left out, so a `{{#flash}}` section stays closed instead of showing "nil".
+        var object: [String: Any] = [:]
+        for (key, value) in values {
+            if let present = Self.unwrap(value) { object[key] = present }
+        }
         object["title"] = title
         if let signedIn { object["session"] = signedIn.view }
         guard let html = library.render(object, withTemplate: template) else {
@@ -256,6 +260,13 @@ struct ConsoleController: Sendable {
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-store"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    static func unwrap(_ value: Any) -> Any? {
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .optional else { return value }
+        guard let wrapped = mirror.children.first else { return nil }
+        return unwrap(wrapped.value)
     }
 
     /// A page that only says what went wrong.
