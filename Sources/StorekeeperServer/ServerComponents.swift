@@ -135,12 +135,16 @@ public struct ServerComponents: Sendable {
                 interval: lifecycle.consumptionInterval ?? .seconds(30),
                 metrics: metrics,
                 ready: ready,
-                logger: logger
+                logger: logger,
+                risk: RiskStore(provider: provider),
+                riskPolicy: configuration.risk
             )
         }
         let businessMetrics = BusinessMetrics(
             ledger: ledger,
             backlog: BacklogStore(provider: provider),
+            risk: RiskStore(provider: provider),
+            riskPolicy: configuration.risk,
             metrics: metrics,
             interval: lifecycle.metricsInterval ?? .seconds(15),
             ready: ready,

@@ -153,6 +153,8 @@ public enum StorekeeperServer {
                 store: ConsoleStore(provider: components.ledger.provider),
                 api: api,
                 backlog: BacklogStore(provider: components.ledger.provider),
+                risk: RiskStore(provider: components.ledger.provider),
+                riskPolicy: components.configuration.risk,
                 logger: Logger(label: "storekeeper.console")
             ).add(to: router)
         }

@@ -33,6 +33,19 @@ def main():
     step = "start"
 
     def check(condition, message):
+        # A click returns before the next page has loaded: conditions given as functions are polled for 10 s.
+        if callable(condition):
+            deadline = time.time() + 10
+            while True:
+                try:
+                    if condition():
+                        return
+                except Exception:
+                    pass
+                if time.time() > deadline:
+                    condition = False
+                    break
+                time.sleep(0.1)
         if not condition:
             shot("failed")
             raise SystemExit(f"{step}: {message}\n--- page {driver.current_url} ---\n{driver.find_element(By.TAG_NAME, 'body').text[:2000]}")
@@ -42,6 +55,10 @@ def main():
 
     def body():
         return driver.find_element(By.TAG_NAME, "body").text
+
+    def follow(link_text, title):
+        driver.find_element(By.LINK_TEXT, link_text).click()
+        check(lambda: driver.title.startswith(title), f"the {title} page opens")
 
     def submit(form_css, fields):
         form = driver.find_element(By.CSS_SELECTOR, form_css)
@@ -53,9 +70,9 @@ def main():
 
     def sign_in(name, secret):
         driver.get(a.url + "/admin")
-        check(driver.current_url.endswith("/admin/login"), "an anonymous visit goes to the sign-in page")
+        check(lambda: driver.current_url.endswith("/admin/login"), "an anonymous visit goes to the sign-in page")
         submit("form[action='/admin/login']", {"name": name, "secret": secret})
-        check("Overview" in driver.title, "signed in, the overview is shown")
+        check(lambda: "Overview" in driver.title, "signed in, the overview is shown")
 
     try:
         step = "sign in"
@@ -66,74 +83,74 @@ def main():
         check(driver.find_element(By.CSS_SELECTOR, "svg.chart") is not None, "the overview draws its chart")
 
         step = "find by transaction id"
-        driver.find_element(By.LINK_TEXT, "Find a customer").click()
+        follow("Find a customer", "Find a customer")
         submit("form[action='/admin/find']", {"q": a.transaction})
         shot("find")
-        check("transaction id" in body(), "found by transaction id")
-        driver.find_element(By.LINK_TEXT, a.user).click()
+        check(lambda: "transaction id" in body(), "found by transaction id")
+        follow(a.user, "Customer")
         shot("customer")
-        check(a.transaction in body(), "the customer page lists the transaction")
-        check("Timeline" in body() and "wallet.credited" in body(), "the timeline shows the delivery's credit")
+        check(lambda: a.transaction in body(), "the customer page lists the transaction")
+        check(lambda: "Timeline" in body() and "wallet.credited" in body(), "the timeline shows the delivery's credit")
 
         step = "find by Apple order id"
         driver.get(a.url + "/admin/find")
         submit("form[action='/admin/find']", {"q": a.apple_order})
-        check("Apple order id" in body() and a.user in body(), "found through Apple's order look-up")
+        check(lambda: "Apple order id" in body() and a.user in body(), "found through Apple's order look-up")
 
         step = "entitlements at a past moment"
         driver.get(a.url + f"/admin/customers/{a.user}?at=2020-01-01T00:00")
         shot("customer-at-moment")
-        check("Entitlements at 2020-01-01" in body(), "the moment is shown")
+        check(lambda: "Entitlements at 2020-01-01" in body(), "the moment is shown")
 
         step = "adjust the wallet"
         driver.get(a.url + f"/admin/customers/{a.user}")
         submit(f"form[action='/admin/customers/{a.user}/wallet']", {"amount": "40", "reason": "browser goodwill"})
         shot("customer-adjusted")
-        check("Adjusted; the balance is" in body(), "the adjustment is confirmed")
+        check(lambda: "Adjusted; the balance is" in body(), "the adjustment is confirmed")
 
         step = "retry a dead letter"
-        driver.find_element(By.LINK_TEXT, "Notifications").click()
+        follow("Notifications", "Notifications")
         shot("notifications")
         driver.find_element(By.CSS_SELECTOR, f"button[data-retry='{a.dead}']").click()
         shot("notifications-retried")
-        check(f"Notification {a.dead} is queued again" in body(), "the retry is confirmed")
+        check(lambda: f"Notification {a.dead} is queued again" in body(), "the retry is confirmed")
 
         step = "assign a pending purchase"
-        driver.find_element(By.LINK_TEXT, "Pending purchases").click()
+        follow("Pending purchases", "Pending purchases")
         shot("pending")
         submit(f"form[action='/admin/pending/{a.pending}/assign']", {"userId": a.user, "reason": "receipt from e-mail"})
         shot("pending-assigned")
-        check(f"Transaction {a.pending} was delivered to {a.user}" in body(), "the assignment is confirmed")
+        check(lambda: f"Transaction {a.pending} was delivered to {a.user}" in body(), "the assignment is confirmed")
 
         step = "edit a product"
-        driver.find_element(By.LINK_TEXT, "Catalog").click()
+        follow("Catalog", "Catalog")
         shot("catalog")
-        check(len(driver.find_elements(By.CSS_SELECTOR, "main img")) == 0, "a product id holding markup is text, not an element")
+        check(lambda: len(driver.find_elements(By.CSS_SELECTOR, "main img")) == 0, "a product id holding markup is text, not an element")
         driver.get(a.url + f"/admin/catalog/products/{a.product}")
         shot("product")
         submit(f"form[action='/admin/catalog/products/{a.product}']", {"coins": "90"})
         shot("catalog-saved")
-        check(f"Saved {a.product}" in body(), "the product is saved")
+        check(lambda: f"Saved {a.product}" in body(), "the product is saved")
 
         step = "jobs"
-        driver.find_element(By.LINK_TEXT, "Jobs").click()
+        follow("Jobs", "Jobs")
         shot("jobs")
         driver.find_element(By.CSS_SELECTOR, "form[action='/admin/jobs/process-notifications/run'] button").click()
-        check("process-notifications ran" in body(), "the job ran")
+        check(lambda: "process-notifications ran" in body(), "the job ran")
 
         step = "sign out"
         driver.find_element(By.CSS_SELECTOR, "form[action='/admin/logout'] button").click()
-        check(driver.current_url.endswith("/admin/login"), "signed out")
+        check(lambda: driver.current_url.endswith("/admin/login"), "signed out")
         driver.get(a.url + f"/admin/customers/{a.user}")
-        check(driver.current_url.endswith("/admin/login"), "the old session opens nothing")
+        check(lambda: driver.current_url.endswith("/admin/login"), "the old session opens nothing")
 
         step = "a viewer cannot act"
         sign_in(a.viewer, a.viewer_secret)
         driver.get(a.url + f"/admin/customers/{a.user}")
         shot("customer-as-viewer")
-        check(len(driver.find_elements(By.CSS_SELECTOR, f"form[action='/admin/customers/{a.user}/wallet']")) == 0, "no wallet form")
+        check(lambda: len(driver.find_elements(By.CSS_SELECTOR, f"form[action='/admin/customers/{a.user}/wallet']")) == 0, "no wallet form")
         driver.get(a.url + "/admin/pending")
-        check(len(driver.find_elements(By.CSS_SELECTOR, "form[action^='/admin/pending/']")) == 0, "no assign form")
+        check(lambda: len(driver.find_elements(By.CSS_SELECTOR, "form[action^='/admin/pending/']")) == 0, "no assign form")
     finally:
         driver.quit()
     print(f"console in Chromium: every step passed; screenshots in {a.screenshots}")

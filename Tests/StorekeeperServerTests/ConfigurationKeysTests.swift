@@ -222,6 +222,12 @@ import Testing
             ) {
                 $0.console.operators.first?.name == "ann" && $0.console.operators.first?.role == .support
             },
+            Key(dotted: "risk.declineRefundsFrom", environment: "RISK_DECLINE_REFUNDS_FROM", environmentValue: "4", json: 4) {
+                $0.risk.declineRefundsFrom == 4
+            },
+            Key(dotted: "risk.refundsToReview", environment: "RISK_REFUNDS_TO_REVIEW", environmentValue: "5", json: 5) {
+                $0.risk.refundsToReview == 5
+            },
             Key(dotted: "console.sessionMinutes", environment: "CONSOLE_SESSION_MINUTES", environmentValue: "30", json: 30) {
                 $0.console.sessionLifetime == .seconds(1_800)
             },
@@ -308,6 +314,7 @@ import Testing
             ("lifecycle.maxAttempts", 1_000_000), ("auth.apiKeys", ["backend:short"]), ("log.level", "loud"),
             ("reports.vendorNumber", "ninety"), ("reports.lookbackDays", 90),
             ("reports.timeZone", "Mars/Olympus"), ("console.operators", ["ann:boss:0123456789abcdefgh"]), ("console.sessionMinutes", 1),
+            ("risk.refundRatePermille", 1_001),
         ]
         for (dotted, value) in wrong {
             var object = base

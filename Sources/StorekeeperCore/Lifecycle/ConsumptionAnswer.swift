@@ -9,6 +9,8 @@ public struct ConsumptionAnswer: Sendable, Hashable, Codable {
     /// `DECLINE`, `GRANT_FULL` or `GRANT_PRORATED`; nil for no preference.
     public var refundPreference: String?
     public var sampleContentProvided: Bool
+    /// Why a policy set the refund preference (not sent to Apple; kept with the answer and in the audit).
+    public var policy: String?
 
     public init(deliveryStatus: String, consumptionPercentage: Int32?, refundPreference: String?, sampleContentProvided: Bool) {
         self.deliveryStatus = deliveryStatus

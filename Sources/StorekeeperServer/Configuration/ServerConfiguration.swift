@@ -41,6 +41,8 @@ public struct ServerConfiguration: Sendable {
     public var reports: ReportsConfiguration?
     /// The operator console at `/admin` (`console.*`); served only when operators are configured.
     public var console = ConsoleConfiguration()
+    /// When a customer is up for review, and when refund questions about them are answered `DECLINE` (`risk.*`).
+    public var risk = RiskPolicy()
 
     public init(
         host: String = "127.0.0.1",
@@ -90,6 +92,8 @@ public struct ServerConfiguration: Sendable {
     /// - `lifecycle.*` (see ``LifecycleConfiguration/init(reader:)``)
     /// - `reports.*` (see ``ReportsConfiguration/read(reader:)``)
     /// - `console.*` (see ``ConsoleConfiguration/init(reader:)``)
+    /// - `risk.refundsToReview` (3), `risk.refundRatePermille` (300), `risk.mergedGuestsToReview` (3),
+    ///   `risk.declineRefundsFrom` (0: never; from this many refunds Apple's refund questions are answered `DECLINE`)
     /// - `log.level` (`LOG_LEVEL`, info)
     ///
     /// A value of the wrong type or out of range stops the start with a message naming its key.
@@ -126,6 +130,13 @@ public struct ServerConfiguration: Sendable {
         lifecycle = try LifecycleConfiguration(reader: reader.scoped(to: "lifecycle"))
         reports = try ReportsConfiguration.read(reader: reader.scoped(to: "reports"))
         console = try ConsoleConfiguration(reader: reader.scoped(to: "console"))
+        let decline = try reader.int("risk.declineRefundsFrom", in: 0...1_000, default: 0)
+        risk = RiskPolicy(
+            refundsToReview: try reader.int("risk.refundsToReview", in: 1...1_000, default: 3),
+            refundRatePermille: try reader.int("risk.refundRatePermille", in: 0...1_000, default: 300),
+            mergedGuestsToReview: try reader.int("risk.mergedGuestsToReview", in: 2...1_000, default: 3),
+            declineRefundsFrom: decline == 0 ? nil : decline
+        )
         logLevel = try Self.logLevel(reader: configReader)
         try validate()
     }

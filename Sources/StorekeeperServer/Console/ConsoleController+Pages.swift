@@ -223,6 +223,13 @@ extension ConsoleController {
             )
         }
         timeline.sort { $0.at > $1.at }
+        for index in timeline.indices {
+            // A change Apple's notification made links to the notification's body as received.
+            if let cause = timeline[index].row["cause"] as? String, cause.hasPrefix("notification:") {
+                timeline[index].row["causeLink"] = "/admin/notifications/" + Self.link(String(cause.dropFirst("notification:".count)))
+            }
+        }
+        let signals = try await risk.signals(of: user.rawValue)
         let values: [String: Any] = [
             "link": Self.link(user.rawValue),
             "atInput": atLabel.map { String($0.prefix(19)) } ?? "",
@@ -259,6 +266,8 @@ extension ConsoleController {
                 ]
             },
             "timeline": timeline.prefix(500).map(\.row),
+            "riskFlags": signals.flags(riskPolicy),
+            "riskRows": Self.riskRows(signals),
         ]
         return try render("customer", title: "Customer \(user.rawValue)", values, signedIn: signedIn)
     }
@@ -307,7 +316,68 @@ extension ConsoleController {
         )
     }
 
+    static func riskRows(_ signals: RiskSignals) -> [[String: String]] {
+        [
+            ["label": "Paid purchases", "value": String(signals.paidPurchases)],
+            ["label": "Refunds", "value": String(signals.refunds)],
+            ["label": "Refund rate (‰)", "value": String(signals.refundRatePermille)],
+            ["label": "Refunded", "value": refunded(signals)],
+            ["label": "Coins refunded after being spent: forgiven", "value": String(signals.coinsForgiven)],
+            ["label": "Coins refunded after being spent: owed (negative balance)", "value": String(signals.debt)],
+            ["label": "Introductory offers taken again (other Apple IDs)", "value": String(signals.introductoryOfferRepeats)],
+            ["label": "Other users on the same app install", "value": String(signals.sharedInstallUsers)],
+            ["label": "Purchases replayed from other accounts", "value": String(signals.replaysRefused)],
+            ["label": "Guest devices merged in", "value": String(signals.mergedGuests)],
+        ]
+    }
+
+    static func refunded(_ signals: RiskSignals) -> String {
+        signals.refundedAmount.sorted { $0.key < $1.key }.map { "\(money($0.value)) \($0.key)" }.joined(separator: ", ")
+    }
+
+    // MARK: Customers to review
+
+    func review(_ signedIn: Operator) async throws -> Response {
+        let flagged = try await risk.review(riskPolicy)
+        let values: [String: Any] = [
+            "refundsToReview": riskPolicy.refundsToReview, "refundRate": riskPolicy.refundRatePermille,
+            "mergedGuests": riskPolicy.mergedGuestsToReview,
+            "decline": riskPolicy.declineRefundsFrom as Any,
+            "customers": flagged.map { signals -> [String: Any] in
+                var row: [String: Any] = [
+                    "user": signals.user, "link": Self.link(signals.user), "flags": signals.flags(riskPolicy).joined(separator: ", "),
+                ]
+                row["refunds"] = signals.refunds
+                row["rate"] = signals.refundRatePermille
+                row["refunded"] = Self.refunded(signals)
+                row["forgiven"] = signals.coinsForgiven + signals.debt
+                row["intro"] = signals.introductoryOfferRepeats
+                row["shared"] = signals.sharedInstallUsers
+                row["replays"] = signals.replaysRefused
+                row["merged"] = signals.mergedGuests
+                return row
+            },
+        ]
+        return try render("review", title: "Customers to review", values, signedIn: signedIn)
+    }
+
     // MARK: Notifications
+
+    func notification(_ id: String, _ signedIn: Operator) async throws -> Response {
+        guard let item = try await api.inbox.find(id) else {
+            return try problem("No such notification", .notFound, "No notification \(id) is stored.", signedIn: signedIn)
+        }
+        var values: [String: Any] = ["type": [item.received.notificationType, item.received.subtype].compactMap { $0 }.joined(separator: " / ")]
+        values["status"] = item.status
+        values["attempts"] = item.attempts
+        values["error"] = item.lastError ?? ""
+        values["original"] = item.received.originalTransactionId ?? ""
+        values["environment"] = item.received.environment ?? ""
+        values["signed"] = Self.time(item.received.signedDate)
+        values["received"] = Self.time(item.receivedAt)
+        values["body"] = item.received.body
+        return try render("notification", title: "Notification \(id)", values, signedIn: signedIn)
+    }
 
     func notifications(_ request: Request, _ signedIn: Operator, flash: String? = nil, failure: String? = nil) async throws -> Response {
         let status = request.uri.queryParameters.get("status").map { String($0) } ?? "dead"

@@ -20,6 +20,8 @@ struct ConsoleController: Sendable {
     let store: ConsoleStore
     let api: APIHandler
     let backlog: BacklogStore
+    let risk: RiskStore
+    let riskPolicy: RiskPolicy
     let library: MustacheLibrary
     let stylesheet: ByteBuffer
     let logger: Logger
@@ -34,6 +36,8 @@ struct ConsoleController: Sendable {
         store: ConsoleStore,
         api: APIHandler,
         backlog: BacklogStore,
+        risk: RiskStore,
+        riskPolicy: RiskPolicy,
         logger: Logger
     ) throws -> ConsoleController {
         guard let templates = Bundle.module.url(forResource: "Templates", withExtension: nil),
@@ -51,6 +55,8 @@ struct ConsoleController: Sendable {
             store: store,
             api: api,
             backlog: backlog,
+            risk: risk,
+            riskPolicy: riskPolicy,
             library: library,
             stylesheet: ByteBuffer(bytes: Array(try Data(contentsOf: assets.appendingPathComponent("console.css")))),
             logger: logger
@@ -109,6 +115,10 @@ struct ConsoleController: Sendable {
         admin.get("notifications") { request, context in
             try await page(request, context, needs: .viewer) { signedIn, _ in try await notifications(request, signedIn) }
         }
+        admin.get("notifications/:id") { request, context in
+            try await page(request, context, needs: .viewer) { signedIn, _ in try await notification(try Self.parameter(context, "id"), signedIn) }
+        }
+        admin.get("review") { request, context in try await page(request, context, needs: .viewer) { signedIn, _ in try await review(signedIn) } }
         admin.post("notifications/:id/retry") { request, context in
             try await page(request, context, needs: .support, form: true) { signedIn, _ in
                 try await retry(try Self.parameter(context, "id"), signedIn)

@@ -22,6 +22,11 @@ public final class BusinessMetrics: Service, Sendable {
     /// One refresh at a time: the periodic one and one an operator runs through the admin API.
     private let lock = AsyncLock()
     private let cursor = Mutex<Cursor?>(nil)
+    let risk: RiskStore?
+    let riskPolicy: RiskPolicy
+    /// When the customers to review were last counted: a heavier read, done at most every ``riskInterval``.
+    private let riskCounted = Mutex<Date?>(nil)
+    static let riskInterval: TimeInterval = 300
 
     /// How far the counters have read.
     private struct Cursor {
@@ -32,7 +37,18 @@ public final class BusinessMetrics: Service, Sendable {
     /// Events read per query.
     static let page = 2_000
 
-    init(ledger: Ledger, backlog: BacklogStore, metrics: ServerMetrics, interval: Duration, ready: ReadinessGate, logger: Logger) {
+    init(
+        ledger: Ledger,
+        backlog: BacklogStore,
+        risk: RiskStore? = nil,
+        riskPolicy: RiskPolicy = RiskPolicy(),
+        metrics: ServerMetrics,
+        interval: Duration,
+        ready: ReadinessGate,
+        logger: Logger
+    ) {
+        self.risk = risk
+        self.riskPolicy = riskPolicy
         self.ledger = ledger
         self.backlog = backlog
         self.metrics = metrics
@@ -80,6 +96,15 @@ public final class BusinessMetrics: Service, Sendable {
                 consumptionOverdue: snapshot.consumptionOverdue,
                 at: now
             )
+            if let risk, riskCounted.withLock({ $0.map { now.timeIntervalSince($0) >= Self.riskInterval || now < $0 } ?? true }) {
+                let flagged = try await risk.review(riskPolicy, limit: 10_000)
+                var counts = Dictionary(uniqueKeysWithValues: RiskPolicy.signals.map { ($0, 0) })
+                for signals in flagged {
+                    for flag in signals.flags(riskPolicy) { counts[flag, default: 0] += 1 }
+                }
+                metrics.customersToReview(total: flagged.count, bySignal: counts)
+                riskCounted.withLock { $0 = now }
+            }
             return counted
         }
     }

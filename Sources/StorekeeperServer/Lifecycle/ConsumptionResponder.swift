@@ -18,6 +18,9 @@ public struct ConsumptionResponder: Service {
     let metrics: ServerMetrics
     let ready: ReadinessGate
     let logger: Logger
+    /// The customer's signals, for the refund policy.
+    let risk: RiskStore?
+    let riskPolicy: RiskPolicy
 
     init(
         apps: AppRegistry,
@@ -28,8 +31,12 @@ public struct ConsumptionResponder: Service {
         interval: Duration,
         metrics: ServerMetrics,
         ready: ReadinessGate,
-        logger: Logger
+        logger: Logger,
+        risk: RiskStore? = nil,
+        riskPolicy: RiskPolicy = RiskPolicy()
     ) {
+        self.risk = risk
+        self.riskPolicy = riskPolicy
         self.ready = ready
         self.apps = apps
         self.ledger = ledger
@@ -92,11 +99,18 @@ public struct ConsumptionResponder: Service {
         let facts = try await requests.facts(transactionId: request.transactionId, now: now)
         let productId = try await productId(of: request)
         let product = productId.flatMap { catalog.catalog.product($0) }
-        let answer = ConsumptionAnswer.build(
-            facts,
-            sampleContentProvided: product?.sampleContentProvided ?? false,
-            preference: (facts.kind ?? product?.kind).flatMap { configuration.refundPreference[$0] }
-        )
+        var preference = (facts.kind ?? product?.kind).flatMap { configuration.refundPreference[$0] }
+        // The risk policy: a customer over the refund threshold is answered DECLINE, and the answer says why (it is
+        // stored with the request and in the customer's audit).
+        var policyReason: String?
+        if riskPolicy.declineRefundsFrom != nil, let risk, let signals = try await risk.signals(ofTransaction: request.transactionId),
+            let reason = riskPolicy.declineReason(signals)
+        {
+            preference = "DECLINE"
+            policyReason = reason
+        }
+        var answer = ConsumptionAnswer.build(facts, sampleContentProvided: product?.sampleContentProvided ?? false, preference: preference)
+        answer.policy = policyReason
         let started = DispatchTime.now().uptimeNanoseconds
         do {
             if configuration.consumptionAPIVersion == "v1" {

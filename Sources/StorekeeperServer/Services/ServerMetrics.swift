@@ -134,12 +134,19 @@ public struct ServerMetrics: Sendable {
         help: "Disagreements with Apple's sales reports over the 35 days up to the latest reconciled, by kind."
     )
 
+    static let customersToReview = Family(
+        name: "storekeeper_customers_to_review",
+        kind: .gauge,
+        help: "Customers whose risk signals pass the risk policy, by signal (\"all\": customers with any), counted every 5 minutes."
+    )
+
     /// Every family the server exports.
     public static let families: [Family] = [
         httpRequests, httpDuration, verificationFailures, deliveries, refusals, riskFlags, appleRequests, appleDuration,
         notificationsProcessed, jobRuns, jobItems, orders, submissions, purchasesDelivered, deliveryDelay, notificationLag,
         refunds, refundedAmount, consumptionAnswers, consumptionDelay, notificationBacklog, pendingRecovery,
         pendingRecoveryAge, consumptionOpen, consumptionOverdue, businessRefreshed, reconciliationRuns, reconciliationFindings,
+        customersToReview,
     ]
 
     static let requestBuckets: [Duration] = [
@@ -173,6 +180,13 @@ public struct ServerMetrics: Sendable {
         for status in ["reconciled", "not_available", "failed"] { counter(Self.reconciliationRuns, [("status", status)]) }
         reconciliationFindings([:])
         backlog(notifications: [:], pendingRecovery: 0, oldestPendingAge: 0, consumptionOpen: 0, consumptionOverdue: 0, at: nil)
+        customersToReview(total: 0, bySignal: Dictionary(uniqueKeysWithValues: RiskPolicy.signals.map { ($0, 0) }))
+    }
+
+    /// Customers up for review, in all and by signal.
+    public func customersToReview(total: Int, bySignal: [String: Int]) {
+        gauge(Self.customersToReview, [("signal", "all")]).record(Double(total))
+        for (signal, count) in bySignal { gauge(Self.customersToReview, [("signal", signal)]).record(Double(count)) }
     }
 
     @discardableResult
