@@ -154,6 +154,48 @@ struct ConsoleTests {
         }
     }
 
+    @Test("support extends a subscription at Apple; Apple's RENEWAL_EXTENDED moves the entitlement", arguments: TestDatabase.available)
+    func extendRenewal(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, configure: Self.configure) { server in
+            let store = server.store
+            await store.setDeliversNotifications(true)
+            // A subscription at the standard price (Apple extends no free trial).
+            let (account, token) = try await server.newCustomer("mia", product: PurchaseFlowTests.standard)
+            let bought = try await store.purchase(
+                productId: PurchaseFlowTests.standard,
+                account: account,
+                options: PurchaseOptions(appAccountToken: token)
+            )
+            try await server.deliverAndApply()
+            let original = try #require(bought.transaction.originalTransactionId)
+            let admin = try server.api(ServerHarness.adminHeaders)
+            let before = try #require(try await admin.adminGetSubscription(path: .init(original: original)).ok.body.json.expiresAt)
+            try await Self.browse(server) { support in
+                #expect(try await support.signIn("sam", Self.operators[1].2).status == 303)
+                let customer = try await support.get("/admin/customers/mia")
+                let action = "/admin/customers/mia/subscriptions/\(original)/extend"
+                #expect(customer.text.contains(action))
+                let csrf = try #require(customer.hidden("csrf"))
+                let tooLong = try await support.post(action, [("csrf", csrf), ("days", "91"), ("reason", "1")])
+                #expect(tooLong.text.contains("1 to 90 days"))
+                let notTheirs = try await support.post(
+                    "/admin/customers/alice/subscriptions/\(original)/extend",
+                    [("csrf", csrf), ("days", "7"), ("reason", "1")]
+                )
+                #expect(notTheirs.text.contains("not one of this customer"))
+                let extended = try await support.post(action, [("csrf", csrf), ("days", "7"), ("reason", "1")])
+                #expect(
+                    extended.status == 200 && extended.text.contains("Apple extended \(original) by 7 day(s)"),
+                    "\(extended.text.components(separatedBy: "role=\"alert\">").dropFirst().first?.prefix(300) ?? "")"
+                )
+            }
+            try await server.deliverAndApply()
+            let after = try #require(try await admin.adminGetSubscription(path: .init(original: original)).ok.body.json.expiresAt)
+            #expect(after.timeIntervalSince(before) == 7 * 86_400, "\(before) → \(after)")
+            #expect(try await server.audit("mia").contains { $0.action == "entitlement.extended" })
+        }
+    }
+
     @Test(
         "dead letters retried, pending purchases assigned, products edited (admins only), every page escapes what it shows",
         arguments: TestDatabase.available

@@ -11,52 +11,77 @@ import StorekeeperStorage
 extension ConsoleController {
     // MARK: Overview
 
-    func overview(_ signedIn: Operator) async throws -> Response {
-        let now = Date()
+    /// The overview's figures that read a month of transactions: computed at most once a minute per process.
+    struct OverviewFigures: Sendable {
+        struct Currency: Sendable {
+            var currency: String
+            var units: Int64 = 0
+            var gross: Int64 = 0
+            var proceeds: Int64 = 0
+            var refunded: Int64 = 0
+            var net: Int64 = 0
+        }
+        var today = 0
+        var month = 0
+        var currencies: [Currency] = []
+        var perDay: [(label: String, value: Int)] = []
+        var activeSubscriptions: Int?
+    }
+
+    func overviewFigures(now: Date) async throws -> OverviewFigures {
         let today = Calendar.utc.startOfDay(for: now)
         let monthAgo = today.addingTimeInterval(-29 * 86_400)
         let tomorrow = today.addingTimeInterval(86_400)
+        var figures = OverviewFigures()
+        guard let store = api.revenue else { return figures }
+        // The revenue report is production only: sandbox never counts as revenue.
+        let (lines, _) = try await store.report(from: monthAgo, to: tomorrow, smallBusiness: api.smallBusinessProgram)
+        let todayName = RevenueReportBuilder.day(today)
+        figures.today = lines.filter { $0.day == todayName }.reduce(0) { $0 + $1.units }
+        figures.month = lines.reduce(0) { $0 + $1.units }
+        var byCurrency: [String: OverviewFigures.Currency] = [:]
+        var perDay: [String: Int] = [:]
+        for line in lines {
+            var total = byCurrency[line.currency] ?? OverviewFigures.Currency(currency: line.currency)
+            total.units += Int64(line.units)
+            total.gross = Self.add(total.gross, line.gross)
+            total.proceeds = Self.add(total.proceeds, line.proceeds)
+            total.refunded = Self.add(total.refunded, line.refunds)
+            total.net = Self.add(total.net, line.net)
+            byCurrency[line.currency] = total
+            perDay[line.day, default: 0] += line.units
+        }
+        figures.currencies = byCurrency.values.sorted { $0.currency < $1.currency }
+        figures.perDay = (0..<30).map { offset in
+            let day = RevenueReportBuilder.day(monthAgo.addingTimeInterval(Double(offset) * 86_400))
+            return (String(day.suffix(5)), perDay[day] ?? 0)
+        }
+        figures.activeSubscriptions = try await store.subscriptionAnalytics(from: monthAgo, to: tomorrow).productLines.reduce(0) {
+            $0 + $1.activeAtEnd
+        }
+        return figures
+    }
+
+    func overview(_ signedIn: Operator) async throws -> Response {
+        let now = Date()
+        let (figures, asOf) = try await cache.value("overview", now: now) { try await overviewFigures(now: now) }
         var tiles: [[String: Any]] = []
         var revenue: [[String: Any]] = []
         var chart = ""
-        if let store = api.revenue {
-            let (lines, _) = try await store.report(from: monthAgo, to: tomorrow, smallBusiness: api.smallBusinessProgram)
-            // The revenue report is production only: sandbox never counts as revenue.
-            let production = lines
-            let todayName = RevenueReportBuilder.day(today)
-            let todays = production.filter { $0.day == todayName }
-            tiles.append(["label": "Purchases today", "value": String(todays.reduce(0) { $0 + $1.units })])
-            tiles.append(["label": "Purchases, 30 days", "value": String(production.reduce(0) { $0 + $1.units })])
-            var byCurrency: [String: (units: Int64, gross: Int64, proceeds: Int64, refunded: Int64, net: Int64)] = [:]
-            for line in production {
-                var total = byCurrency[line.currency] ?? (0, 0, 0, 0, 0)
-                total.net = Self.add(total.net, line.net)
-                total.units += Int64(line.units)
-                total.gross = Self.add(total.gross, line.gross)
-                total.proceeds = Self.add(total.proceeds, line.proceeds)
-                total.refunded = Self.add(total.refunded, line.refunds)
-                byCurrency[line.currency] = total
-            }
-            revenue = byCurrency.sorted { $0.key < $1.key }.map { currency, total in
+        if api.revenue != nil {
+            tiles.append(["label": "Purchases today", "value": String(figures.today), "note": "as of \(Self.time(asOf).suffix(8)) UTC"])
+            tiles.append(["label": "Purchases, 30 days", "value": String(figures.month)])
+            revenue = figures.currencies.map { total in
                 [
-                    "currency": currency, "units": String(total.units), "gross": Self.money(total.gross), "proceeds": Self.money(total.proceeds),
+                    "currency": total.currency, "units": String(total.units), "gross": Self.money(total.gross),
+                    "proceeds": Self.money(total.proceeds),
                     "refunded": Self.money(total.refunded), "net": Self.money(total.net),
                 ]
             }
-            var perDay: [String: Int] = [:]
-            for line in production { perDay[line.day, default: 0] += line.units }
-            chart = Self.barChart(
-                (0..<30).map { offset in
-                    let day = RevenueReportBuilder.day(monthAgo.addingTimeInterval(Double(offset) * 86_400))
-                    return (String(day.suffix(5)), perDay[day] ?? 0)
-                }
-            )
+            chart = Self.barChart(figures.perDay)
         }
+        if let active = figures.activeSubscriptions { tiles.append(["label": "Active subscriptions", "value": String(active)]) }
         let snapshot = try await backlog.snapshot(now: now)
-        let subscriptions = try await api.revenue?.subscriptionAnalytics(from: monthAgo, to: tomorrow)
-        if let subscriptions {
-            tiles.append(["label": "Active subscriptions", "value": String(subscriptions.productLines.reduce(0) { $0 + $1.activeAtEnd })])
-        }
         let dead = snapshot.notifications["dead"] ?? 0
         tiles.append(["label": "Pending recovery", "value": String(snapshot.pendingRecovery), "warn": snapshot.pendingRecovery > 0])
         tiles.append(["label": "Dead letters", "value": String(dead), "warn": dead > 0])
@@ -246,11 +271,14 @@ extension ConsoleController {
                 ]
             },
             "wallet": state.wallet.additionalProperties.sorted { $0.key < $1.key }.map { ["currency": $0.key, "balance": String($0.value)] },
-            "subscriptions": state.subscriptions.map {
-                [
-                    "original": $0.originalTransactionId, "product": $0.productId, "state": $0.state.rawValue, "expires": Self.time($0.expiresAt),
-                    "autoRenew": $0.autoRenew.map { $0 ? "on" : "off" } ?? "",
-                ]
+            "subscriptions": state.subscriptions.map { subscription -> [String: Any] in
+                var row: [String: Any] = ["original": subscription.originalTransactionId, "product": subscription.productId]
+                row["state"] = subscription.state.rawValue
+                row["expires"] = Self.time(subscription.expiresAt)
+                row["autoRenew"] = subscription.autoRenew.map { $0 ? "on" : "off" } ?? ""
+                row["originalLink"] = Self.link(subscription.originalTransactionId)
+                row["canExtend"] = signedIn.role >= .support && subscription.state.rawValue != "expired"
+                return row
             },
             "orders": state.orders.map {
                 [
@@ -306,6 +334,42 @@ extension ConsoleController {
         }
     }
 
+    /// Asks Apple to push a subscription's renewal date back (Extend a Subscription Renewal Date); Apple's
+    /// `RENEWAL_EXTENDED` notification then extends the entitlement, audited as any notification is.
+    func extendRenewal(_ id: String, _ original: String, _ form: [String: String], _ signedIn: Operator) async throws -> Response {
+        guard let days = Int32(form["days"] ?? ""), (1...90).contains(days) else {
+            return try await customerAfterAction(id, signedIn, failure: "Apple extends by 1 to 90 days.")
+        }
+        guard let code = Int32(form["reason"] ?? ""), ExtendReasonCode.knownValues.contains(ExtendReasonCode(rawValue: code)) else {
+            return try await customerAfterAction(id, signedIn, failure: "Choose one of Apple's reasons.")
+        }
+        guard let record = try await api.subscriptions.find(original), record.user?.rawValue == id else {
+            return try await customerAfterAction(id, signedIn, failure: "\(original) is not one of this customer's subscriptions.")
+        }
+        guard let client = api.apps.app(bundleId: record.bundleId)?.serverAPI(for: record.environment) else {
+            return try await customerAfterAction(id, signedIn, failure: "No App Store Server API key for \(record.bundleId) (\(record.environment)).")
+        }
+        let request = ExtendRenewalDateRequest(
+            extendByDays: days,
+            extendReasonCode: ExtendReasonCode(rawValue: code),
+            requestIdentifier: UUID().uuidString.lowercased()
+        )
+        do {
+            let answer = try await client.extendSubscriptionRenewalDate(originalTransactionId: original, request: request)
+            guard answer.success == true else {
+                return try await customerAfterAction(id, signedIn, failure: "Apple did not extend \(original).")
+            }
+            try await log(signedIn, "subscription.extension_requested", subject: original, detail: "\(days) day(s), reason \(code), for \(id)")
+            return try await customerAfterAction(
+                id,
+                signedIn,
+                flash: "Apple extended \(original) by \(days) day(s); the entitlement follows with Apple's RENEWAL_EXTENDED."
+            )
+        } catch {
+            return try await customerAfterAction(id, signedIn, failure: "Apple refused the extension: \(Self.message(of: error))")
+        }
+    }
+
     func customerAfterAction(_ id: String, _ signedIn: Operator, flash: String? = nil, failure: String? = nil) async throws -> Response {
         try await customer(
             id,
@@ -338,8 +402,9 @@ extension ConsoleController {
     // MARK: Customers to review
 
     func review(_ signedIn: Operator) async throws -> Response {
-        let flagged = try await risk.review(riskPolicy)
+        let (flagged, asOf) = try await cache.value("review", now: Date()) { try await risk.review(riskPolicy) }
         let values: [String: Any] = [
+            "asOf": Self.time(asOf),
             "refundsToReview": riskPolicy.refundsToReview, "refundRate": riskPolicy.refundRatePermille,
             "mergedGuests": riskPolicy.mergedGuestsToReview,
             "decline": riskPolicy.declineRefundsFrom as Any,

@@ -9,6 +9,7 @@ import NIOCore
 import StorekeeperCore
 import StorekeeperServerAPI
 import StorekeeperStorage
+import Synchronization
 
 /// The operator console at `/admin`: server-rendered pages for support, operations and finance, usable without
 /// JavaScript. Operators sign in with their name and secret (``ConsoleConfiguration``) into a session cookie
@@ -25,6 +26,8 @@ struct ConsoleController: Sendable {
     let library: MustacheLibrary
     let stylesheet: ByteBuffer
     let logger: Logger
+    /// Figures that read a month of transactions or the whole review list, kept a minute.
+    let cache = ConsoleCache(maxAge: 60)
 
     static let sessionCookie = "sk_console"
     static let loginCookie = "sk_console_login"
@@ -110,6 +113,11 @@ struct ConsoleController: Sendable {
         admin.post("customers/:user/wallet") { request, context in
             try await page(request, context, needs: .support, form: true) { signedIn, form in
                 try await adjustWallet(try Self.parameter(context, "user"), form, signedIn)
+            }
+        }
+        admin.post("customers/:user/subscriptions/:original/extend") { request, context in
+            try await page(request, context, needs: .support, form: true) { signedIn, form in
+                try await extendRenewal(try Self.parameter(context, "user"), try Self.parameter(context, "original"), form, signedIn)
             }
         }
         admin.get("notifications") { request, context in
@@ -376,5 +384,24 @@ struct ConsoleController: Sendable {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~:")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+}
+
+/// Values the console's heavier pages compute, kept for `maxAge` seconds in this process: an operator reloading the
+/// overview does not read a month of transactions each time.
+final class ConsoleCache: Sendable {
+    let maxAge: TimeInterval
+    private let entries = Mutex<[String: (at: Date, value: any Sendable)]>([:])
+
+    init(maxAge: TimeInterval) { self.maxAge = maxAge }
+
+    /// The value under `key` and when it was computed; computed again when older than ``maxAge``.
+    func value<T: Sendable>(_ key: String, now: Date, compute: () async throws -> T) async throws -> (T, Date) {
+        if let entry = entries.withLock({ $0[key] }), now.timeIntervalSince(entry.at) < maxAge, now >= entry.at, let value = entry.value as? T {
+            return (value, entry.at)
+        }
+        let value = try await compute()
+        entries.withLock { $0[key] = (now, value) }
+        return (value, now)
     }
 }
