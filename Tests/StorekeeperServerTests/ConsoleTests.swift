@@ -257,6 +257,8 @@ struct ConsoleTests {
                 #expect(jobs.status == 200 && jobs.text.contains("process-notifications"))
                 let ran = try await admin.post("/admin/jobs/process-notifications/run", [("csrf", jobs.hidden("csrf") ?? "")])
                 #expect(ran.status == 200 && ran.text.contains("process-notifications ran"), "\(ran.text.prefix(300))")
+                let history = try await admin.get("/admin/jobs")
+                #expect(history.text.contains("data-last-run=\"process-notifications\">2"), "the run is on the Jobs page")
                 let overview = try await admin.get("/admin")
                 #expect(overview.text.contains("catalog.product_saved") && overview.text.contains("pending.assigned"))
             }

@@ -625,11 +625,16 @@ extension ConsoleController {
             title: "Jobs",
             [
                 "flash": flash as Any, "failure": failure as Any, "days": days,
-                "jobs": Self.jobNames.map {
-                    [
-                        "name": $0, "configured": configured[$0] == true ? "yes" : "no", "canRun": signedIn.role >= .admin && configured[$0] == true,
-                        "csrf": signedIn.session.csrf,
-                    ]
+                "jobs": Self.jobNames.map { name -> [String: Any] in
+                    let log = api.metrics.runLog.entry(name.replacingOccurrences(of: "-", with: "_"))
+                    var row: [String: Any] = ["name": name, "configured": configured[name] == true ? "yes" : "no"]
+                    row["canRun"] = signedIn.role >= .admin && configured[name] == true
+                    row["csrf"] = signedIn.session.csrf
+                    row["lastRun"] = Self.time(log?.lastRun)
+                    row["items"] = log?.lastItems.map(String.init) ?? ""
+                    row["runs"] = log.map { String($0.runs) } ?? "0"
+                    row["error"] = log?.lastError.map { "\(Self.time(log?.lastErrorAt)): \($0)" } ?? ""
+                    return row
                 },
             ],
             signedIn: signedIn

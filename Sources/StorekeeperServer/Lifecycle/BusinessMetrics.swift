@@ -58,7 +58,8 @@ public final class BusinessMetrics: Service, Sendable {
     }
 
     public func run() async throws {
-        try await runPeriodically("business metrics", every: interval, after: ready, logger: logger) { _ = try await self.refresh() }
+        try await runPeriodically("business metrics", every: interval, after: ready, logger: logger, job: "business_metrics", runLog: metrics.runLog)
+        { _ = try await self.refresh() }
     }
 
     /// Reads the outbox up to its end and the backlog counts; returns how many events it counted.
@@ -105,6 +106,7 @@ public final class BusinessMetrics: Service, Sendable {
                 metrics.customersToReview(total: flagged.count, bySignal: counts)
                 riskCounted.withLock { $0 = now }
             }
+            metrics.runLog.record("business_metrics", items: counted)
             return counted
         }
     }

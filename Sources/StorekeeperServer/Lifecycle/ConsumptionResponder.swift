@@ -49,7 +49,14 @@ public struct ConsumptionResponder: Service {
     }
 
     public func run() async throws {
-        try await runPeriodically("consumption responder", every: interval, after: ready, logger: logger) { _ = try await runOnce() }
+        try await runPeriodically(
+            "consumption responder",
+            every: interval,
+            after: ready,
+            logger: logger,
+            job: "consumption_responder",
+            runLog: metrics.runLog
+        ) { _ = try await runOnce() }
     }
 
     /// Answers every due request; returns how many were answered. `now` is the clock deadlines are measured on.

@@ -40,7 +40,9 @@ public struct NotificationCatchUp: Service {
     }
 
     public func run() async throws {
-        try await runPeriodically("notification catch-up", every: interval, after: ready, logger: logger) { _ = try await runOnce() }
+        try await runPeriodically("notification catch-up", every: interval, after: ready, logger: logger, job: "catch_up", runLog: metrics.runLog) {
+            _ = try await runOnce()
+        }
     }
 
     /// One pass over every app and environment; returns how many notifications were new.

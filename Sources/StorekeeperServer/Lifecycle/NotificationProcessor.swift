@@ -49,6 +49,7 @@ public final class NotificationProcessor: Service, Sendable {
                     return
                 } catch {
                     self.logger.error("notification processing failed; retrying", metadata: ["error": "\(error)"])
+                    self.metrics.runLog.fail("process_notifications", error: "\(error)")
                 }
                 if applied == 0 { await self.wakeUp.wait(timeout: self.configuration.pollInterval) }
             }
@@ -103,6 +104,9 @@ public final class NotificationProcessor: Service, Sendable {
             }
         }
         metrics.notificationsProcessed(applied: claimed.count - failures.count, failed: failures.count)
+        // An empty poll is not a run worth showing.
+        if !claimed.isEmpty { metrics.runLog.record("process_notifications", items: claimed.count) }
+        if let failure = failures.first { metrics.runLog.fail("process_notifications", error: "\(failures.count) failed: \(failure)") }
         return claimed.count
     }
 

@@ -8,6 +8,8 @@ func runPeriodically(
     every interval: Duration,
     after ready: ReadinessGate,
     logger: Logger,
+    job: String? = nil,
+    runLog: JobRunLog? = nil,
     _ body: @Sendable @escaping () async throws -> Void
 ) async throws {
     try await untilGracefulShutdown {
@@ -19,6 +21,7 @@ func runPeriodically(
                 return
             } catch {
                 logger.error("\(name) failed; next run on schedule", metadata: ["error": "\(error)"])
+                runLog?.fail(job ?? name, error: "\(error)")
             }
             try await Task.sleep(for: interval)
         }

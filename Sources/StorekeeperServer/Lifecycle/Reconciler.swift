@@ -39,7 +39,9 @@ public struct Reconciler: Service {
 
     public func run() async throws {
         guard let interval = configuration.reconcileInterval else { return }
-        try await runPeriodically("reconciliation", every: interval, after: ready, logger: logger) { _ = try await runOnce() }
+        try await runPeriodically("reconciliation", every: interval, after: ready, logger: logger, job: "reconciliation", runLog: metrics.runLog) {
+            _ = try await runOnce()
+        }
     }
 
     /// Reconciles the last ``ReportsConfiguration/lookbackDays`` days before `now`'s (days as Apple's reports cut

@@ -40,7 +40,9 @@ public struct RenewalSweep: Service {
     }
 
     public func run() async throws {
-        try await runPeriodically("renewal sweep", every: interval, after: ready, logger: logger) { _ = try await runOnce() }
+        try await runPeriodically("renewal sweep", every: interval, after: ready, logger: logger, job: "renewal_sweep", runLog: metrics.runLog) {
+            _ = try await runOnce()
+        }
     }
 
     /// Checks every due subscription once; returns how many were checked.

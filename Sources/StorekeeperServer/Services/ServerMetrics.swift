@@ -159,6 +159,8 @@ public struct ServerMetrics: Sendable {
     /// Around Apple's 12-hour deadline.
     static let consumptionBuckets: [Double] = [60, 300, 900, 1_800, 3_600, 7_200, 21_600, 36_000, 43_200, 86_400]
 
+    /// What each job did last in this process, for the console.
+    public let runLog = JobRunLog()
     public let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
 
@@ -249,6 +251,7 @@ public struct ServerMetrics: Sendable {
 
     /// A periodic job's run (catch-up, sweep, consumption responder) and how many items it handled.
     public func jobRun(_ job: String, items: Int) {
+        runLog.record(job, items: items)
         counter(Self.jobRuns, [("job", job)]).increment()
         counter(Self.jobItems, [("job", job)]).increment(by: Int64(max(0, items)))
     }
