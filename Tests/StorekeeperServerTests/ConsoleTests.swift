@@ -136,6 +136,41 @@ struct ConsoleTests {
                 #expect(try await server.coins("alice") == before + 25)
                 let audit = try await server.audit("alice")
                 #expect(audit.contains { $0.action == "wallet.credited" && $0.cause.contains("sam") && $0.amount == 25 })
+
+                // A goodwill entitlement for 30 days, then taken back: each audited with the operator, each an event.
+                let page = try await support.get("/admin/customers/alice")
+                let token = try #require(page.hidden("csrf"))
+                let granted = try await support.post(
+                    "/admin/customers/alice/entitlements/grant",
+                    [("csrf", token), ("entitlement", "premium"), ("days", "30"), ("reason", "outage compensation")]
+                )
+                #expect(
+                    granted.text.contains("Granted premium until"),
+                    "\(granted.text.components(separatedBy: "role=\"alert\">").dropFirst().first?.prefix(200) ?? "")"
+                )
+                let me = try await server.me("alice")
+                let premium = try #require(server.entitlement("premium", of: me))
+                #expect(premium.active && (premium.expiresAt?.timeIntervalSinceNow ?? 0) > 29 * 86_400)
+                let events = try await server.api(ServerHarness.adminHeaders).adminListEvents(query: .init(userId: "alice")).ok.body.json.events
+                #expect(events.contains { $0._type == "entitlement.changed" && $0.details.additionalProperties["change"] == "granted" })
+                let endless = try await support.post(
+                    "/admin/customers/alice/entitlements/grant",
+                    [("csrf", token), ("entitlement", "premium"), ("days", "0"), ("reason", "x")]
+                )
+                #expect(endless.text.contains("Days must be a whole number"))
+                let revoked = try await support.post(
+                    "/admin/customers/alice/entitlements/revoke",
+                    [("csrf", token), ("entitlement", "premium"), ("reason", "granted in error")]
+                )
+                #expect(revoked.text.contains("Revoked premium (1 grant(s))"))
+                #expect(server.entitlement("premium", of: try await server.me("alice"))?.active != true)
+                let trail = try await server.audit("alice")
+                #expect(
+                    trail.contains {
+                        $0.action == "entitlement.granted" && $0.cause == "admin:sam" && $0.detail?.contains("outage compensation") == true
+                    }
+                )
+                #expect(trail.contains { $0.action == "entitlement.revoked" && $0.cause == "admin:sam" })
                 let overview = try await support.get("/admin")
                 #expect(overview.text.contains("wallet.adjusted") && overview.text.contains("sam (support)"))
             }
@@ -149,6 +184,11 @@ struct ConsoleTests {
                     [("csrf", csrf), ("idempotencyKey", "viewer-1"), ("amount", "1000"), ("reason", "viewer")]
                 )
                 #expect(refused.status == 403 && refused.text.contains("needs the support role"))
+                let grant = try await viewer.post(
+                    "/admin/customers/alice/entitlements/grant",
+                    [("csrf", csrf), ("entitlement", "premium"), ("reason", "viewer")]
+                )
+                #expect(grant.status == 403)
                 #expect(try await server.coins("alice") == before + 25)
             }
         }

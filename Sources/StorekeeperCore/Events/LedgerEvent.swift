@@ -22,6 +22,8 @@ public struct LedgerEvent: Sendable, Hashable {
         case transferred = "purchase.transferred"
         /// Storekeeper answered Apple's refund question.
         case consumptionAnswered = "consumption.answered"
+        /// Support granted or revoked an entitlement by hand (`details`: change, grant, endsAt, reason).
+        case entitlementChanged = "entitlement.changed"
         /// A type this version does not know (read from a newer writer).
         case unknown
     }

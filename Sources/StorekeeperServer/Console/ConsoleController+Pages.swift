@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperServerAPI
 import StorekeeperStorage
 
@@ -264,12 +265,14 @@ extension ConsoleController {
             "idempotencyKey": "console-" + Self.randomToken().prefix(24),
             "flash": flash as Any,
             "failure": failure as Any,
-            "entitlements": state.entitlements.map {
-                [
-                    "entitlement": $0.entitlement, "active": $0.active ? "yes" : "no", "until": Self.time($0.expiresAt),
-                    "product": $0.sources.map(\.productId).joined(separator: ", "),
-                ]
+            "entitlements": state.entitlements.map { entitlement -> [String: Any] in
+                var row: [String: Any] = ["entitlement": entitlement.entitlement, "active": entitlement.active ? "yes" : "no"]
+                row["until"] = Self.time(entitlement.expiresAt)
+                row["product"] = entitlement.sources.map(\.productId).joined(separator: ", ")
+                row["canRevoke"] = entitlement.active && signedIn.role >= .support && atLabel == nil
+                return row
             },
+            "catalogEntitlements": Array(Set(api.catalog.catalog.products.compactMap(\.entitlement))).sorted(),
             "wallet": state.wallet.additionalProperties.sorted { $0.key < $1.key }.map { ["currency": $0.key, "balance": String($0.value)] },
             "subscriptions": state.subscriptions.map { subscription -> [String: Any] in
                 var row: [String: Any] = ["original": subscription.originalTransactionId, "product": subscription.productId]
@@ -329,6 +332,65 @@ extension ConsoleController {
                 flash: balance.repeated == true
                     ? "Already applied; the balance is \(balance.balance)." : "Adjusted; the balance is \(balance.balance)."
             )
+        } catch {
+            return try await customerAfterAction(id, signedIn, failure: Self.message(of: error))
+        }
+    }
+
+    /// Grants an entitlement by hand (a goodwill unlock, a pass while Apple sorts out a purchase), for good or for a
+    /// number of days.
+    func grantEntitlement(_ id: String, _ form: [String: String], _ signedIn: Operator) async throws -> Response {
+        guard let user = UserID.any(id) else { return try problem("No such customer", .notFound, "\(id) is not a user id.", signedIn: signedIn) }
+        let entitlement = (form["entitlement"] ?? "").trimmingCharacters(in: .whitespaces)
+        let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespaces)
+        guard !entitlement.isEmpty, entitlement.utf8.count <= 200, !entitlement.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            return try await customerAfterAction(id, signedIn, failure: "Name the entitlement (at most 200 printable characters).")
+        }
+        guard !reason.isEmpty, reason.utf8.count <= 500, !reason.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            return try await customerAfterAction(id, signedIn, failure: "Give a reason (at most 500 printable characters).")
+        }
+        var until: Date?
+        if let text = form["days"], !text.isEmpty {
+            guard let days = Int(text), (1...3_650).contains(days) else {
+                return try await customerAfterAction(id, signedIn, failure: "Days must be a whole number from 1 to 3650, or empty for good.")
+            }
+            until = Date().addingTimeInterval(Double(days) * 86_400)
+        }
+        do {
+            let grant = try await api.ledger.grantEntitlement(
+                user: user,
+                entitlement: entitlement,
+                until: until,
+                admin: signedIn.name,
+                reason: reason
+            )
+            try await log(signedIn, "entitlement.granted", subject: id, detail: "\(entitlement) until \(Self.time(until)) (\(grant)): \(reason)")
+            return try await customerAfterAction(
+                id,
+                signedIn,
+                flash: "Granted \(entitlement)\(until.map { " until \(Self.time($0)) UTC" } ?? " for good")."
+            )
+        } catch {
+            return try await customerAfterAction(id, signedIn, failure: Self.message(of: error))
+        }
+    }
+
+    /// Revokes an entitlement now, whatever granted it.
+    func revokeEntitlement(_ id: String, _ form: [String: String], _ signedIn: Operator) async throws -> Response {
+        guard let user = UserID.any(id) else { return try problem("No such customer", .notFound, "\(id) is not a user id.", signedIn: signedIn) }
+        let entitlement = form["entitlement"] ?? ""
+        let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespaces)
+        guard !entitlement.isEmpty, entitlement.utf8.count <= 200 else {
+            return try await customerAfterAction(id, signedIn, failure: "Name the entitlement.")
+        }
+        guard !reason.isEmpty, reason.utf8.count <= 500, !reason.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            return try await customerAfterAction(id, signedIn, failure: "Give a reason (at most 500 printable characters).")
+        }
+        do {
+            let revoked = try await api.ledger.revokeEntitlement(user: user, entitlement: entitlement, admin: signedIn.name, reason: reason)
+            guard revoked > 0 else { return try await customerAfterAction(id, signedIn, failure: "\(entitlement) is not active for \(id).") }
+            try await log(signedIn, "entitlement.revoked", subject: id, detail: "\(entitlement), \(revoked) grant(s): \(reason)")
+            return try await customerAfterAction(id, signedIn, flash: "Revoked \(entitlement) (\(revoked) grant(s)).")
         } catch {
             return try await customerAfterAction(id, signedIn, failure: Self.message(of: error))
         }

@@ -115,6 +115,16 @@ struct ConsoleController: Sendable {
                 try await adjustWallet(try Self.parameter(context, "user"), form, signedIn)
             }
         }
+        admin.post("customers/:user/entitlements/grant") { request, context in
+            try await page(request, context, needs: .support, form: true) { signedIn, form in
+                try await grantEntitlement(try Self.parameter(context, "user"), form, signedIn)
+            }
+        }
+        admin.post("customers/:user/entitlements/revoke") { request, context in
+            try await page(request, context, needs: .support, form: true) { signedIn, form in
+                try await revokeEntitlement(try Self.parameter(context, "user"), form, signedIn)
+            }
+        }
         admin.post("customers/:user/subscriptions/:original/extend") { request, context in
             try await page(request, context, needs: .support, form: true) { signedIn, form in
                 try await extendRenewal(try Self.parameter(context, "user"), try Self.parameter(context, "original"), form, signedIn)

@@ -2747,7 +2747,7 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/Event/sequence`.
             public var sequence: Swift.Int64
             /// purchase.delivered, purchase.parked, purchase.refunded, purchase.reinstated, purchase.transferred,
-            /// subscription.changed, wallet.changed, user.merged, consumption.answered.
+            /// subscription.changed, wallet.changed, user.merged, consumption.answered, entitlement.changed.
             ///
             ///
             /// - Remark: Generated from `#/components/schemas/Event/type`.

@@ -138,6 +138,17 @@ public enum EntitlementGrantsTable {
     }
 
     /// Cuts a transaction's live grants from `date` (a refund or revocation).
+    /// The grants (by transaction id) of `entitlement` that `user` holds at `date`, not revoked.
+    public static func live(user: UserID, entitlement: String, at date: Date, on db: any SQLDatabase) async throws -> [String] {
+        try await db.raw(
+            """
+            SELECT transaction_id FROM entitlement_grants
+            WHERE user_id = \(bind: user.rawValue) AND entitlement = \(bind: entitlement) AND revoked_at IS NULL
+                AND starts_at <= \(bind: date.millis) AND (ends_at IS NULL OR ends_at > \(bind: date.millis))
+            """
+        ).all().map { try $0.decode(column: "transaction_id", as: String.self) }
+    }
+
     public static func revoke(transactionId: String, at date: Date, on db: any SQLDatabase) async throws -> [Changed] {
         try await db.raw(
             """
