@@ -275,6 +275,11 @@ struct ConsoleTests {
                 #expect(!catalog.text.contains("/admin/catalog/products/"), "support is shown no edit link")
                 let edit = try await support.get("/admin/catalog/products/\(PurchaseFlowTests.coins)")
                 #expect(edit.status == 403)
+                let campaign = try await support.post(
+                    "/admin/catalog/campaigns/winback-2026",
+                    [("csrf", catalog.hidden("csrf") ?? ""), ("weight0", "100"), ("weight1", "0")]
+                )
+                #expect(campaign.status == 403, "support does not change the catalog")
 
                 let notifications = try await support.get("/admin/notifications?status=dead")
                 #expect(notifications.status == 200)
@@ -293,6 +298,24 @@ struct ConsoleTests {
                 let catalog = try await server.api(ServerHarness.adminHeaders).adminGetCatalog().ok.body.json
                 let coins = try #require(catalog.products.first { $0.id == PurchaseFlowTests.coins })
                 #expect(coins.coins == 75 && coins.onSale == false, "the unchecked box took the product off sale")
+                // The A/B split of an offer campaign.
+                let campaigns = try await admin.get("/admin/catalog")
+                let campaignToken = try #require(campaigns.hidden("csrf"))
+                #expect(campaigns.text.contains("/admin/catalog/campaigns/winback-2026"))
+                let zero = try await admin.post(
+                    "/admin/catalog/campaigns/winback-2026",
+                    [("csrf", campaignToken), ("weight0", "0"), ("weight1", "0"), ("active", "true")]
+                )
+                #expect(zero.text.contains("role=\"alert\""), "weights summing to 0 are refused")
+                let split = try await admin.post(
+                    "/admin/catalog/campaigns/winback-2026",
+                    [("csrf", campaignToken), ("weight0", "70"), ("weight1", "30"), ("active", "true")]
+                )
+                #expect(split.text.contains("Saved campaign winback-2026"))
+                let storedCampaigns = try await server.api(ServerHarness.adminHeaders).adminGetCatalog().ok.body.json.campaigns
+                let winBack = try #require(storedCampaigns.first { $0.id == "winback-2026" })
+                let weights: [Int] = winBack.variants.map { Int($0.weight) }
+                #expect(weights == [70, 30])
                 let jobs = try await admin.get("/admin/jobs")
                 #expect(jobs.status == 200 && jobs.text.contains("process-notifications"))
                 let ran = try await admin.post("/admin/jobs/process-notifications/run", [("csrf", jobs.hidden("csrf") ?? "")])

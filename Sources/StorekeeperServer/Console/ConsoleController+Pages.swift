@@ -584,13 +584,25 @@ extension ConsoleController {
 
     // MARK: Catalog
 
-    func catalog(_ signedIn: Operator, flash: String?) throws -> Response {
+    func catalog(_ signedIn: Operator, flash: String?, failure: String? = nil) throws -> Response {
         let products = api.catalog.catalog.products.sorted { $0.id < $1.id }
+        let campaigns = api.catalog.catalog.campaigns.sorted { $0.id < $1.id }.map { campaign -> [String: Any] in
+            var row: [String: Any] = ["id": campaign.id, "link": Self.link(campaign.id), "products": campaign.productIds.joined(separator: ", ")]
+            row["active"] = campaign.active
+            row["canEdit"] = signedIn.role >= .admin
+            row["csrf"] = signedIn.session.csrf
+            row["variants"] = campaign.variants.enumerated().map { index, variant -> [String: Any] in
+                ["index": index, "name": variant.name, "offer": variant.offerId ?? "no offer (control)", "weight": variant.weight]
+            }
+            return row
+        }
         return try render(
             "catalog",
             title: "Catalog",
             [
                 "flash": flash as Any,
+                "failure": failure as Any,
+                "campaigns": campaigns,
                 "products": products.map { product -> [String: Any] in
                     let grants = product.coins.map { "\($0) coins" } ?? product.entitlement ?? ""
                     return [
@@ -655,6 +667,28 @@ extension ConsoleController {
             return try self.product(id, signedIn, failure: message)
         } catch {
             return try self.product(id, signedIn, failure: Self.message(of: error))
+        }
+    }
+
+    /// Turns a campaign on or off and sets its variants' weights (the A/B split); the catalog validates the result.
+    func saveCampaign(_ id: String, _ form: [String: String], _ signedIn: Operator) async throws -> Response {
+        guard var campaign = api.catalog.catalog.campaigns.first(where: { $0.id == id }) else {
+            return try problem("No such campaign", .notFound, "The catalog has no campaign \(id).", signedIn: signedIn)
+        }
+        for index in campaign.variants.indices {
+            guard let weight = Int(form["weight\(index)"] ?? ""), (0...1_000_000).contains(weight) else {
+                return try catalog(signedIn, flash: nil, failure: "Each weight must be a whole number from 0 to 1000000.")
+            }
+            campaign.variants[index].weight = weight
+        }
+        campaign.active = form["active"] == "true"
+        do {
+            try await api.catalog.save(campaign, with: api.ledger)
+            let split = campaign.variants.map { "\($0.name) \($0.weight)" }.joined(separator: ", ")
+            try await log(signedIn, "catalog.campaign_saved", subject: id, detail: "active: \(campaign.active); \(split)")
+            return try catalog(signedIn, flash: "Saved campaign \(id).")
+        } catch {
+            return try catalog(signedIn, flash: nil, failure: Self.message(of: error))
         }
     }
 

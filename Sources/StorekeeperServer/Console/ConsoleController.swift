@@ -161,6 +161,11 @@ struct ConsoleController: Sendable {
                 try await saveProduct(try Self.parameter(context, "id"), form, signedIn)
             }
         }
+        admin.post("catalog/campaigns/:id") { request, context in
+            try await page(request, context, needs: .admin, form: true) { signedIn, form in
+                try await saveCampaign(try Self.parameter(context, "id"), form, signedIn)
+            }
+        }
         admin.get("jobs") { request, context in
             try await page(request, context, needs: .viewer) { signedIn, _ in try await jobs(signedIn, flash: nil) }
         }
