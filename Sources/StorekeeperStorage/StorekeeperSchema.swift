@@ -337,5 +337,9 @@ public enum StorekeeperSchema {
             ]
             for statement in statements { try await db.raw(statement).run() }
         },
+        Migration("014_console_inbox_list") { db, _ in
+            // The console lists a status's notifications newest first (and by type or day within it).
+            try await db.raw("CREATE INDEX notifications_by_received ON notifications (status, received_at)").run()
+        },
     ]
 }

@@ -61,6 +61,15 @@ struct ConsoleTests {
                 #expect(signedIn.status == 303 && signedIn.location == "/admin")
                 let cookie = try #require(browser.setCookieHeaders.last { $0.hasPrefix("sk_console=") })
                 #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/admin"))
+                #expect(!cookie.contains("Secure"), "plain HTTP: a Secure cookie would never come back")
+                // Behind a TLS-terminating proxy the cookies are Secure.
+                for header in [("X-Forwarded-Proto", "https"), ("Forwarded", "for=192.0.2.1;proto=https")] {
+                    let proxied = try await browser.send(.GET, "/admin/login", body: nil, headers: [header])
+                    let nonce = try #require(proxied.headers.first(name: "Set-Cookie"))
+                    #expect(nonce.hasPrefix("sk_console_login=") && nonce.contains("Secure"), "\(header.0): \(nonce)")
+                }
+                let plain = try await browser.send(.GET, "/admin/login", body: nil, headers: [("X-Forwarded-Proto", "http")])
+                #expect(plain.headers.first(name: "Set-Cookie")?.contains("Secure") == false)
                 let overview = try await browser.get("/admin")
                 #expect(overview.status == 200 && overview.text.contains("Overview") && overview.text.contains("ada · admin"))
                 #expect(overview.headers.first(name: "Cache-Control") == "no-store")
@@ -233,6 +242,93 @@ struct ConsoleTests {
             let after = try #require(try await admin.adminGetSubscription(path: .init(original: original)).ok.body.json.expiresAt)
             #expect(after.timeIntervalSince(before) == 7 * 86_400, "\(before) → \(after)")
             #expect(try await server.audit("mia").contains { $0.action == "entitlement.extended" })
+
+            // The inbox filtered by type, by day and by original transaction.
+            try await Self.browse(server) { viewer in
+                #expect(try await viewer.signIn("vera", Self.operators[0].2).status == 303)
+                let all = try await viewer.get("/admin/notifications?status=processed")
+                #expect(all.text.contains("RENEWAL_EXTENDED") && all.text.contains("SUBSCRIBED"))
+                let extensions = try await viewer.get("/admin/notifications?status=processed&type=RENEWAL_EXTENDED&original=\(original)")
+                #expect(extensions.status == 200 && extensions.text.contains("<td>RENEWAL_EXTENDED</td>"))
+                #expect(!extensions.text.contains("<td>SUBSCRIBED"), "another type is filtered out")
+                let other = try await viewer.get("/admin/notifications?status=processed&original=1")
+                #expect(other.text.contains("None.") && !other.text.contains("<td>RENEWAL_EXTENDED</td>"))
+                let today = String(ISO8601DateFormatter().string(from: Date()).prefix(10))
+                let thisDay = try await viewer.get("/admin/notifications?status=processed&type=RENEWAL_EXTENDED&from=\(today)&to=\(today)")
+                #expect(thisDay.text.contains("<td>RENEWAL_EXTENDED</td>"))
+                let longAgo = try await viewer.get("/admin/notifications?status=processed&from=2001-01-01&to=2001-01-31")
+                #expect(longAgo.text.contains("None."))
+                for bad in ["type=%3Cscript%3E", "from=yesterday", "to=2026-02-30", "status=all"] {
+                    let refused = try await viewer.get("/admin/notifications?\(bad)")
+                    #expect(refused.status == 400 && !refused.text.contains("<script>"), "\(bad)")
+                }
+            }
+        }
+    }
+
+    @Test(
+        "support re-runs catch-up for one customer: a purchase never sent is delivered, a refund never announced taken back",
+        arguments: TestDatabase.available
+    )
+    func catchUpOneCustomer(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, configure: Self.configure) { server in
+            let store = server.store
+            let account = try await store.createAccount().id
+            let (orderId, first) = try await server.orderAndBuy(PurchaseFlowTests.coins, user: "lea", account: account)
+            #expect(try await server.submit(first.signedTransaction, headers: ServerHarness.userHeaders("lea"), orderId: orderId).status == 200)
+            let firstId = try #require(first.transaction.transactionId)
+            // Paid, and the app never told the server (the app was deleted before it could); then Apple refunded the
+            // first purchase and its notification never arrived.
+            let lost = try await store.purchase(productId: PurchaseFlowTests.coins, account: account, appAccountToken: nil)
+            let lostId = try #require(lost.transaction.transactionId)
+            try await store.decideRefund(transactionId: firstId, approve: true)
+            // Someone else's purchase on another Apple account stays theirs.
+            let other = try await store.createAccount().id
+            let (otherOrder, theirs) = try await server.orderAndBuy(PurchaseFlowTests.coins, user: "max", account: other)
+            #expect(try await server.submit(theirs.signedTransaction, headers: ServerHarness.userHeaders("max"), orderId: otherOrder).status == 200)
+            let before = try await server.coins("lea")
+
+            try await Self.browse(server) { viewer in
+                #expect(try await viewer.signIn("vera", Self.operators[0].2).status == 303)
+                let page = try await viewer.get("/admin/customers/lea")
+                #expect(!page.text.contains("/admin/customers/lea/catch-up"), "a viewer is shown no catch-up button")
+                let refused = try await viewer.post("/admin/customers/lea/catch-up", [("csrf", page.hidden("csrf") ?? "")])
+                #expect(refused.status == 403)
+            }
+            #expect(try await server.coins("lea") == before)
+            try await Self.browse(server) { support in
+                #expect(try await support.signIn("sam", Self.operators[1].2).status == 303)
+                let page = try await support.get("/admin/customers/lea")
+                #expect(page.text.contains("/admin/customers/lea/catch-up"))
+                let csrf = try #require(page.hidden("csrf"))
+                let forged = try await support.post("/admin/customers/lea/catch-up", [("csrf", "stale")])
+                #expect(forged.status == 403)
+                let ran = try await support.post("/admin/customers/lea/catch-up", [("csrf", csrf)])
+                let flash = ran.text.components(separatedBy: "Catch-up done: ").dropFirst().first?.prefix(300) ?? ""
+                #expect(
+                    ran.status == 200 && flash.hasPrefix("Apple listed 2 transactions, 1 newly delivered, 1 refunded or revoked"),
+                    "\(ran.text.prefix(600))"
+                )
+                #expect(ran.text.contains(lostId), "the delivered purchase is on the customer's page")
+                // A second run finds nothing new and changes nothing.
+                let again = try await support.post("/admin/customers/lea/catch-up", [("csrf", csrf)])
+                #expect(again.text.contains("Apple listed 2 transactions, 0 newly delivered"), "\(again.text.prefix(600))")
+                let wrong = try await support.post("/admin/customers/max/catch-up", [("csrf", csrf)])
+                #expect(wrong.text.contains("Apple listed 1 transaction, 0 newly delivered, 0 refunded or revoked"))
+            }
+            let audit = try await server.audit("lea")
+            #expect(
+                audit.contains {
+                    $0.action == "transaction.refunded" && $0.cause.contains(firstId) || $0.subject == firstId && $0.action == "transaction.refunded"
+                }
+            )
+            #expect(audit.contains { $0.cause.contains(lostId) && $0.action == "wallet.credited" }, "\(audit.map { "\($0.action) \($0.cause)" })")
+            // One purchase delivered, one taken back: the balance is where it was, and each moved once.
+            #expect(try await server.coins("lea") == before)
+            #expect(audit.filter { $0.action == "wallet.credited" }.count == 2)
+            #expect(try await server.coins("max") > 0)
+            let actions = try await server.api(ServerHarness.adminHeaders).adminGetUser(path: .init(id: "lea")).ok.body.json
+            #expect(actions.transactions.contains { $0.transactionId == lostId })
         }
     }
 

@@ -43,7 +43,8 @@ public struct ConsoleConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// Reads `console.*`: `operators` (`name:role:secret` entries, role `viewer`, `support` or `admin`, secrets of 16+
-    /// characters; secret), `sessionMinutes` (480; 5-10080), `secureCookies` (false; true behind TLS).
+    /// characters; secret), `sessionMinutes` (480; 5-10080), `secureCookies` (false: inferred from the proxy's
+    /// `X-Forwarded-Proto` / `Forwarded`; true marks every cookie Secure).
     init(reader: StrictConfigReader) throws {
         var operators: [Operator] = []
         for item in try reader.list("operators", isSecret: true) ?? [] {

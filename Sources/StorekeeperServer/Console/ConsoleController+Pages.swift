@@ -432,6 +432,29 @@ extension ConsoleController {
         }
     }
 
+    /// Re-runs catch-up for this customer only (``CustomerCatchUp``): Apple's transaction history for each of the
+    /// customer's Apple accounts, and each subscription's status.
+    func catchUp(_ id: String, _ signedIn: Operator) async throws -> Response {
+        let user = UserID(rawValue: id)
+        let catchUp = CustomerCatchUp(
+            apps: api.apps,
+            purchases: api.purchases,
+            ledger: api.ledger,
+            subscriptions: api.subscriptions,
+            sweep: api.jobs.sweep,
+            store: store,
+            metrics: api.metrics,
+            logger: logger
+        )
+        do {
+            let summary = try await catchUp.run(for: user)
+            try await log(signedIn, "customer.catch_up", subject: id, detail: summary.text)
+            return try await customerAfterAction(id, signedIn, flash: "Catch-up done: \(summary.text).")
+        } catch {
+            return try await customerAfterAction(id, signedIn, failure: "Catch-up stopped: \(Self.message(of: error))")
+        }
+    }
+
     func customerAfterAction(_ id: String, _ signedIn: Operator, flash: String? = nil, failure: String? = nil) async throws -> Response {
         try await customer(
             id,
@@ -507,21 +530,72 @@ extension ConsoleController {
     }
 
     func notifications(_ request: Request, _ signedIn: Operator, flash: String? = nil, failure: String? = nil) async throws -> Response {
-        let status = request.uri.queryParameters.get("status").map { String($0) } ?? "dead"
+        let query = request.uri.queryParameters
+        func field(_ name: String) -> String? {
+            guard let value = query.get(name).map({ String($0).trimmingCharacters(in: .whitespaces) }), !value.isEmpty else { return nil }
+            return value
+        }
+        let status = field("status") ?? "dead"
         guard ["pending", "processed", "dead"].contains(status) else {
             return try problem("Unknown filter", .badRequest, "Filter by pending, processed or dead.", signedIn: signedIn)
         }
+        var filter = NotificationInbox.Filter(status: status)
+        if let type = field("type") {
+            guard type.utf8.count <= 64, type.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || $0 == UInt8(ascii: "_") })
+            else {
+                return try problem(
+                    "Unknown filter",
+                    .badRequest,
+                    "A notification type is Apple's name for it, such as DID_RENEW.",
+                    signedIn: signedIn
+                )
+            }
+            filter.type = type
+        }
+        for (name, isEnd) in [("from", false), ("to", true)] {
+            guard let text = field(name) else { continue }
+            guard let day = Self.day(text) else {
+                return try problem("Unknown filter", .badRequest, "Dates are days written 2026-11-24 (UTC).", signedIn: signedIn)
+            }
+            // `to` names the last day shown, so the bound is the next midnight.
+            if isEnd { filter.to = day.addingTimeInterval(86_400) } else { filter.from = day }
+        }
+        if let original = field("original") {
+            guard original.utf8.count <= 64 else {
+                return try problem("Unknown filter", .badRequest, "That is not an original transaction id.", signedIn: signedIn)
+            }
+            filter.originalTransactionId = original
+        }
         let counts = try await api.inbox.counts()
-        let items = try await api.inbox.list(status: status, limit: 200)
+        let items = try await api.inbox.list(filter, limit: 200)
         let values: [String: Any] = [
             "flash": flash as Any,
             "failure": failure as Any,
             "filters": ["dead", "pending", "processed"].map {
                 ["value": $0, "label": $0.capitalized, "count": counts[$0] ?? 0, "current": $0 == status]
             },
+            "status": status,
+            "type": filter.type ?? "",
+            "from": field("from") ?? "",
+            "to": field("to") ?? "",
+            "original": filter.originalTransactionId ?? "",
+            "types": (NotificationTypeV2.knownValues.map(\.rawValue) + NotificationTypeV1.knownValues.map(\.rawValue)).sorted(),
             "notifications": items.map { item in row(item, signedIn) },
         ]
         return try render("notifications", title: "Notifications", values, signedIn: signedIn)
+    }
+
+    /// A `yyyy-MM-dd` day at UTC midnight, between 2000 and 2100.
+    static func day(_ text: String) -> Date? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), (2000...2100).contains(year)
+        else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let components = DateComponents(year: year, month: month, day: day)
+        guard components.isValidDate(in: calendar) else { return nil }
+        return calendar.date(from: components)
     }
 
     func row(_ item: NotificationInbox.Stored, _ signedIn: Operator) -> [String: Any] {

@@ -92,13 +92,13 @@ struct ConsoleController: Sendable {
             headers[.cacheControl] = "max-age=3600"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: stylesheet))
         }
-        admin.get("login") { _, _ in try loginPage(failure: nil) }
+        admin.get("login") { request, _ in try loginPage(request, failure: nil) }
         admin.post("login") { request, _ in try await signIn(request) }
         admin.post("logout") { request, context in
             try await page(request, context, needs: .viewer, form: true) { signedIn, _ in
                 try await store.delete(signedIn.session.tokenHash)
                 var response = Self.redirect("/admin/login")
-                response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0))
+                response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0, request))
                 return response
             }
         }
@@ -128,6 +128,11 @@ struct ConsoleController: Sendable {
         admin.post("customers/:user/subscriptions/:original/extend") { request, context in
             try await page(request, context, needs: .support, form: true) { signedIn, form in
                 try await extendRenewal(try Self.parameter(context, "user"), try Self.parameter(context, "original"), form, signedIn)
+            }
+        }
+        admin.post("customers/:user/catch-up") { request, context in
+            try await page(request, context, needs: .support, form: true) { signedIn, _ in
+                try await catchUp(try Self.parameter(context, "user"), signedIn)
             }
         }
         admin.get("notifications") { request, context in
@@ -214,10 +219,10 @@ struct ConsoleController: Sendable {
         }
     }
 
-    func loginPage(failure: String?, status: HTTPResponse.Status = .ok) throws -> Response {
+    func loginPage(_ request: Request, failure: String?, status: HTTPResponse.Status = .ok) throws -> Response {
         let nonce = Self.randomToken()
         var response = try render("login", title: "Sign in", status: status, ["nonce": nonce, "failure": failure as Any])
-        response.setCookie(cookie(Self.loginCookie, nonce, maxAge: 1_800))
+        response.setCookie(cookie(Self.loginCookie, nonce, maxAge: 1_800, request))
         return response
     }
 
@@ -226,16 +231,16 @@ struct ConsoleController: Sendable {
         do {
             fields = try await Self.form(request)
         } catch {
-            return try loginPage(failure: "The form could not be read.", status: .badRequest)
+            return try loginPage(request, failure: "The form could not be read.", status: .badRequest)
         }
         // Login CSRF: the form's nonce must be the one this browser was given with the form.
         guard let nonce = fields["nonce"], let expected = request.cookies[Self.loginCookie]?.value, Self.equal(nonce, expected) else {
-            return try loginPage(failure: "The sign-in form expired. Try again.", status: .forbidden)
+            return try loginPage(request, failure: "The sign-in form expired. Try again.", status: .forbidden)
         }
         let name = fields["name"] ?? ""
         guard let found = configuration.signIn(name: name, secret: fields["secret"] ?? "") else {
             logger.notice("console sign-in refused", metadata: ["operator": "\(name.prefix(64))"])
-            return try loginPage(failure: "Unknown operator or wrong secret.", status: .unauthorized)
+            return try loginPage(request, failure: "Unknown operator or wrong secret.", status: .unauthorized)
         }
         let token = Self.randomToken()
         let now = Date()
@@ -251,13 +256,40 @@ struct ConsoleController: Sendable {
         try await store.record(operatorName: found.name, role: found.role.rawValue, action: "signed_in", subject: found.name, detail: nil, at: now)
         logger.info("console sign-in", metadata: ["operator": "\(found.name)", "role": "\(found.role.rawValue)"])
         var response = Self.redirect("/admin")
-        response.setCookie(cookie(Self.sessionCookie, token, maxAge: Int(configuration.sessionLifetime.components.seconds)))
-        response.setCookie(cookie(Self.loginCookie, "", maxAge: 0))
+        response.setCookie(cookie(Self.sessionCookie, token, maxAge: Int(configuration.sessionLifetime.components.seconds), request))
+        response.setCookie(cookie(Self.loginCookie, "", maxAge: 0, request))
         return response
     }
 
-    func cookie(_ name: String, _ value: String, maxAge: Int) -> Cookie {
-        Cookie(name: name, value: value, maxAge: maxAge, path: "/admin", secure: configuration.secureCookies, httpOnly: true, sameSite: .strict)
+    /// A console cookie: HttpOnly, SameSite=Strict, and Secure when the console is reached over TLS.
+    func cookie(_ name: String, _ value: String, maxAge: Int, _ request: Request) -> Cookie {
+        Cookie(
+            name: name,
+            value: value,
+            maxAge: maxAge,
+            path: "/admin",
+            secure: Self.overTLS(request, configured: configuration.secureCookies),
+            httpOnly: true,
+            sameSite: .strict
+        )
+    }
+
+    /// Whether the browser reached the console over TLS: configured so, or told by the TLS-terminating proxy in front
+    /// (`X-Forwarded-Proto: https`, `Forwarded: proto=https`). A forged header can only make the forger's own
+    /// cookie Secure, which their browser then withholds over plain HTTP: it weakens nobody else.
+    static func overTLS(_ request: Request, configured: Bool) -> Bool {
+        if configured || request.uri.scheme == .https { return true }
+        if let proto = request.headers[HTTPField.Name("X-Forwarded-Proto")!] {
+            if proto.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).lowercased() == "https" { return true }
+        }
+        if let forwarded = request.headers[HTTPField.Name("Forwarded")!] {
+            let first = forwarded.split(separator: ",").first ?? ""
+            for pair in first.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                if parts.count == 2, parts[0] == "proto", parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) == "https" { return true }
+            }
+        }
+        return false
     }
 
     // MARK: Rendering

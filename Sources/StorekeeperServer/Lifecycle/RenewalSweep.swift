@@ -86,7 +86,8 @@ public struct RenewalSweep: Service {
         return checked
     }
 
-    private func check(_ record: SubscriptionStore.Record, app: AppRegistry.App, client: AppStoreServerAPIClient, now: Date) async throws {
+    /// Asks Apple for one subscription's statuses and applies the answer (also run for one customer from the console).
+    func check(_ record: SubscriptionStore.Record, app: AppRegistry.App, client: AppStoreServerAPIClient, now: Date) async throws {
         let started = DispatchTime.now().uptimeNanoseconds
         let response: StatusResponse
         do {

@@ -232,4 +232,33 @@ public struct ConsoleStore: Sendable {
             }
         }
     }
+
+    /// One purchase line the customer owns at Apple: where to ask about it again.
+    public struct Original: Sendable, Hashable {
+        public var originalTransactionId: String
+        public var bundleId: String
+        public var environment: String
+        public var productKind: String
+    }
+
+    /// Every original transaction the customer owns, once per app and environment, newest first (bounded: a
+    /// customer with thousands of purchase lines is caught up on their latest `limit`).
+    public func originals(of user: String, limit: Int = 200) async throws -> [Original] {
+        try await provider.withSession { db in
+            try await db.raw(
+                """
+                SELECT original_transaction_id, bundle_id, environment, MIN(product_kind) AS product_kind, MAX(purchase_date) AS latest
+                FROM apple_transactions WHERE user_id = \(bind: user)
+                GROUP BY original_transaction_id, bundle_id, environment ORDER BY latest DESC LIMIT \(bind: limit)
+                """
+            ).all().map { row in
+                Original(
+                    originalTransactionId: try row.decode(column: "original_transaction_id", as: String.self),
+                    bundleId: try row.decode(column: "bundle_id", as: String.self),
+                    environment: try row.decode(column: "environment", as: String.self),
+                    productKind: try row.decode(column: "product_kind", as: String.self)
+                )
+            }
+        }
+    }
 }

@@ -103,6 +103,40 @@ public struct NotificationInbox: Sendable {
         }
     }
 
+    /// What the console's inbox list narrows to; nil fields do not filter.
+    public struct Filter: Sendable, Hashable {
+        public var status: String
+        /// Apple's `notificationType` (V2) or `notification_type` (V1), exactly.
+        public var type: String?
+        /// Received at or after.
+        public var from: Date?
+        /// Received before.
+        public var to: Date?
+        /// About this original transaction.
+        public var originalTransactionId: String?
+
+        public init(status: String, type: String? = nil, from: Date? = nil, to: Date? = nil, originalTransactionId: String? = nil) {
+            self.status = status
+            self.type = type
+            self.from = from
+            self.to = to
+            self.originalTransactionId = originalTransactionId
+        }
+    }
+
+    /// Notifications matching `filter`, newest received first (walks `notifications_by_received`).
+    public func list(_ filter: Filter, limit: Int = 100) async throws -> [Stored] {
+        try await provider.withSession { db in
+            var query: SQLQueryString = "SELECT * FROM notifications WHERE status = \(bind: filter.status)"
+            if let type = filter.type { query = query + " AND notification_type = \(bind: type)" }
+            if let from = filter.from { query = query + " AND received_at >= \(bind: from.millis)" }
+            if let to = filter.to { query = query + " AND received_at < \(bind: to.millis)" }
+            if let original = filter.originalTransactionId { query = query + " AND original_transaction_id = \(bind: original)" }
+            query = query + " ORDER BY received_at DESC, id LIMIT \(bind: limit)"
+            return try await Self.stored(from: db.raw(query).all(), on: db)
+        }
+    }
+
     /// Stored notifications from `rows`, compacted bodies expanded with the headers they refer to.
     public static func stored(from rows: [any SQLRow], on db: any SQLDatabase) async throws -> [Stored] {
         var stored = try rows.map { try (Self.stored(from: $0), $0.decode(column: "body_format", as: String?.self)) }

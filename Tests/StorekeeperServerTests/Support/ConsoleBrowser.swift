@@ -49,9 +49,10 @@ final class ConsoleBrowser: @unchecked Sendable {
         return try await post("/admin/login", [("nonce", login.hidden("nonce") ?? ""), ("name", name), ("secret", secret)])
     }
 
-    func send(_ method: HTTPMethod, _ path: String, body: String?) async throws -> Page {
+    func send(_ method: HTTPMethod, _ path: String, body: String?, headers: [(String, String)] = []) async throws -> Page {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         if !cookies.isEmpty {
             request.headers.add(name: "Cookie", value: cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
         }
