@@ -18,6 +18,8 @@ public final class Ledger: Sendable {
     let rules: LedgerRules
     let logger: Logger
     private let combiner: BatchCombiner<any LedgerJob, Void>
+    /// Told after each batch's transaction ended: the outbox may have grown (event delivery wakes on it).
+    private let commitListeners = CommitListeners()
 
     /// - Parameter maximumBatch: how many commands may share one database transaction.
     public init(provider: any DatabaseProvider, rules: LedgerRules, maximumBatch: Int = 256, logger: Logger) {
@@ -25,8 +27,10 @@ public final class Ledger: Sendable {
         self.rules = rules
         self.logger = logger
         let storedHeaders = StoredHeaders()
+        let listeners = commitListeners
         combiner = BatchCombiner(maximumBatch: maximumBatch, dedicatedDrainer: true) { jobs in
             await LedgerBatch.run(jobs, provider: provider, rules: rules, storedHeaders: storedHeaders.digests, logger: logger)
+            listeners.notify()
             let committed = jobs.compactMap { job -> [String]? in
                 guard let job = job as? InboxJob, case .success? = job.result.withLock({ $0 }) else { return nil }
                 return job.received.compactBody.map { Array($0.headers.keys) }
@@ -34,6 +38,11 @@ public final class Ledger: Sendable {
             storedHeaders.add(committed.joined())
             return jobs.map { _ in () }
         }
+    }
+
+    /// Calls `listener` after every batch the ledger commits (cheap and non-blocking: it runs on the writer).
+    public func onCommit(_ listener: @escaping @Sendable () -> Void) {
+        commitListeners.add(listener)
     }
 
     // MARK: Running commands
@@ -659,5 +668,16 @@ private final class StoredHeaders: Sendable {
 
     func add(_ digests: some Sequence<String>) {
         known.withLock { $0.formUnion(digests) }
+    }
+}
+
+/// Whom ``Ledger`` tells when a batch ended.
+final class CommitListeners: Sendable {
+    private let listeners = Mutex<[@Sendable () -> Void]>([])
+
+    func add(_ listener: @escaping @Sendable () -> Void) { listeners.withLock { $0.append(listener) } }
+
+    func notify() {
+        for listener in listeners.withLock({ $0 }) { listener() }
     }
 }

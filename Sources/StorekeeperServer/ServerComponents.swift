@@ -5,6 +5,7 @@ import Logging
 import ServiceLifecycle
 import StorekeeperCore
 import StorekeeperLedger
+import StorekeeperServerAPI
 import StorekeeperStorage
 
 /// Everything a Storekeeper server is made of, assembled once from its configuration: the ledger and the read
@@ -33,6 +34,9 @@ public struct ServerComponents: Sendable {
     let consumption: ConsumptionRequestStore
     let intake: NotificationIntake
     let jobs: LifecycleJobs
+    /// Deliveries to the app's backend (`webhooks.*`), and the service sending them when endpoints are configured.
+    let webhooks: WebhookQueue
+    let webhookDelivery: WebhookDelivery?
     let ready: ReadinessGate
     /// The services to run (the database provider is the caller's: it may be shared).
     let services: [any Service]
@@ -172,7 +176,17 @@ public struct ServerComponents: Sendable {
             )
         }
         self.jobs = jobs
+        let webhooks = WebhookQueue(provider: provider)
+        self.webhooks = webhooks
+        if configuration.webhooks.isEmpty {
+            webhookDelivery = nil
+        } else {
+            let delivery = WebhookDelivery(endpoints: configuration.webhooks, provider: provider, metrics: metrics, ready: ready, logger: logger)
+            ledger.onCommit { delivery.wake() }
+            webhookDelivery = delivery
+        }
         var services: [any Service] = [catalog]
+        if let webhookDelivery { services.append(webhookDelivery) }
         if lifecycle.metricsInterval != nil { services.append(businessMetrics) }
         if let reconciler = jobs.reconciler, configuration.reports?.reconcileInterval != nil { services.append(reconciler) }
         if let processor { services.append(processor) }

@@ -123,7 +123,7 @@ public enum StorekeeperServer {
             intake: components.intake,
             metrics: components.metrics
         ).add(to: routes)
-        let api = APIHandler(
+        var api = APIHandler(
             auth: components.auth,
             ledger: components.ledger,
             guests: components.guests,
@@ -144,8 +144,11 @@ public enum StorekeeperServer {
             orderLifetime: components.configuration.orderLifetime,
             smallBusinessProgram: components.configuration.smallBusinessProgram,
             revenue: components.revenue,
-            reconciliations: components.reconciliations
+            reconciliations: components.reconciliations,
+            webhooks: components.webhooks
         )
+        api.webhookEndpoints = components.configuration.webhooks
+        if let delivery = components.webhookDelivery { api.webhookWake = { delivery.wake() } }
         try api.registerHandlers(on: RouteGroupTransport(routes: routes, signer: components.answerSigner), configuration: APIHandler.coding)
         if !components.configuration.console.operators.isEmpty {
             try ConsoleController.load(

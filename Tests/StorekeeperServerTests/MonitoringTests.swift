@@ -149,7 +149,11 @@ struct MonitoringTests {
         try await ServerHarness.run(
             database,
             environment: .production,
-            configure: { $0.lifecycle.customerConsented = true }
+            configure: {
+                $0.lifecycle.customerConsented = true
+                // An endpoint (nobody listens on the discard port) so its families are exported too.
+                $0.webhooks = [WebhookConfiguration(name: "backend", url: URL(string: "http://127.0.0.1:9/hook")!, secrets: WebhookTests.secrets)]
+            }
         ) { server in
             let store = server.store
             await store.setDeliversNotifications(true)

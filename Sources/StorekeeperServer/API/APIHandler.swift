@@ -34,6 +34,10 @@ struct APIHandler: APIProtocol {
     var revenue: RevenueStore?
     /// Reconciliations run (read even when `reports.*` is not configured now).
     var reconciliations: ReconciliationStore?
+    /// Deliveries to the app's backend, its configured endpoints, and how to wake the sender after a change.
+    var webhooks: WebhookQueue
+    var webhookEndpoints: [WebhookConfiguration] = []
+    var webhookWake: (@Sendable () -> Void)?
 
     /// The moment `?at=<epoch ms>` names (support: "what did they have when they wrote to us"; tests: a simulated
     /// clock), or now.

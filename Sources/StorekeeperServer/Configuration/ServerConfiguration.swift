@@ -43,6 +43,8 @@ public struct ServerConfiguration: Sendable {
     public var console = ConsoleConfiguration()
     /// When a customer is up for review, and when refund questions about them are answered `DECLINE` (`risk.*`).
     public var risk = RiskPolicy()
+    /// Where the app's backend is sent events and Apple's notifications (`webhooks.<name>.*`).
+    public var webhooks: [WebhookConfiguration] = []
 
     public init(
         host: String = "127.0.0.1",
@@ -94,6 +96,8 @@ public struct ServerConfiguration: Sendable {
     /// - `console.*` (see ``ConsoleConfiguration/init(reader:)``)
     /// - `risk.refundsToReview` (3), `risk.refundRatePermille` (300), `risk.mergedGuestsToReview` (3),
     ///   `risk.declineRefundsFrom` (0: never; from this many refunds Apple's refund questions are answered `DECLINE`)
+    /// - `webhooks` (`WEBHOOKS`, comma-separated names), then each under `webhooks.<name>.*` (see
+    ///   ``WebhookConfiguration/init(name:reader:apps:)``)
     /// - `log.level` (`LOG_LEVEL`, info)
     ///
     /// A value of the wrong type or out of range stops the start with a message naming its key.
@@ -137,6 +141,11 @@ public struct ServerConfiguration: Sendable {
             mergedGuestsToReview: try reader.int("risk.mergedGuestsToReview", in: 2...1_000, default: 3),
             declineRefundsFrom: decline == 0 ? nil : decline
         )
+        let hooks = try reader.list("webhooks") ?? []
+        for name in hooks where name.isEmpty || name.utf8.count > 64 || name.contains(".") || Set(hooks).count != hooks.count {
+            throw ConfigurationError.invalid("webhooks: \(name) is not a usable, unique endpoint name")
+        }
+        webhooks = try hooks.map { try WebhookConfiguration(name: $0, reader: reader.scoped(to: "webhooks").scoped(to: $0), apps: apps) }
         logLevel = try Self.logLevel(reader: configReader)
         try validate()
     }

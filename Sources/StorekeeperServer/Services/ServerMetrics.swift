@@ -140,13 +140,34 @@ public struct ServerMetrics: Sendable {
         help: "Customers whose risk signals pass the risk policy, by signal (\"all\": customers with any), counted every 5 minutes."
     )
 
+    static let webhookDeliveries = Family(
+        name: "storekeeper_webhook_deliveries_total",
+        kind: .counter,
+        help: "POSTs to the app's backend, by endpoint and result (delivered, failed: retried later, dead: given up)."
+    )
+    static let webhookDuration = Family(
+        name: "storekeeper_webhook_request_duration_seconds",
+        kind: .histogram,
+        help: "How long the app's backend took to answer a POST, by endpoint."
+    )
+    static let webhookQueued = Family(
+        name: "storekeeper_webhook_queue_depth",
+        kind: .gauge,
+        help: "Deliveries waiting for an endpoint (pending), and those given up (dead), by endpoint."
+    )
+    static let webhookOldest = Family(
+        name: "storekeeper_webhook_oldest_undelivered_seconds",
+        kind: .gauge,
+        help: "Age of the oldest delivery still waiting for an endpoint (0 when none)."
+    )
+
     /// Every family the server exports.
     public static let families: [Family] = [
         httpRequests, httpDuration, verificationFailures, deliveries, refusals, riskFlags, appleRequests, appleDuration,
         notificationsProcessed, jobRuns, jobItems, orders, submissions, purchasesDelivered, deliveryDelay, notificationLag,
         refunds, refundedAmount, consumptionAnswers, consumptionDelay, notificationBacklog, pendingRecovery,
         pendingRecoveryAge, consumptionOpen, consumptionOverdue, businessRefreshed, reconciliationRuns, reconciliationFindings,
-        customersToReview,
+        customersToReview, webhookDeliveries, webhookDuration, webhookQueued, webhookOldest,
     ]
 
     static let requestBuckets: [Duration] = [
@@ -241,6 +262,26 @@ public struct ServerMetrics: Sendable {
     public func appleCall(endpoint: String, outcome: String, nanoseconds: UInt64) {
         counter(Self.appleRequests, [("endpoint", endpoint), ("outcome", outcome)]).increment()
         duration(Self.appleDuration, [("endpoint", endpoint)]).recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    /// One POST to an endpoint of the app's backend and what came of it.
+    public func webhook(endpoint: String, result: String, nanoseconds: UInt64) {
+        counter(Self.webhookDeliveries, [("endpoint", endpoint), ("result", result)]).increment()
+        duration(Self.webhookDuration, [("endpoint", endpoint)]).recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    /// An endpoint's series, at zero from the first scrape (alerts divide by them).
+    public func webhookEndpoint(_ endpoint: String) {
+        for result in ["delivered", "failed", "dead"] { counter(Self.webhookDeliveries, [("endpoint", endpoint), ("result", result)]) }
+        _ = duration(Self.webhookDuration, [("endpoint", endpoint)])
+        webhookBacklog(endpoint: endpoint, pending: 0, dead: 0, oldestAge: 0)
+    }
+
+    /// An endpoint's backlog as read from the database.
+    public func webhookBacklog(endpoint: String, pending: Int, dead: Int, oldestAge: Double) {
+        gauge(Self.webhookQueued, [("endpoint", endpoint), ("status", "pending")]).record(Double(pending))
+        gauge(Self.webhookQueued, [("endpoint", endpoint), ("status", "dead")]).record(Double(dead))
+        gauge(Self.webhookOldest, [("endpoint", endpoint)]).record(max(0, oldestAge))
     }
 
     /// A batch of notifications applied (or failed, to be retried).

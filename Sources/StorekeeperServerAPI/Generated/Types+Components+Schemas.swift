@@ -2734,6 +2734,103 @@ extension Components {
                 case next
             }
         }
+        /// - Remark: Generated from `#/components/schemas/WebhookList`.
+        public struct WebhookList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/WebhookList/webhooks`.
+            public var webhooks: [Components.Schemas.Webhook]
+            /// Creates a new `WebhookList`.
+            ///
+            /// - Parameters:
+            ///   - webhooks:
+            public init(webhooks: [Components.Schemas.Webhook]) {
+                self.webhooks = webhooks
+            }
+            public enum CodingKeys: String, CodingKey {
+                case webhooks
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Webhook`.
+        public struct Webhook: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Webhook/name`.
+            public var name: Swift.String
+            /// `events`: Storekeeper's outbox; `apple`: Apple's notifications forwarded.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/kind`.
+            @frozen public enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case events = "events"
+                case apple = "apple"
+            }
+            /// `events`: Storekeeper's outbox; `apple`: Apple's notifications forwarded.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/kind`.
+            public var kind: Components.Schemas.Webhook.KindPayload
+            /// - Remark: Generated from `#/components/schemas/Webhook/url`.
+            public var url: Swift.String
+            /// The types (or `prefix.*`) sent; empty for every type.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/eventTypes`.
+            public var eventTypes: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/Webhook/paused`.
+            public var paused: Swift.Bool
+            /// Deliveries waiting (due or backing off).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/pending`.
+            public var pending: Swift.Int
+            /// Deliveries given up after the endpoint's maximum age.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/dead`.
+            public var dead: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Webhook/oldestPendingAt`.
+            public var oldestPendingAt: Components.Schemas.Timestamp?
+            /// The last outbox position queued for the endpoint.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhook/eventCursor`.
+            public var eventCursor: Swift.Int64
+            /// Creates a new `Webhook`.
+            ///
+            /// - Parameters:
+            ///   - name:
+            ///   - kind: `events`: Storekeeper's outbox; `apple`: Apple's notifications forwarded.
+            ///   - url:
+            ///   - eventTypes: The types (or `prefix.*`) sent; empty for every type.
+            ///   - paused:
+            ///   - pending: Deliveries waiting (due or backing off).
+            ///   - dead: Deliveries given up after the endpoint's maximum age.
+            ///   - oldestPendingAt:
+            ///   - eventCursor: The last outbox position queued for the endpoint.
+            public init(
+                name: Swift.String,
+                kind: Components.Schemas.Webhook.KindPayload,
+                url: Swift.String,
+                eventTypes: [Swift.String],
+                paused: Swift.Bool,
+                pending: Swift.Int,
+                dead: Swift.Int,
+                oldestPendingAt: Components.Schemas.Timestamp? = nil,
+                eventCursor: Swift.Int64
+            ) {
+                self.name = name
+                self.kind = kind
+                self.url = url
+                self.eventTypes = eventTypes
+                self.paused = paused
+                self.pending = pending
+                self.dead = dead
+                self.oldestPendingAt = oldestPendingAt
+                self.eventCursor = eventCursor
+            }
+            public enum CodingKeys: String, CodingKey {
+                case name
+                case kind
+                case url
+                case eventTypes
+                case paused
+                case pending
+                case dead
+                case oldestPendingAt
+                case eventCursor
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Event`.
         public struct Event: Codable, Hashable, Sendable {
             /// Global, in commit order (a reader paging by position never misses an event).

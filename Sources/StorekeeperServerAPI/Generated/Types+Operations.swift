@@ -6945,6 +6945,476 @@ public enum Operations {
             }
         }
     }
+    /// The endpoints the app's backend is sent events (and Apple's notifications) at, with their backlog
+    ///
+    /// Each configured endpoint (`webhooks.<name>.*`): its kind, URL, the event types it takes, whether it is
+    /// paused, how many deliveries wait and how old the oldest is, and its dead letters (given up after the
+    /// endpoint's maximum age).
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/admin/webhooks/get(adminListWebhooks)`.
+    public enum AdminListWebhooks {
+        public static let id: Swift.String = "adminListWebhooks"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/webhooks/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminListWebhooks.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminListWebhooks.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminListWebhooks.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            public init(headers: Operations.AdminListWebhooks.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/webhooks/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/webhooks/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.WebhookList)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.WebhookList {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminListWebhooks.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminListWebhooks.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The endpoints.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/webhooks/get(adminListWebhooks)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminListWebhooks.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminListWebhooks.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/webhooks/get(adminListWebhooks)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/webhooks/get(adminListWebhooks)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Pause, resume, retry dead letters, or replay events to one endpoint
+    ///
+    /// `pause` holds the endpoint's deliveries (events keep being queued); `resume` sends them again, each user's
+    /// in order. `retry-dead` puts its dead letters back in line. `replay` queues outbox events again, after what is
+    /// pending — one (`eventId`), a user's (`userId`), or those that occurred in `[from, to)` — at most 100,000 per
+    /// call; each is a new delivery of the same event id. Audited in the log with the admin key's name. 404
+    /// `unknown_webhook` for a name not configured; 400 `invalid_replay` for a replay naming none or several of
+    /// `eventId`, `userId`, `from`/`to`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/webhooks/{name}/{action}`.
+    /// - Remark: Generated from `#/paths//v1/admin/webhooks/{name}/{action}/post(adminControlWebhook)`.
+    public enum AdminControlWebhook {
+        public static let id: Swift.String = "adminControlWebhook"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/path/name`.
+                public var name: Swift.String
+                /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/path/action`.
+                @frozen public enum ActionPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case pause = "pause"
+                    case resume = "resume"
+                    case retryDead = "retry-dead"
+                    case replay = "replay"
+                }
+                /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/path/action`.
+                public var action: Operations.AdminControlWebhook.Input.Path.ActionPayload
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - name:
+                ///   - action:
+                public init(
+                    name: Swift.String,
+                    action: Operations.AdminControlWebhook.Input.Path.ActionPayload
+                ) {
+                    self.name = name
+                    self.action = action
+                }
+            }
+            public var path: Operations.AdminControlWebhook.Input.Path
+            /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminControlWebhook.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminControlWebhook.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminControlWebhook.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/requestBody/json`.
+                public struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/requestBody/json/eventId`.
+                    public var eventId: Swift.Int64?
+                    /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/requestBody/json/userId`.
+                    public var userId: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/requestBody/json/from`.
+                    public var from: Components.Schemas.Timestamp?
+                    /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/requestBody/json/to`.
+                    public var to: Components.Schemas.Timestamp?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - eventId:
+                    ///   - userId:
+                    ///   - from:
+                    ///   - to:
+                    public init(
+                        eventId: Swift.Int64? = nil,
+                        userId: Swift.String? = nil,
+                        from: Components.Schemas.Timestamp? = nil,
+                        to: Components.Schemas.Timestamp? = nil
+                    ) {
+                        self.eventId = eventId
+                        self.userId = userId
+                        self.from = from
+                        self.to = to
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case eventId
+                        case userId
+                        case from
+                        case to
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/requestBody/content/application\/json`.
+                case json(Operations.AdminControlWebhook.Input.Body.JsonPayload)
+            }
+            public var body: Operations.AdminControlWebhook.Input.Body?
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.AdminControlWebhook.Input.Path,
+                headers: Operations.AdminControlWebhook.Input.Headers = .init(),
+                body: Operations.AdminControlWebhook.Input.Body? = nil
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/responses/200/content/json`.
+                    public struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/responses/200/content/json/webhook`.
+                        public var webhook: Components.Schemas.Webhook
+                        /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/responses/200/content/json/queued`.
+                        public var queued: Swift.Int
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - webhook:
+                        ///   - queued:
+                        public init(
+                            webhook: Components.Schemas.Webhook,
+                            queued: Swift.Int
+                        ) {
+                            self.webhook = webhook
+                            self.queued = queued
+                        }
+                        public enum CodingKeys: String, CodingKey {
+                            case webhook
+                            case queued
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/admin/webhooks/{name}/{action}/POST/responses/200/content/application\/json`.
+                    case json(Operations.AdminControlWebhook.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Operations.AdminControlWebhook.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminControlWebhook.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminControlWebhook.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Done; `queued` counts the deliveries put in line (replay, retry-dead).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/webhooks/{name}/{action}/post(adminControlWebhook)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminControlWebhook.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminControlWebhook.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/webhooks/{name}/{action}/post(adminControlWebhook)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/webhooks/{name}/{action}/post(adminControlWebhook)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unknown_subscription`, `unknown_job`: nothing by that name.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/webhooks/{name}/{action}/post(adminControlWebhook)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/webhooks/{name}/{action}/post(adminControlWebhook)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// Deliver a parked purchase to a user
     ///
     /// Support's answer to "I paid and got nothing" when the purchase was parked (no user could be attributed, or

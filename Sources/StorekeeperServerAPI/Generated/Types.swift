@@ -340,6 +340,29 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/admin/events`.
     /// - Remark: Generated from `#/paths//v1/admin/events/get(adminListEvents)`.
     func adminListEvents(_ input: Operations.AdminListEvents.Input) async throws -> Operations.AdminListEvents.Output
+    /// The endpoints the app's backend is sent events (and Apple's notifications) at, with their backlog
+    ///
+    /// Each configured endpoint (`webhooks.<name>.*`): its kind, URL, the event types it takes, whether it is
+    /// paused, how many deliveries wait and how old the oldest is, and its dead letters (given up after the
+    /// endpoint's maximum age).
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/admin/webhooks/get(adminListWebhooks)`.
+    func adminListWebhooks(_ input: Operations.AdminListWebhooks.Input) async throws -> Operations.AdminListWebhooks.Output
+    /// Pause, resume, retry dead letters, or replay events to one endpoint
+    ///
+    /// `pause` holds the endpoint's deliveries (events keep being queued); `resume` sends them again, each user's
+    /// in order. `retry-dead` puts its dead letters back in line. `replay` queues outbox events again, after what is
+    /// pending — one (`eventId`), a user's (`userId`), or those that occurred in `[from, to)` — at most 100,000 per
+    /// call; each is a new delivery of the same event id. Audited in the log with the admin key's name. 404
+    /// `unknown_webhook` for a name not configured; 400 `invalid_replay` for a replay naming none or several of
+    /// `eventId`, `userId`, `from`/`to`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/webhooks/{name}/{action}`.
+    /// - Remark: Generated from `#/paths//v1/admin/webhooks/{name}/{action}/post(adminControlWebhook)`.
+    func adminControlWebhook(_ input: Operations.AdminControlWebhook.Input) async throws -> Operations.AdminControlWebhook.Output
     /// Deliver a parked purchase to a user
     ///
     /// Support's answer to "I paid and got nothing" when the purchase was parked (no user could be attributed, or
@@ -934,6 +957,41 @@ extension APIProtocol {
         try await adminListEvents(Operations.AdminListEvents.Input(
             query: query,
             headers: headers
+        ))
+    }
+    /// The endpoints the app's backend is sent events (and Apple's notifications) at, with their backlog
+    ///
+    /// Each configured endpoint (`webhooks.<name>.*`): its kind, URL, the event types it takes, whether it is
+    /// paused, how many deliveries wait and how old the oldest is, and its dead letters (given up after the
+    /// endpoint's maximum age).
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/admin/webhooks/get(adminListWebhooks)`.
+    public func adminListWebhooks(headers: Operations.AdminListWebhooks.Input.Headers = .init()) async throws -> Operations.AdminListWebhooks.Output {
+        try await adminListWebhooks(Operations.AdminListWebhooks.Input(headers: headers))
+    }
+    /// Pause, resume, retry dead letters, or replay events to one endpoint
+    ///
+    /// `pause` holds the endpoint's deliveries (events keep being queued); `resume` sends them again, each user's
+    /// in order. `retry-dead` puts its dead letters back in line. `replay` queues outbox events again, after what is
+    /// pending — one (`eventId`), a user's (`userId`), or those that occurred in `[from, to)` — at most 100,000 per
+    /// call; each is a new delivery of the same event id. Audited in the log with the admin key's name. 404
+    /// `unknown_webhook` for a name not configured; 400 `invalid_replay` for a replay naming none or several of
+    /// `eventId`, `userId`, `from`/`to`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/webhooks/{name}/{action}`.
+    /// - Remark: Generated from `#/paths//v1/admin/webhooks/{name}/{action}/post(adminControlWebhook)`.
+    public func adminControlWebhook(
+        path: Operations.AdminControlWebhook.Input.Path,
+        headers: Operations.AdminControlWebhook.Input.Headers = .init(),
+        body: Operations.AdminControlWebhook.Input.Body? = nil
+    ) async throws -> Operations.AdminControlWebhook.Output {
+        try await adminControlWebhook(Operations.AdminControlWebhook.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// Deliver a parked purchase to a user

@@ -97,25 +97,34 @@ public enum EventsTable {
         try await db.raw("SELECT COALESCE(MAX(position), 0) AS last FROM events").first()?.decode(column: "last", as: Int64.self) ?? 0
     }
 
+    /// The events at `positions` (those that exist), oldest first.
+    public static func at(_ positions: [Int64], on db: any SQLDatabase) async throws -> [Stored] {
+        guard !positions.isEmpty else { return [] }
+        return try await db.raw(
+            "SELECT position, user_id, user_seq, type, subject, occurred_at, payload FROM events WHERE position IN (\(binds: positions)) ORDER BY position"
+        ).all().map(stored(row:))
+    }
+
     /// Events after `position`, oldest first.
     public static func after(_ position: Int64, user: UserID? = nil, limit: Int, on db: any SQLDatabase) async throws -> [Stored] {
         let filter: SQLQueryString = user.map { " AND user_id = \(bind: $0.rawValue)" } ?? ""
-        let decoder = JSONDecoder()
         return try await db.raw(
             "SELECT position, user_id, user_seq, type, subject, occurred_at, payload FROM events WHERE position > \(bind: position)"
                 + filter + " ORDER BY position LIMIT \(bind: limit)"
-        ).all().map { row in
-            Stored(
-                position: try row.decode(column: "position", as: Int64.self),
-                userSequence: try row.decode(column: "user_seq", as: Int64.self),
-                event: LedgerEvent(
-                    type: LedgerEvent.EventType(rawValue: try row.decode(column: "type", as: String.self)) ?? .unknown,
-                    user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
-                    subject: try row.decode(column: "subject", as: String.self),
-                    occurredAt: Date(millis: try row.decode(column: "occurred_at", as: Int64.self)),
-                    details: try decoder.decode([String: String].self, from: Data(try row.decode(column: "payload", as: String.self).utf8))
-                )
+        ).all().map(stored(row:))
+    }
+
+    static func stored(row: any SQLRow) throws -> Stored {
+        Stored(
+            position: try row.decode(column: "position", as: Int64.self),
+            userSequence: try row.decode(column: "user_seq", as: Int64.self),
+            event: LedgerEvent(
+                type: LedgerEvent.EventType(rawValue: try row.decode(column: "type", as: String.self)) ?? .unknown,
+                user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
+                subject: try row.decode(column: "subject", as: String.self),
+                occurredAt: Date(millis: try row.decode(column: "occurred_at", as: Int64.self)),
+                details: try JSONDecoder().decode([String: String].self, from: Data(try row.decode(column: "payload", as: String.self).utf8))
             )
-        }
+        )
     }
 }

@@ -1,0 +1,303 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+import StorekeeperCore
+import StorekeeperServerAPI
+import StorekeeperStorage
+
+/// Sends the outbox to the app's backend, and Apple's notifications to whoever else wants them, at least once.
+///
+/// One loop per endpoint: queue what the outbox (or the notification inbox) gained since the endpoint's cursor,
+/// claim the deliveries that are due and at the head of their user's line (``WebhookQueue``), POST them in parallel
+/// (at most `concurrency` at once, each a different user), and record each answer: 2xx is acknowledged; anything
+/// else, a timeout or a refused connection is retried with exponential backoff and jitter until the endpoint's
+/// maximum age, then kept as a dead letter. The loop wakes when the ledger commits, so an event is usually on its
+/// way within milliseconds. Several processes may run it on one PostgreSQL: claims skip each other's rows and a
+/// user's next event is never claimed while an earlier one is pending, so per-user order holds.
+public struct WebhookDelivery: Service {
+    let endpoints: [WebhookConfiguration]
+    let queue: WebhookQueue
+    let inbox: NotificationInbox
+    let state: @Sendable (UserID, Date) async throws -> Components.Schemas.User
+    let metrics: ServerMetrics
+    let ready: ReadinessGate
+    let logger: Logger
+    let wakeUps: [String: WakeUpSignal]
+    /// How long a quiet loop waits for a commit before looking again (retries come due on their own).
+    let idle: Duration
+
+    init(
+        endpoints: [WebhookConfiguration],
+        provider: any DatabaseProvider,
+        metrics: ServerMetrics,
+        ready: ReadinessGate,
+        logger: Logger,
+        idle: Duration = .milliseconds(500)
+    ) {
+        let (accounts, orders, subscriptions) = (
+            AccountStore(provider: provider), OrderStore(provider: provider), SubscriptionStore(provider: provider)
+        )
+        self.endpoints = endpoints
+        self.queue = WebhookQueue(provider: provider)
+        self.inbox = NotificationInbox(provider: provider)
+        self.state = { user, now in
+            try Components.Schemas.User(
+                snapshot: try await accounts.snapshot(of: user),
+                orders: try await orders.orders(of: user),
+                subscriptions: try await subscriptions.subscriptions(of: user),
+                now: now
+            )
+        }
+        self.metrics = metrics
+        self.ready = ready
+        self.logger = logger
+        self.idle = idle
+        wakeUps = Dictionary(uniqueKeysWithValues: endpoints.map { ($0.name, WakeUpSignal()) })
+        for endpoint in endpoints { metrics.webhookEndpoint(endpoint.name) }
+    }
+
+    /// Something was committed: every endpoint looks at the outbox again.
+    func wake() {
+        for signal in wakeUps.values { signal.signal() }
+    }
+
+    public func run() async throws {
+        guard !endpoints.isEmpty else { return }
+        var configuration = HTTPClient.Configuration()
+        // A signed body is never re-sent somewhere a redirect points.
+        configuration.redirectConfiguration = .disallow
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = endpoints.map(\.concurrency).max() ?? 32
+        configuration.timeout.connect = .seconds(5)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            // Shutdown cancels the loops, mid-POST too: a delivery cut short was claimed, not acknowledged, so it is
+            // sent again when its claim runs out (at least once).
+            try await untilGracefulShutdown {
+                try await ready.wait()
+                try await registerUntilDone()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for endpoint in endpoints {
+                        group.addTask { await loop(endpoint, client: client) }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+    }
+
+    /// The endpoints' rows, retried while the database is away (a start must not fail on a blip).
+    private func registerUntilDone() async throws {
+        while true {
+            do {
+                try await queue.register(endpoints.map(\.name), now: Date())
+                return
+            } catch {
+                logger.warning("webhook endpoints not registered yet", metadata: ["error": "\(error)"])
+                try await Task.sleep(for: .seconds(2))
+            }
+        }
+    }
+
+    private func loop(_ endpoint: WebhookConfiguration, client: HTTPClient) async {
+        let wakeUp = wakeUps[endpoint.name] ?? WakeUpSignal()
+        var lastStats = Date.distantPast
+        var lastPurge = Date.distantPast
+        while !Task.isCancelled {
+            var busy = false
+            do {
+                let now = Date()
+                if now.timeIntervalSince(lastStats) >= 5 {
+                    lastStats = now
+                    try await reportBacklog(endpoint, now: now)
+                }
+                if now.timeIntervalSince(lastPurge) >= 600 {
+                    lastPurge = now
+                    _ = try await queue.purgeDelivered(before: now.addingTimeInterval(-7 * 86_400))
+                }
+                busy = try await runOnce(endpoint, client: client, now: now) > 0
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("webhook delivery pass failed", metadata: ["endpoint": "\(endpoint.name)", "error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+            if !busy { await wakeUp.wait(timeout: idle) }
+        }
+    }
+
+    private func reportBacklog(_ endpoint: WebhookConfiguration, now: Date) async throws {
+        let stats = try await queue.stats(endpoint.name)
+        metrics.webhookBacklog(
+            endpoint: endpoint.name,
+            pending: stats.pending,
+            dead: stats.dead,
+            oldestAge: stats.oldestPending.map { now.timeIntervalSince($0) } ?? 0
+        )
+    }
+
+    /// Queues what is new and sends one round of due deliveries; returns how many items moved (queued or sent).
+    @discardableResult
+    func runOnce(_ endpoint: WebhookConfiguration, client: HTTPClient, now: Date = Date()) async throws -> Int {
+        var moved = 0
+        switch endpoint.kind {
+        case .events:
+            moved += try await queue.queueEvents(endpoint: endpoint.name, limit: 2_000, now: now) { endpoint.accepts(type: $0) }
+        case .apple:
+            let bundles = Set(endpoint.bundleIds)
+            moved += try await queue.queueNotifications(endpoint: endpoint.name, overlap: 30, limit: 2_000, now: now) { bundle in
+                bundles.isEmpty || bundle.map(bundles.contains) == true
+            }
+        }
+        guard try await !queue.pausedEndpoints().contains(endpoint.name) else { return moved }
+        let lease = Duration.seconds(endpoint.timeout.components.seconds * 3 + 30)
+        let items = try await queue.claim(endpoint: endpoint.name, limit: endpoint.concurrency * 4, lease: lease, now: now)
+        guard !items.isEmpty else { return moved }
+        let requests = try await prepare(items, endpoint: endpoint)
+        var outcomes: [(id: Int64, outcome: WebhookQueue.Outcome)] = []
+        outcomes.reserveCapacity(items.count)
+        try await withThrowingTaskGroup(of: (Int64, WebhookQueue.Outcome).self) { group in
+            var iterator = requests.makeIterator()
+            func addNext() -> Bool {
+                guard let (item, body) = iterator.next() else { return false }
+                group.addTask { (item.id, await send(item, body: body, endpoint: endpoint, client: client, now: now)) }
+                return true
+            }
+            for _ in 0..<endpoint.concurrency where !addNext() { break }
+            while let result = try await group.next() {
+                outcomes.append(result)
+                _ = addNext()
+            }
+        }
+        try await queue.record(outcomes, now: now)
+        return moved + items.count
+    }
+
+    /// Each claimed item with the body to send (nil: nothing left to send — the event or notification is gone).
+    private func prepare(_ items: [WebhookQueue.Item], endpoint: WebhookConfiguration) async throws -> [(WebhookQueue.Item, ByteBuffer?)] {
+        switch endpoint.kind {
+        case .events:
+            let events = try await queue.events(items.compactMap(\.eventPosition))
+            var states: [UserID: Components.Schemas.User] = [:]
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            var prepared: [(WebhookQueue.Item, ByteBuffer?)] = []
+            for item in items {
+                guard let stored = item.eventPosition.flatMap({ events[$0] }) else {
+                    prepared.append((item, nil))
+                    continue
+                }
+                let user = stored.event.user
+                if states[user] == nil { states[user] = try await state(user, Date()) }
+                let body = WebhookEventBody(
+                    id: stored.position,
+                    type: stored.event.type.rawValue,
+                    occurredAt: stored.event.occurredAt,
+                    user: user.rawValue,
+                    sequence: stored.userSequence,
+                    subject: stored.event.subject,
+                    change: stored.event.details,
+                    state: states[user]!
+                )
+                prepared.append((item, ByteBuffer(bytes: try encoder.encode(body))))
+            }
+            return prepared
+        case .apple:
+            var prepared: [(WebhookQueue.Item, ByteBuffer?)] = []
+            for item in items {
+                let body = try await item.notificationId.asyncMap { try await inbox.find($0) }??.received.body
+                prepared.append((item, body.map { ByteBuffer(string: $0) }))
+            }
+            return prepared
+        }
+    }
+
+    /// POSTs one item; `now` is the pass's clock, which retries are scheduled from.
+    private func send(
+        _ item: WebhookQueue.Item,
+        body: ByteBuffer?,
+        endpoint: WebhookConfiguration,
+        client: HTTPClient,
+        now: Date
+    ) async
+        -> WebhookQueue.Outcome
+    {
+        guard let body else {
+            metrics.webhook(endpoint: endpoint.name, result: "dead", nanoseconds: 0)
+            return .failed(status: nil, error: "the event or notification no longer exists", retryAt: nil)
+        }
+        var request = HTTPClientRequest(url: endpoint.url.absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "Storekeeper")
+        request.headers.add(name: "Storekeeper-Delivery", value: String(item.id))
+        request.headers.add(name: "Storekeeper-Attempt", value: String(item.attempts))
+        if let position = item.eventPosition { request.headers.add(name: "Storekeeper-Event-Id", value: String(position)) }
+        if let notification = item.notificationId { request.headers.add(name: "Storekeeper-Notification-Id", value: notification) }
+        if !endpoint.secrets.isEmpty {
+            request.headers.add(
+                name: WebhookSignature.header,
+                value: WebhookSignature.sign(body.readableBytesView, secrets: endpoint.secrets, time: Date())
+            )
+        }
+        request.body = .bytes(body)
+        let started = DispatchTime.now().uptimeNanoseconds
+        var status: Int?
+        var failure: String
+        do {
+            let response = try await client.execute(request, timeout: .seconds(endpoint.timeout.components.seconds))
+            status = Int(response.status.code)
+            // The answer's body is read (bounded) so the connection can be reused, and kept for the dead letter.
+            let answer = try? await response.body.collect(upTo: 4_096)
+            if (200..<300).contains(response.status.code) {
+                metrics.webhook(endpoint: endpoint.name, result: "delivered", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                return .delivered(status: Int(response.status.code))
+            }
+            failure = "HTTP \(response.status.code): " + (answer.map { String(buffer: $0).prefix(200) } ?? "")
+        } catch {
+            failure = "\(error)"
+        }
+        let elapsed = DispatchTime.now().uptimeNanoseconds - started
+        let retryAt = Self.retryAt(attempts: item.attempts, createdAt: item.createdAt, maximumAge: endpoint.maximumAge, now: now)
+        metrics.webhook(endpoint: endpoint.name, result: retryAt == nil ? "dead" : "failed", nanoseconds: elapsed)
+        if retryAt == nil {
+            logger.error(
+                "webhook delivery given up",
+                metadata: ["endpoint": "\(endpoint.name)", "delivery": "\(item.id)", "attempts": "\(item.attempts)", "error": "\(failure)"]
+            )
+        }
+        return .failed(status: status, error: failure, retryAt: retryAt)
+    }
+
+    /// Exponential backoff with full jitter: about 1 s, 2 s, 4 s … capped at an hour; nil once the delivery is older
+    /// than `maximumAge` (a dead letter).
+    static func retryAt(attempts: Int, createdAt: Date, maximumAge: Duration, now: Date) -> Date? {
+        let age = now.timeIntervalSince(createdAt)
+        guard age < Double(maximumAge.components.seconds) else { return nil }
+        let ceiling = min(3_600, pow(2, Double(min(max(attempts - 1, 0), 12))))
+        let delay = Double.random(in: (ceiling / 2)...ceiling)
+        return now.addingTimeInterval(delay)
+    }
+}
+
+/// The JSON body of one event: what changed and the user's whole state after it, so the receiver never has to ask.
+struct WebhookEventBody: Encodable {
+    /// The event's id: its position in the outbox (the same in a retry or a replay).
+    var id: Int64
+    var type: String
+    var occurredAt: Date
+    var user: String
+    /// The user's own sequence number: gap-free, in commit order.
+    var sequence: Int64
+    var subject: String
+    var change: [String: String]
+    /// The user as `GET /v1/admin/users/{id}` shows them when the event is sent.
+    var state: Components.Schemas.User
+}

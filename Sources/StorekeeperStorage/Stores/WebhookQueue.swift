@@ -1,0 +1,360 @@
+import Foundation
+import SQLKit
+import StorekeeperCore
+
+/// The deliveries of the outbox (and of Apple's notifications) to the app's backend, one row per item per endpoint.
+///
+/// Rows are queued from the outbox in position order (commit order, so a cursor never skips an event committed late)
+/// and sent oldest first per ordering key — the user, or `apple:<original transaction>` for forwarded notifications:
+/// a row is claimed only when no older row of its key is still pending, so a user's next event waits until the
+/// previous one was acknowledged or dead-lettered, while different users go in parallel. Claims are leases (a
+/// crashed sender's claims come back) and, on PostgreSQL, skip rows another process holds.
+public struct WebhookQueue: Sendable {
+    /// One queued delivery.
+    public struct Item: Sendable, Hashable {
+        public var id: Int64
+        public var endpoint: String
+        public var orderingKey: String
+        /// The outbox event to send (events endpoints).
+        public var eventPosition: Int64?
+        /// The Apple notification to forward (forwarding endpoints).
+        public var notificationId: String?
+        /// Attempts so far, this one included.
+        public var attempts: Int
+        public var createdAt: Date
+    }
+
+    /// An endpoint's backlog.
+    public struct Stats: Sendable, Hashable {
+        public var paused = false
+        public var pending = 0
+        public var dead = 0
+        public var oldestPending: Date?
+        /// The last outbox position queued for the endpoint.
+        public var eventCursor: Int64 = 0
+
+        public init() {}
+    }
+
+    /// What a replay re-sends.
+    public enum Replay: Sendable, Hashable {
+        case event(position: Int64)
+        case user(UserID)
+        /// Events that occurred in `[from, to)`.
+        case range(from: Date, to: Date)
+    }
+
+    let provider: any DatabaseProvider
+
+    public init(provider: any DatabaseProvider) { self.provider = provider }
+
+    /// Adds the endpoints not yet known. A new endpoint starts at the outbox's end and now: it is sent what happens
+    /// from here on (history is a replay away).
+    public func register(_ names: [String], now: Date) async throws {
+        try await provider.withSession { db in
+            let last = try await EventsTable.lastPosition(on: db)
+            for name in names {
+                try await db.raw(
+                    """
+                    INSERT INTO webhook_endpoints (name, event_cursor, notification_cursor, paused, updated_at)
+                    VALUES (\(bind: name), \(bind: last), \(bind: now.millis), 0, \(bind: now.millis)) ON CONFLICT (name) DO NOTHING
+                    """
+                ).run()
+            }
+        }
+    }
+
+    /// Queues the outbox events after the endpoint's cursor whose type `accepts`, up to `limit` events read, and
+    /// moves the cursor past them in the same transaction. Returns how many events were read (0: caught up).
+    public func queueEvents(endpoint: String, limit: Int, now: Date, accepts: @Sendable (String) -> Bool) async throws -> Int {
+        let kind = provider.kind
+        return try await provider.withTransaction { db in
+            let lock: SQLQueryString = kind == .postgres ? " FOR UPDATE" : ""
+            guard
+                let cursor = try await db.raw("SELECT event_cursor FROM webhook_endpoints WHERE name = \(bind: endpoint)" + lock).first()?
+                    .decode(column: "event_cursor", as: Int64.self)
+            else { return 0 }
+            let rows = try await db.raw(
+                "SELECT position, user_id, type FROM events WHERE position > \(bind: cursor) ORDER BY position LIMIT \(bind: limit)"
+            ).all()
+            guard !rows.isEmpty else { return 0 }
+            var insert = BulkInsert(
+                into: "webhook_queue",
+                columns: ["endpoint", "ordering_key", "event_position", "origin", "status", "attempts", "created_at", "next_attempt_at"]
+            )
+            var last = cursor
+            var queued = 0
+            for row in rows {
+                last = try row.decode(column: "position", as: Int64.self)
+                guard accepts(try row.decode(column: "type", as: String.self)) else { continue }
+                insert.values([endpoint, try row.decode(column: "user_id", as: String.self), last, "outbox", "pending", 0, now.millis, now.millis])
+                queued += 1
+            }
+            if queued > 0 { try await insert.run(on: db) }
+            try await db.raw(
+                "UPDATE webhook_endpoints SET event_cursor = \(bind: last), updated_at = \(bind: now.millis) WHERE name = \(bind: endpoint)"
+            )
+            .run()
+            return rows.count
+        }
+    }
+
+    /// Queues Apple's stored notifications received since the endpoint's cursor, less `overlap` (receipt times are
+    /// not commit-ordered across processes), whose bundle id `accepts`; each notification once per endpoint. Returns
+    /// how many were newly queued.
+    public func queueNotifications(
+        endpoint: String,
+        overlap: TimeInterval,
+        limit: Int,
+        now: Date,
+        accepts: @Sendable (String?) -> Bool
+    ) async throws -> Int {
+        let kind = provider.kind
+        return try await provider.withTransaction { db in
+            let lock: SQLQueryString = kind == .postgres ? " FOR UPDATE" : ""
+            guard
+                let cursor = try await db.raw("SELECT notification_cursor FROM webhook_endpoints WHERE name = \(bind: endpoint)" + lock)
+                    .first()?.decode(column: "notification_cursor", as: Int64.self)
+            else { return 0 }
+            let since = cursor - Int64(overlap * 1000)
+            // Those already queued for this endpoint are skipped here (the unique index guards the rest).
+            let rows = try await db.raw(
+                """
+                SELECT n.id, n.bundle_id, n.original_transaction_id, n.received_at FROM notifications n
+                WHERE n.received_at >= \(bind: since) AND NOT EXISTS (
+                    SELECT 1 FROM webhook_queue w WHERE w.endpoint = \(bind: endpoint) AND w.origin = 'forward' AND w.notification_id = n.id)
+                ORDER BY n.received_at, n.id LIMIT \(bind: limit)
+                """
+            ).all()
+            var newest = cursor
+            var queued = 0
+            for row in rows {
+                let received = try row.decode(column: "received_at", as: Int64.self)
+                newest = max(newest, received)
+                guard accepts(try row.decode(column: "bundle_id", as: String?.self)) else { continue }
+                let id = try row.decode(column: "id", as: String.self)
+                let original = try row.decode(column: "original_transaction_id", as: String?.self) ?? id
+                let inserted = try await db.raw(
+                    """
+                    INSERT INTO webhook_queue (endpoint, ordering_key, notification_id, origin, status, attempts, created_at, next_attempt_at)
+                    VALUES (\(bind: endpoint), \(bind: "apple:" + original), \(bind: id), 'forward', 'pending', 0, \(bind: now.millis),
+                        \(bind: now.millis))
+                    ON CONFLICT (endpoint, notification_id) WHERE origin = 'forward' DO NOTHING RETURNING id
+                    """
+                ).first()
+                if inserted != nil { queued += 1 }
+            }
+            if newest > cursor {
+                try await db.raw(
+                    "UPDATE webhook_endpoints SET notification_cursor = \(bind: newest), updated_at = \(bind: now.millis) WHERE name = \(bind: endpoint)"
+                ).run()
+            }
+            return queued
+        }
+    }
+
+    /// Claims up to `limit` rows of `endpoint` that are due and at the head of their ordering key, for `lease`;
+    /// each claim counts an attempt.
+    public func claim(endpoint: String, limit: Int, lease: Duration, now: Date) async throws -> [Item] {
+        let kind = provider.kind
+        let until = now.addingTimeInterval(Double(lease.components.seconds)).millis
+        return try await provider.withSession { db in
+            let skipLocked: SQLQueryString = kind == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+            return try await db.raw(
+                """
+                UPDATE webhook_queue SET claimed_until = \(bind: until), attempts = attempts + 1
+                WHERE id IN (
+                    SELECT q.id FROM webhook_queue q
+                    WHERE q.endpoint = \(bind: endpoint) AND q.status = 'pending' AND q.next_attempt_at <= \(bind: now.millis)
+                      AND (q.claimed_until IS NULL OR q.claimed_until < \(bind: now.millis))
+                      AND NOT EXISTS (
+                          SELECT 1 FROM webhook_queue o WHERE o.endpoint = q.endpoint AND o.status = 'pending'
+                            AND o.ordering_key = q.ordering_key AND o.id < q.id)
+                    ORDER BY q.next_attempt_at, q.id LIMIT \(bind: limit)
+                """ + skipLocked
+                    + """
+                    ) AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < \(bind: now.millis))
+                    RETURNING id, endpoint, ordering_key, event_position, notification_id, attempts, created_at
+                    """
+            ).all().map { row in
+                Item(
+                    id: try row.decode(column: "id", as: Int64.self),
+                    endpoint: try row.decode(column: "endpoint", as: String.self),
+                    orderingKey: try row.decode(column: "ordering_key", as: String.self),
+                    eventPosition: try row.decode(column: "event_position", as: Int64?.self),
+                    notificationId: try row.decode(column: "notification_id", as: String?.self),
+                    attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
+                    createdAt: Date(millis: try row.decode(column: "created_at", as: Int64.self))
+                )
+            }.sorted { $0.id < $1.id }
+        }
+    }
+
+    /// What one attempt came to.
+    public enum Outcome: Sendable, Hashable {
+        case delivered(status: Int)
+        /// Failed; back in line at `retryAt`, or a dead letter when nil.
+        case failed(status: Int?, error: String, retryAt: Date?)
+    }
+
+    /// Records the attempts' outcomes in one transaction.
+    public func record(_ outcomes: [(id: Int64, outcome: Outcome)], now: Date) async throws {
+        guard !outcomes.isEmpty else { return }
+        try await provider.withTransaction { db in
+            let delivered = outcomes.compactMap { item -> Int64? in
+                if case .delivered = item.outcome { return item.id }
+                return nil
+            }
+            if !delivered.isEmpty {
+                try await db.raw(
+                    """
+                    UPDATE webhook_queue SET status = 'delivered', delivered_at = \(bind: now.millis), claimed_until = NULL,
+                        last_error = NULL
+                    WHERE status = 'pending' AND id IN (\(binds: delivered))
+                    """
+                ).run()
+            }
+            for (id, outcome) in outcomes {
+                guard case .failed(let status, let error, let retryAt) = outcome else { continue }
+                try await db.raw(
+                    """
+                    UPDATE webhook_queue SET status = \(bind: retryAt == nil ? "dead" : "pending"), claimed_until = NULL,
+                        next_attempt_at = \(bind: (retryAt ?? now).millis), last_error = \(bind: String(error.prefix(500))),
+                        last_status = \(bind: status)
+                    WHERE status = 'pending' AND id = \(bind: id)
+                    """
+                ).run()
+            }
+        }
+    }
+
+    /// Pauses or resumes an endpoint; whether it exists.
+    public func setPaused(_ endpoint: String, _ paused: Bool, now: Date) async throws -> Bool {
+        try await provider.withSession { db in
+            try await db.raw(
+                """
+                UPDATE webhook_endpoints SET paused = \(bind: paused ? 1 : 0), updated_at = \(bind: now.millis)
+                WHERE name = \(bind: endpoint) RETURNING name
+                """
+            ).first() != nil
+        }
+    }
+
+    /// The endpoints that are paused now.
+    public func pausedEndpoints() async throws -> Set<String> {
+        try await provider.withSession { db in
+            Set(try await db.raw("SELECT name FROM webhook_endpoints WHERE paused = 1").all().map { try $0.decode(column: "name", as: String.self) })
+        }
+    }
+
+    /// Queues the chosen outbox events again (at most `limit`), after whatever the endpoint has pending; returns how
+    /// many. Each replayed event is a new delivery of the same event id.
+    public func replay(_ endpoint: String, _ replay: Replay, limit: Int, now: Date) async throws -> Int {
+        try await provider.withTransaction { db in
+            let filter: SQLQueryString =
+                switch replay {
+                case .event(let position): "position = \(bind: position)"
+                case .user(let user): "user_id = \(bind: user.rawValue)"
+                case .range(let from, let to): "occurred_at >= \(bind: from.millis) AND occurred_at < \(bind: to.millis)"
+                }
+            let rows = try await db.raw("SELECT position, user_id FROM events WHERE " + filter + " ORDER BY position LIMIT \(bind: limit)").all()
+            guard !rows.isEmpty else { return 0 }
+            var insert = BulkInsert(
+                into: "webhook_queue",
+                columns: ["endpoint", "ordering_key", "event_position", "origin", "status", "attempts", "created_at", "next_attempt_at"]
+            )
+            for row in rows {
+                insert.values([
+                    endpoint, try row.decode(column: "user_id", as: String.self), try row.decode(column: "position", as: Int64.self), "replay",
+                    "pending", 0, now.millis, now.millis,
+                ])
+            }
+            try await insert.run(on: db)
+            return rows.count
+        }
+    }
+
+    /// Puts the endpoint's dead letters back in line, oldest first; returns how many.
+    public func retryDead(_ endpoint: String, now: Date) async throws -> Int {
+        try await provider.withSession { db in
+            try await db.raw(
+                """
+                UPDATE webhook_queue SET status = 'pending', attempts = 0, created_at = \(bind: now.millis),
+                    next_attempt_at = \(bind: now.millis), claimed_until = NULL
+                WHERE endpoint = \(bind: endpoint) AND status = 'dead' RETURNING id
+                """
+            ).all().count
+        }
+    }
+
+    /// The endpoint's backlog now.
+    public func stats(_ endpoint: String) async throws -> Stats {
+        try await provider.withSession { db in
+            var stats = Stats()
+            if let row = try await db.raw("SELECT event_cursor, paused FROM webhook_endpoints WHERE name = \(bind: endpoint)").first() {
+                stats.eventCursor = try row.decode(column: "event_cursor", as: Int64.self)
+                stats.paused = try row.decode(column: "paused", as: Int64.self) != 0
+            }
+            if let row = try await db.raw(
+                "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_queue WHERE endpoint = \(bind: endpoint) AND status = 'pending'"
+            ).first() {
+                stats.pending = Int(try row.decode(column: "n", as: Int64.self))
+                stats.oldestPending = try row.decode(column: "oldest", as: Int64?.self).map(Date.init(millis:))
+            }
+            stats.dead = Int(
+                try await db.raw("SELECT COUNT(*) AS n FROM webhook_queue WHERE endpoint = \(bind: endpoint) AND status = 'dead'").first()?
+                    .decode(column: "n", as: Int64.self) ?? 0
+            )
+            return stats
+        }
+    }
+
+    /// The endpoint's dead letters, newest first.
+    public func dead(_ endpoint: String, limit: Int) async throws -> [(item: Item, status: Int?, error: String?)] {
+        try await provider.withSession { db in
+            try await db.raw(
+                """
+                SELECT id, endpoint, ordering_key, event_position, notification_id, attempts, created_at, last_status, last_error
+                FROM webhook_queue WHERE endpoint = \(bind: endpoint) AND status = 'dead' ORDER BY id DESC LIMIT \(bind: limit)
+                """
+            ).all().map { row in
+                (
+                    Item(
+                        id: try row.decode(column: "id", as: Int64.self),
+                        endpoint: try row.decode(column: "endpoint", as: String.self),
+                        orderingKey: try row.decode(column: "ordering_key", as: String.self),
+                        eventPosition: try row.decode(column: "event_position", as: Int64?.self),
+                        notificationId: try row.decode(column: "notification_id", as: String?.self),
+                        attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
+                        createdAt: Date(millis: try row.decode(column: "created_at", as: Int64.self))
+                    ),
+                    try row.decode(column: "last_status", as: Int64?.self).map { Int($0) },
+                    try row.decode(column: "last_error", as: String?.self)
+                )
+            }
+        }
+    }
+
+    /// Forgets deliveries acknowledged before `before`; returns how many.
+    public func purgeDelivered(before: Date, limit: Int = 10_000) async throws -> Int {
+        try await provider.withSession { db in
+            try await db.raw(
+                """
+                DELETE FROM webhook_queue WHERE id IN (
+                    SELECT id FROM webhook_queue WHERE status = 'delivered' AND delivered_at < \(bind: before.millis) LIMIT \(bind: limit))
+                RETURNING id
+                """
+            ).all().count
+        }
+    }
+
+    /// Outbox events by position.
+    public func events(_ positions: [Int64]) async throws -> [Int64: EventsTable.Stored] {
+        guard !positions.isEmpty else { return [:] }
+        return try await provider.withSession { db in
+            var found: [Int64: EventsTable.Stored] = [:]
+            for stored in try await EventsTable.at(positions, on: db) { found[stored.position] = stored }
+            return found
+        }
+    }
+}
