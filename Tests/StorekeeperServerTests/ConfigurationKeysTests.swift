@@ -34,6 +34,8 @@ import Testing
         return (directory, root, p8, es256, catalog)
     }
 
+    static let webhookSecret = "whsec-0123456789abcdef0123456789abcdef"
+
     static func keys(root: String, p8: String, es256: String, catalog: String) -> [Key] {
         let hs256 = String(repeating: "h", count: 40)
         return [
@@ -249,6 +251,37 @@ import Testing
             Key(dotted: "lifecycle.process", environment: "LIFECYCLE_PROCESS", environmentValue: "false", json: false) {
                 $0.lifecycle.processNotifications == false
             },
+            // The endpoint `crm` (named by WEBHOOKS in the environment, by the object's key in JSON).
+            Key(
+                dotted: "webhooks.crm.url",
+                environment: "WEBHOOKS_CRM_URL",
+                environmentValue: "https://crm.example.com/storekeeper",
+                json: "https://crm.example.com/storekeeper"
+            ) { $0.webhooks.first?.url.absoluteString == "https://crm.example.com/storekeeper" },
+            Key(dotted: "webhooks.crm.secrets", environment: "WEBHOOKS_CRM_SECRETS", environmentValue: webhookSecret, json: [webhookSecret]) {
+                $0.webhooks.first?.secrets == [webhookSecret]
+            },
+            Key(dotted: "webhooks.crm.kind", environment: "WEBHOOKS_CRM_KIND", environmentValue: "events", json: "events") {
+                $0.webhooks.first?.kind == .events
+            },
+            Key(
+                dotted: "webhooks.crm.events",
+                environment: "WEBHOOKS_CRM_EVENTS",
+                environmentValue: "purchase.*,wallet.changed",
+                json: ["purchase.*", "wallet.changed"]
+            ) { $0.webhooks.first?.eventTypes == ["purchase.*", "wallet.changed"] },
+            Key(dotted: "webhooks.crm.apps", environment: "WEBHOOKS_CRM_APPS", environmentValue: "main", json: ["main"]) {
+                $0.webhooks.first?.bundleIds == [$0.apps[0].bundleId]
+            },
+            Key(dotted: "webhooks.crm.concurrency", environment: "WEBHOOKS_CRM_CONCURRENCY", environmentValue: "16", json: 16) {
+                $0.webhooks.first?.concurrency == 16
+            },
+            Key(dotted: "webhooks.crm.timeoutSeconds", environment: "WEBHOOKS_CRM_TIMEOUT_SECONDS", environmentValue: "5", json: 5) {
+                $0.webhooks.first?.timeout == .seconds(5)
+            },
+            Key(dotted: "webhooks.crm.maxAgeHours", environment: "WEBHOOKS_CRM_MAX_AGE_HOURS", environmentValue: "24", json: 24) {
+                $0.webhooks.first?.maximumAge == .seconds(24 * 3_600)
+            },
         ]
     }
 
@@ -276,7 +309,7 @@ import Testing
     func environment() async throws {
         let (directory, root, p8, es256, catalog) = try Self.files()
         let keys = Self.keys(root: root, p8: p8, es256: es256, catalog: catalog)
-        var environment: [String: String] = [:]
+        var environment: [String: String] = ["WEBHOOKS": "crm"]
         for key in keys { environment[key.environment] = key.environmentValue }
         let configuration = try ServerConfiguration(reader: try await ServerConfiguration.reader(environment: environment, file: nil))
         for key in keys { #expect(key.check(configuration), "\(key.dotted) (\(key.environment))") }
@@ -314,7 +347,8 @@ import Testing
             ("lifecycle.maxAttempts", 1_000_000), ("auth.apiKeys", ["backend:short"]), ("log.level", "loud"),
             ("reports.vendorNumber", "ninety"), ("reports.lookbackDays", 90),
             ("reports.timeZone", "Mars/Olympus"), ("console.operators", ["ann:boss:0123456789abcdefgh"]), ("console.sessionMinutes", 1),
-            ("risk.refundRatePermille", 1_001),
+            ("risk.refundRatePermille", 1_001), ("webhooks.crm.url", "ftp://crm.example.com"), ("webhooks.crm.events", ["purchase.nothing"]),
+            ("webhooks.crm.secrets", ["short"]), ("webhooks.crm.apps", ["nowhere"]), ("webhooks.crm.concurrency", 0),
         ]
         for (dotted, value) in wrong {
             var object = base

@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreWire
 import Foundation
 import NIOHTTP1
 import StorekeeperAPI
@@ -169,7 +170,14 @@ struct WebhookTests {
             try await ServerHarness.run(.sqlite, configure: { $0.webhooks = endpoints }) { server in
                 await server.store.setDeliversNotifications(true)
                 let (account, token) = try await server.newCustomer("wh-fwd", product: PurchaseFlowTests.standard)
-                _ = try await server.store.purchase(productId: PurchaseFlowTests.standard, account: account, options: .init(appAccountToken: token))
+                let subscription = try await server.store.purchase(
+                    productId: PurchaseFlowTests.standard,
+                    account: account,
+                    options: .init(appAccountToken: token)
+                )
+                try await server.deliverAndApply()
+                // Turning auto-renew off leaves the state active; the backend still hears of it.
+                try await server.store.setAutoRenew(false, originalTransactionId: try #require(subscription.transaction.originalTransactionId))
                 try await server.deliverAndApply()
                 try await Self.buy(server, users: ["wh-fwd"], count: 1)
                 for _ in 0..<300 {
@@ -194,6 +202,9 @@ struct WebhookTests {
                 #expect(events.allSatisfy { ($0.json["type"] as? String)?.hasPrefix("purchase.") == true }, "only purchase events")
                 let outbox = try await admin.adminListEvents(query: .init(userId: "wh-fwd")).ok.body.json.events
                 #expect(outbox.contains { $0._type == "subscription.changed" }, "sent to the outbox, filtered out of this endpoint")
+                let switched = outbox.last { $0._type == "subscription.changed" }
+                #expect(switched?.details.additionalProperties["autoRenew"] == "false", "\(outbox.map(\.details))")
+                #expect(switched?.details.additionalProperties["state"] == "active")
             }
         }
     }

@@ -254,26 +254,40 @@ enum AppleMessages {
             applied[index] = true
             changed.insert(original)
             let state = merged.state ?? .active
-            guard let user = owners[original], previous?.state != state else { continue }
-            var detail = "\(merged.productId) \(merged.event)"
-            if let reason = merged.expirationReason, state == .expired || state == .refunded { detail += " (\(reason))" }
-            uow.record(
-                AuditEntry(
-                    action: .subscription(state),
-                    user: user,
-                    subject: original,
-                    periodEnd: merged.gracePeriodExpiresAt ?? merged.expiresAt,
-                    cause: cause,
-                    detail: detail,
-                    createdAt: uow.now
+            guard let user = owners[original] else { continue }
+            let stateChanged = previous?.state != state
+            // The backend also hears of a renewal (a new expiry), an auto-renew switch or plan change, and a price
+            // increase's consent, which leave the state as it was.
+            let termsChanged =
+                previous != nil
+                && (previous?.expiresAt != merged.expiresAt || previous?.autoRenew != merged.autoRenew
+                    || previous?.autoRenewProductId != merged.autoRenewProductId || previous?.priceIncrease != merged.priceIncrease)
+            guard stateChanged || termsChanged else { continue }
+            if stateChanged {
+                var detail = "\(merged.productId) \(merged.event)"
+                if let reason = merged.expirationReason, state == .expired || state == .refunded { detail += " (\(reason))" }
+                uow.record(
+                    AuditEntry(
+                        action: .subscription(state),
+                        user: user,
+                        subject: original,
+                        periodEnd: merged.gracePeriodExpiresAt ?? merged.expiresAt,
+                        cause: cause,
+                        detail: detail,
+                        createdAt: uow.now
+                    )
                 )
-            )
+            }
             var details = [
                 "originalTransactionId": original, "productId": merged.productId, "state": state.rawValue, "event": merged.event,
                 "previousState": previous?.state?.rawValue ?? "",
             ]
             if let reason = merged.expirationReason { details["expirationReason"] = reason }
             if let expires = merged.expiresAt { details["expiresAt"] = String(expires.millis) }
+            if let grace = merged.gracePeriodExpiresAt { details["gracePeriodExpiresAt"] = String(grace.millis) }
+            if let autoRenew = merged.autoRenew { details["autoRenew"] = autoRenew ? "true" : "false" }
+            if let next = merged.autoRenewProductId { details["autoRenewProductId"] = next }
+            if let consent = merged.priceIncrease { details["priceIncrease"] = consent }
             uow.emit(LedgerEvent(type: .subscriptionChanged, user: user, subject: original, occurredAt: uow.now, details: details))
         }
         try await SubscriptionsTable.upsert(changed.sorted().map { (stored[$0]!, owners[$0]) }, now: uow.now, on: uow.db)
