@@ -21,7 +21,7 @@ public struct WebhookDelivery: Service {
     let endpoints: [WebhookConfiguration]
     let queue: WebhookQueue
     let inbox: NotificationInbox
-    let state: @Sendable (UserID, Date) async throws -> Components.Schemas.User
+    let states: @Sendable ([UserID], Date) async throws -> [UserID: WebhookState]
     let metrics: ServerMetrics
     let ready: ReadinessGate
     let logger: Logger
@@ -43,13 +43,23 @@ public struct WebhookDelivery: Service {
         self.endpoints = endpoints
         self.queue = WebhookQueue(provider: provider)
         self.inbox = NotificationInbox(provider: provider)
-        self.state = { user, now in
-            try Components.Schemas.User(
-                snapshot: try await accounts.snapshot(of: user),
-                orders: try await orders.orders(of: user),
-                subscriptions: try await subscriptions.subscriptions(of: user),
-                now: now
-            )
+        self.states = { users, now in
+            // Entitlements, wallet and subscriptions (not the purchase history), for a round's users in three queries.
+            let snapshots = try await accounts.stateSnapshots(of: users)
+            let records = try await subscriptions.subscriptions(ofUsers: users)
+            var states: [UserID: WebhookState] = [:]
+            for user in users {
+                guard let snapshot = snapshots[user] else { continue }
+                let view = try Components.Schemas.User(snapshot: snapshot, orders: [], subscriptions: records[user] ?? [], now: now)
+                states[user] = WebhookState(
+                    asOf: view.asOf,
+                    guest: view.guest,
+                    entitlements: view.entitlements,
+                    wallet: view.wallet,
+                    subscriptions: view.subscriptions
+                )
+            }
+            return states
         }
         self.metrics = metrics
         self.ready = ready
@@ -142,23 +152,51 @@ public struct WebhookDelivery: Service {
         )
     }
 
-    /// Queues what is new and sends one round of due deliveries; returns how many items moved (queued or sent).
+    /// Queues what is new and sends rounds of due deliveries while there are some; returns how many items moved
+    /// (queued or sent).
     @discardableResult
     func runOnce(_ endpoint: WebhookConfiguration, client: HTTPClient, now: Date = Date()) async throws -> Int {
-        var moved = 0
+        var moved = try await queueNew(endpoint, now: now)
+        guard try await !queue.pausedEndpoints().contains(endpoint.name) else { return moved }
+        let lease = Duration.seconds(endpoint.timeout.components.seconds * 3 + 30)
+        // Each round's outcomes are recorded in the same commit as the next claim, so a user's next event is claimed
+        // as soon as the previous one was acknowledged; what the outbox gained meanwhile joins each round.
+        var outcomes: [(id: Int64, outcome: WebhookQueue.Outcome)] = []
+        var clock = now
+        for round in 0..<8 {
+            if round > 0 { moved += try await queueNew(endpoint, now: clock) }
+            let items = try await queue.settleAndClaim(outcomes, endpoint: endpoint.name, limit: endpoint.concurrency * 4, lease: lease, now: clock)
+            outcomes = []
+            guard !items.isEmpty else { break }
+            outcomes = try await send(items, endpoint: endpoint, client: client, now: clock)
+            moved += items.count
+            // A pass on a simulated clock stays on it; a real one moves with time.
+            clock = max(clock, Date())
+        }
+        if !outcomes.isEmpty { try await queue.record(outcomes, now: clock) }
+        return moved
+    }
+
+    /// Queues what the outbox (or the notification inbox) gained for the endpoint.
+    private func queueNew(_ endpoint: WebhookConfiguration, now: Date) async throws -> Int {
         switch endpoint.kind {
         case .events:
-            moved += try await queue.queueEvents(endpoint: endpoint.name, limit: 2_000, now: now) { endpoint.accepts(type: $0) }
+            return try await queue.queueEvents(endpoint: endpoint.name, limit: 2_000, now: now) { endpoint.accepts(type: $0) }
         case .apple:
             let bundles = Set(endpoint.bundleIds)
-            moved += try await queue.queueNotifications(endpoint: endpoint.name, overlap: 30, limit: 2_000, now: now) { bundle in
+            return try await queue.queueNotifications(endpoint: endpoint.name, overlap: 30, limit: 2_000, now: now) { bundle in
                 bundles.isEmpty || bundle.map(bundles.contains) == true
             }
         }
-        guard try await !queue.pausedEndpoints().contains(endpoint.name) else { return moved }
-        let lease = Duration.seconds(endpoint.timeout.components.seconds * 3 + 30)
-        let items = try await queue.claim(endpoint: endpoint.name, limit: endpoint.concurrency * 4, lease: lease, now: now)
-        guard !items.isEmpty else { return moved }
+    }
+
+    /// POSTs `items` at most `concurrency` at a time; their outcomes.
+    private func send(
+        _ items: [WebhookQueue.Item],
+        endpoint: WebhookConfiguration,
+        client: HTTPClient,
+        now: Date
+    ) async throws -> [(id: Int64, outcome: WebhookQueue.Outcome)] {
         let requests = try await prepare(items, endpoint: endpoint)
         var outcomes: [(id: Int64, outcome: WebhookQueue.Outcome)] = []
         outcomes.reserveCapacity(items.count)
@@ -175,8 +213,7 @@ public struct WebhookDelivery: Service {
                 _ = addNext()
             }
         }
-        try await queue.record(outcomes, now: now)
-        return moved + items.count
+        return outcomes
     }
 
     /// Each claimed item with the body to send (nil: nothing left to send — the event or notification is gone).
@@ -184,7 +221,9 @@ public struct WebhookDelivery: Service {
         switch endpoint.kind {
         case .events:
             let events = try await queue.events(items.compactMap(\.eventPosition))
-            var states: [UserID: Components.Schemas.User] = [:]
+            // Each user's state once, read for the whole round together.
+            let users = Array(Set(events.values.map(\.event.user)))
+            let states = try await self.states(users, Date())
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -195,7 +234,10 @@ public struct WebhookDelivery: Service {
                     continue
                 }
                 let user = stored.event.user
-                if states[user] == nil { states[user] = try await state(user, Date()) }
+                guard let userState = states[user] else {
+                    prepared.append((item, nil))
+                    continue
+                }
                 let body = WebhookEventBody(
                     id: stored.position,
                     type: stored.event.type.rawValue,
@@ -204,7 +246,7 @@ public struct WebhookDelivery: Service {
                     sequence: stored.userSequence,
                     subject: stored.event.subject,
                     change: stored.event.details,
-                    state: states[user]!
+                    state: userState
                 )
                 prepared.append((item, ByteBuffer(bytes: try encoder.encode(body))))
             }
@@ -298,6 +340,16 @@ struct WebhookEventBody: Encodable {
     var sequence: Int64
     var subject: String
     var change: [String: String]
-    /// The user as `GET /v1/admin/users/{id}` shows them when the event is sent.
-    var state: Components.Schemas.User
+    /// The user's entitlements, wallet and subscriptions when the event is sent.
+    var state: WebhookState
+}
+
+/// What a backend acts on: the user's entitlements, wallet and subscriptions, as `GET /v1/admin/users/{id}` shows
+/// them (without the purchase and order history).
+struct WebhookState: Encodable, Sendable {
+    var asOf: Date
+    var guest: Bool
+    var entitlements: [Components.Schemas.Entitlement]
+    var wallet: Components.Schemas.User.WalletPayload
+    var subscriptions: [Components.Schemas.Subscription]
 }

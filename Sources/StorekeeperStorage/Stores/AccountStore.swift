@@ -97,6 +97,42 @@ public struct AccountStore: Sendable {
         }
     }
 
+    /// Grants and balances (no transactions) of several users in two queries: the state an event carries.
+    public func stateSnapshots(of users: [UserID]) async throws -> [UserID: Snapshot] {
+        guard !users.isEmpty else { return [:] }
+        let ids = users.map(\.rawValue)
+        return try await provider.withSession { db in
+            var snapshots = Dictionary(uniqueKeysWithValues: users.map { ($0, Snapshot(user: $0, grants: [], balances: [:], transactions: [])) })
+            for row in try await db.raw(
+                """
+                SELECT user_id, entitlement, product_id, product_kind, transaction_id, original_transaction_id, starts_at, ends_at,
+                    environment, revoked_at
+                FROM entitlement_grants WHERE user_id IN (\(binds: ids)) ORDER BY starts_at, transaction_id
+                """
+            ).all() {
+                let user = UserID(rawValue: try row.decode(column: "user_id", as: String.self))
+                snapshots[user]?.grants.append(
+                    Grant(
+                        entitlement: try row.decode(column: "entitlement", as: String.self),
+                        productId: try row.decode(column: "product_id", as: String.self),
+                        productKind: ProductKind(rawValue: try row.decode(column: "product_kind", as: String.self)) ?? .nonConsumable,
+                        transactionId: try row.decode(column: "transaction_id", as: String.self),
+                        originalTransactionId: try row.decode(column: "original_transaction_id", as: String.self),
+                        start: Date(millis: try row.decode(column: "starts_at", as: Int64.self)),
+                        end: try row.decode(column: "ends_at", as: Int64?.self).map(Date.init(millis:)),
+                        environment: try row.decode(column: "environment", as: String.self),
+                        revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(millis:))
+                    )
+                )
+            }
+            for row in try await db.raw("SELECT user_id, currency, balance FROM wallets WHERE user_id IN (\(binds: ids))").all() {
+                let user = UserID(rawValue: try row.decode(column: "user_id", as: String.self))
+                snapshots[user]?.balances[try row.decode(column: "currency", as: String.self)] = try row.decode(column: "balance", as: Int64.self)
+            }
+            return snapshots
+        }
+    }
+
     /// Whether `user` ever had an introductory offer (a trial or intro price) in `group`, under any Apple ID.
     public func hadIntroductoryOffer(_ user: UserID, group: String) async throws -> Bool {
         try await provider.withSession { db in

@@ -71,6 +71,23 @@ public struct SubscriptionStore: Sendable {
         }
     }
 
+    /// The subscriptions of several users in one query, each user's newest change first.
+    public func subscriptions(ofUsers users: [UserID]) async throws -> [UserID: [Record]] {
+        guard !users.isEmpty else { return [:] }
+        return try await provider.withSession { db in
+            var found: [UserID: [Record]] = [:]
+            for record in try await db.raw(
+                """
+                SELECT * FROM subscriptions WHERE user_id IN (\(binds: users.map(\.rawValue)))
+                ORDER BY updated_at DESC, original_transaction_id
+                """
+            ).all().map(Record.init(row:)) {
+                if let user = record.user { found[user, default: []].append(record) }
+            }
+            return found
+        }
+    }
+
     /// Subscriptions whose state may be stale: expiring within `horizon` (or already past expiry) with no check
     /// since `recheckAfter`, and billing-retry or grace subscriptions not checked for `retryRecheck`.
     public func dueForCheck(

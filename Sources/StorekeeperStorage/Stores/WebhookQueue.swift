@@ -157,37 +157,57 @@ public struct WebhookQueue: Sendable {
     /// each claim counts an attempt.
     public func claim(endpoint: String, limit: Int, lease: Duration, now: Date) async throws -> [Item] {
         let kind = provider.kind
-        let until = now.addingTimeInterval(Double(lease.components.seconds)).millis
         return try await provider.withSession { db in
-            let skipLocked: SQLQueryString = kind == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
-            return try await db.raw(
-                """
-                UPDATE webhook_queue SET claimed_until = \(bind: until), attempts = attempts + 1
-                WHERE id IN (
-                    SELECT q.id FROM webhook_queue q
-                    WHERE q.endpoint = \(bind: endpoint) AND q.status = 'pending' AND q.next_attempt_at <= \(bind: now.millis)
-                      AND (q.claimed_until IS NULL OR q.claimed_until < \(bind: now.millis))
-                      AND NOT EXISTS (
-                          SELECT 1 FROM webhook_queue o WHERE o.endpoint = q.endpoint AND o.status = 'pending'
-                            AND o.ordering_key = q.ordering_key AND o.id < q.id)
-                    ORDER BY q.next_attempt_at, q.id LIMIT \(bind: limit)
-                """ + skipLocked
-                    + """
-                    ) AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < \(bind: now.millis))
-                    RETURNING id, endpoint, ordering_key, event_position, notification_id, attempts, created_at
-                    """
-            ).all().map { row in
-                Item(
-                    id: try row.decode(column: "id", as: Int64.self),
-                    endpoint: try row.decode(column: "endpoint", as: String.self),
-                    orderingKey: try row.decode(column: "ordering_key", as: String.self),
-                    eventPosition: try row.decode(column: "event_position", as: Int64?.self),
-                    notificationId: try row.decode(column: "notification_id", as: String?.self),
-                    attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
-                    createdAt: Date(millis: try row.decode(column: "created_at", as: Int64.self))
-                )
-            }.sorted { $0.id < $1.id }
+            try await Self.claim(endpoint: endpoint, limit: limit, lease: lease, now: now, kind: kind, on: db)
         }
+    }
+
+    /// Records the previous round's outcomes and claims the next round in one transaction (one commit, not two).
+    public func settleAndClaim(
+        _ outcomes: [(id: Int64, outcome: Outcome)],
+        endpoint: String,
+        limit: Int,
+        lease: Duration,
+        now: Date
+    ) async throws -> [Item] {
+        guard !outcomes.isEmpty else { return try await claim(endpoint: endpoint, limit: limit, lease: lease, now: now) }
+        let kind = provider.kind
+        return try await provider.withTransaction { db in
+            try await Self.record(outcomes, now: now, on: db)
+            return try await Self.claim(endpoint: endpoint, limit: limit, lease: lease, now: now, kind: kind, on: db)
+        }
+    }
+
+    static func claim(endpoint: String, limit: Int, lease: Duration, now: Date, kind: DatabaseKind, on db: any SQLDatabase) async throws -> [Item] {
+        let until = now.addingTimeInterval(Double(lease.components.seconds)).millis
+        let skipLocked: SQLQueryString = kind == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        return try await db.raw(
+            """
+            UPDATE webhook_queue SET claimed_until = \(bind: until), attempts = attempts + 1
+            WHERE id IN (
+                SELECT q.id FROM webhook_queue q
+                WHERE q.endpoint = \(bind: endpoint) AND q.status = 'pending' AND q.next_attempt_at <= \(bind: now.millis)
+                  AND (q.claimed_until IS NULL OR q.claimed_until < \(bind: now.millis))
+                  AND NOT EXISTS (
+                      SELECT 1 FROM webhook_queue o WHERE o.endpoint = q.endpoint AND o.status = 'pending'
+                        AND o.ordering_key = q.ordering_key AND o.id < q.id)
+                ORDER BY q.next_attempt_at LIMIT \(bind: limit)
+            """ + skipLocked
+                + """
+                ) AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < \(bind: now.millis))
+                RETURNING id, endpoint, ordering_key, event_position, notification_id, attempts, created_at
+                """
+        ).all().map { row in
+            Item(
+                id: try row.decode(column: "id", as: Int64.self),
+                endpoint: try row.decode(column: "endpoint", as: String.self),
+                orderingKey: try row.decode(column: "ordering_key", as: String.self),
+                eventPosition: try row.decode(column: "event_position", as: Int64?.self),
+                notificationId: try row.decode(column: "notification_id", as: String?.self),
+                attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
+                createdAt: Date(millis: try row.decode(column: "created_at", as: Int64.self))
+            )
+        }.sorted { $0.id < $1.id }
     }
 
     /// What one attempt came to.
@@ -200,31 +220,33 @@ public struct WebhookQueue: Sendable {
     /// Records the attempts' outcomes in one transaction.
     public func record(_ outcomes: [(id: Int64, outcome: Outcome)], now: Date) async throws {
         guard !outcomes.isEmpty else { return }
-        try await provider.withTransaction { db in
-            let delivered = outcomes.compactMap { item -> Int64? in
-                if case .delivered = item.outcome { return item.id }
-                return nil
-            }
-            if !delivered.isEmpty {
-                try await db.raw(
-                    """
-                    UPDATE webhook_queue SET status = 'delivered', delivered_at = \(bind: now.millis), claimed_until = NULL,
-                        last_error = NULL
-                    WHERE status = 'pending' AND id IN (\(binds: delivered))
-                    """
-                ).run()
-            }
-            for (id, outcome) in outcomes {
-                guard case .failed(let status, let error, let retryAt) = outcome else { continue }
-                try await db.raw(
-                    """
-                    UPDATE webhook_queue SET status = \(bind: retryAt == nil ? "dead" : "pending"), claimed_until = NULL,
-                        next_attempt_at = \(bind: (retryAt ?? now).millis), last_error = \(bind: String(error.prefix(500))),
-                        last_status = \(bind: status)
-                    WHERE status = 'pending' AND id = \(bind: id)
-                    """
-                ).run()
-            }
+        try await provider.withTransaction { db in try await Self.record(outcomes, now: now, on: db) }
+    }
+
+    static func record(_ outcomes: [(id: Int64, outcome: Outcome)], now: Date, on db: any SQLDatabase) async throws {
+        let delivered = outcomes.compactMap { item -> Int64? in
+            if case .delivered = item.outcome { return item.id }
+            return nil
+        }
+        if !delivered.isEmpty {
+            try await db.raw(
+                """
+                UPDATE webhook_queue SET status = 'delivered', delivered_at = \(bind: now.millis), claimed_until = NULL,
+                    last_error = NULL
+                WHERE status = 'pending' AND id IN (\(binds: delivered))
+                """
+            ).run()
+        }
+        for (id, outcome) in outcomes {
+            guard case .failed(let status, let error, let retryAt) = outcome else { continue }
+            try await db.raw(
+                """
+                UPDATE webhook_queue SET status = \(bind: retryAt == nil ? "dead" : "pending"), claimed_until = NULL,
+                    next_attempt_at = \(bind: (retryAt ?? now).millis), last_error = \(bind: String(error.prefix(500))),
+                    last_status = \(bind: status)
+                WHERE status = 'pending' AND id = \(bind: id)
+                """
+            ).run()
         }
     }
 
