@@ -53,15 +53,40 @@ public struct WebhookQueue: Sendable {
     public func register(_ names: [String], now: Date) async throws {
         try await provider.withSession { db in
             let last = try await EventsTable.lastPosition(on: db)
-            for name in names {
-                try await db.raw(
-                    """
-                    INSERT INTO webhook_endpoints (name, event_cursor, notification_cursor, paused, updated_at)
-                    VALUES (\(bind: name), \(bind: last), \(bind: now.millis), 0, \(bind: now.millis)) ON CONFLICT (name) DO NOTHING
-                    """
-                ).run()
-            }
+            var insert = BulkInsert(
+                into: "webhook_endpoints",
+                columns: ["name", "event_cursor", "notification_cursor", "paused", "updated_at"],
+                suffix: "ON CONFLICT (name) DO NOTHING"
+            )
+            for name in names { insert.values([name, last, now.millis, 0, now.millis]) }
+            if !insert.isEmpty { try await insert.run(on: db) }
         }
+    }
+
+    /// One row to queue: an outbox event (`position`) or an Apple notification (`notification`) for `endpoint`.
+    struct Enqueued {
+        var endpoint: String
+        var key: String
+        var position: Int64? = nil
+        var notification: String? = nil
+        var origin: String
+    }
+
+    /// The one way rows enter the queue, pending and due now; returns how many were inserted (a notification already
+    /// queued for the endpoint is skipped).
+    static func enqueue(_ rows: [Enqueued], now: Date, on db: any SQLDatabase) async throws -> Int {
+        guard !rows.isEmpty else { return 0 }
+        var insert = BulkInsert(
+            into: "webhook_queue",
+            columns: [
+                "endpoint", "ordering_key", "event_position", "notification_id", "origin", "status", "attempts", "created_at", "next_attempt_at",
+            ],
+            suffix: "ON CONFLICT (endpoint, notification_id) WHERE origin = 'forward' DO NOTHING RETURNING id"
+        )
+        for row in rows {
+            insert.values([row.endpoint, row.key, row.position, row.notification, row.origin, "pending", 0, now.millis, now.millis])
+        }
+        return try await insert.all(on: db).count
     }
 
     /// Queues the outbox events after the endpoint's cursor whose type `accepts`, up to `limit` events read, and
@@ -78,19 +103,14 @@ public struct WebhookQueue: Sendable {
                 "SELECT position, user_id, type FROM events WHERE position > \(bind: cursor) ORDER BY position LIMIT \(bind: limit)"
             ).all()
             guard !rows.isEmpty else { return 0 }
-            var insert = BulkInsert(
-                into: "webhook_queue",
-                columns: ["endpoint", "ordering_key", "event_position", "origin", "status", "attempts", "created_at", "next_attempt_at"]
-            )
+            var queued: [Enqueued] = []
             var last = cursor
-            var queued = 0
             for row in rows {
                 last = try row.decode(column: "position", as: Int64.self)
                 guard accepts(try row.decode(column: "type", as: String.self)) else { continue }
-                insert.values([endpoint, try row.decode(column: "user_id", as: String.self), last, "outbox", "pending", 0, now.millis, now.millis])
-                queued += 1
+                queued.append(Enqueued(endpoint: endpoint, key: try row.decode(column: "user_id", as: String.self), position: last, origin: "outbox"))
             }
-            if queued > 0 { try await insert.run(on: db) }
+            _ = try await Self.enqueue(queued, now: now, on: db)
             try await db.raw(
                 "UPDATE webhook_endpoints SET event_cursor = \(bind: last), updated_at = \(bind: now.millis) WHERE name = \(bind: endpoint)"
             )
@@ -127,23 +147,15 @@ public struct WebhookQueue: Sendable {
                 """
             ).all()
             var newest = cursor
-            var queued = 0
+            var forwards: [Enqueued] = []
             for row in rows {
-                let received = try row.decode(column: "received_at", as: Int64.self)
-                newest = max(newest, received)
+                newest = max(newest, try row.decode(column: "received_at", as: Int64.self))
                 guard accepts(try row.decode(column: "bundle_id", as: String?.self)) else { continue }
                 let id = try row.decode(column: "id", as: String.self)
                 let original = try row.decode(column: "original_transaction_id", as: String?.self) ?? id
-                let inserted = try await db.raw(
-                    """
-                    INSERT INTO webhook_queue (endpoint, ordering_key, notification_id, origin, status, attempts, created_at, next_attempt_at)
-                    VALUES (\(bind: endpoint), \(bind: "apple:" + original), \(bind: id), 'forward', 'pending', 0, \(bind: now.millis),
-                        \(bind: now.millis))
-                    ON CONFLICT (endpoint, notification_id) WHERE origin = 'forward' DO NOTHING RETURNING id
-                    """
-                ).first()
-                if inserted != nil { queued += 1 }
+                forwards.append(Enqueued(endpoint: endpoint, key: "apple:" + original, notification: id, origin: "forward"))
             }
+            let queued = try await Self.enqueue(forwards, now: now, on: db)
             if newest > cursor {
                 try await db.raw(
                     "UPDATE webhook_endpoints SET notification_cursor = \(bind: newest), updated_at = \(bind: now.millis) WHERE name = \(bind: endpoint)"
@@ -281,18 +293,18 @@ public struct WebhookQueue: Sendable {
                 }
             let rows = try await db.raw("SELECT position, user_id FROM events WHERE " + filter + " ORDER BY position LIMIT \(bind: limit)").all()
             guard !rows.isEmpty else { return 0 }
-            var insert = BulkInsert(
-                into: "webhook_queue",
-                columns: ["endpoint", "ordering_key", "event_position", "origin", "status", "attempts", "created_at", "next_attempt_at"]
+            return try await Self.enqueue(
+                try rows.map {
+                    Enqueued(
+                        endpoint: endpoint,
+                        key: try $0.decode(column: "user_id", as: String.self),
+                        position: try $0.decode(column: "position", as: Int64.self),
+                        origin: "replay"
+                    )
+                },
+                now: now,
+                on: db
             )
-            for row in rows {
-                insert.values([
-                    endpoint, try row.decode(column: "user_id", as: String.self), try row.decode(column: "position", as: Int64.self), "replay",
-                    "pending", 0, now.millis, now.millis,
-                ])
-            }
-            try await insert.run(on: db)
-            return rows.count
         }
     }
 
