@@ -482,6 +482,11 @@ struct LifecycleTests {
             #expect((letter["lastError"] as? String)?.isEmpty == false)
             // The purchase itself was delivered: only the failing state update waits.
             #expect(try await server.audit("jay").contains { $0.action == "entitlement.granted" })
+            // The customer's backend hears of the dead letter through the outbox.
+            let events = try await server.api(ServerHarness.adminHeaders).adminListEvents(query: .init(userId: "jay")).ok.body.json.events
+            let deadLettered = events.first { $0._type == "notification.dead_lettered" }
+            #expect(deadLettered?.subject == letter["id"] as? String, "\(events.map(\._type))")
+            #expect(deadLettered?.details.additionalProperties["error"]?.isEmpty == false)
             try await server.withSideConnection { db in
                 try await db.withSession { try await $0.raw("ALTER TABLE subscriptions_broken RENAME TO subscriptions").run() }
             }

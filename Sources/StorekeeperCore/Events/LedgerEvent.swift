@@ -24,6 +24,9 @@ public struct LedgerEvent: Sendable, Hashable {
         case consumptionAnswered = "consumption.answered"
         /// Support granted or revoked an entitlement by hand (`details`: change, grant, endsAt, reason).
         case entitlementChanged = "entitlement.changed"
+        /// Apple's notification about one of the user's purchases failed every attempt and is a dead letter
+        /// (`details`: notificationId, notificationType, subtype, originalTransactionId, error).
+        case notificationDeadLettered = "notification.dead_lettered"
         /// A type this version does not know (read from a newer writer).
         case unknown
     }

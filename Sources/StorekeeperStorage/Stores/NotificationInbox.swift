@@ -103,6 +103,21 @@ public struct NotificationInbox: Sendable {
         }
     }
 
+    /// The notification `id` if it is a dead letter about an original transaction: that transaction and Apple's type.
+    public static func deadLetter(
+        _ id: String,
+        on db: any SQLDatabase
+    ) async throws -> (originalTransactionId: String, type: String?, subtype: String?)? {
+        guard
+            let row = try await db.raw(
+                "SELECT status, original_transaction_id, notification_type, subtype FROM notifications WHERE id = \(bind: id)"
+            ).first(),
+            try row.decode(column: "status", as: String.self) == "dead",
+            let original = try row.decode(column: "original_transaction_id", as: String?.self)
+        else { return nil }
+        return (original, try row.decode(column: "notification_type", as: String?.self), try row.decode(column: "subtype", as: String?.self))
+    }
+
     /// What the console's inbox list narrows to; nil fields do not filter.
     public struct Filter: Sendable, Hashable {
         public var status: String

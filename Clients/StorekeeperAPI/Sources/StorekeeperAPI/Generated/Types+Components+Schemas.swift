@@ -2861,7 +2861,8 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/Event/sequence`.
             public var sequence: Swift.Int64
             /// purchase.delivered, purchase.parked, purchase.refunded, purchase.reinstated, purchase.transferred,
-            /// subscription.changed, wallet.changed, user.merged, consumption.answered, entitlement.changed.
+            /// subscription.changed, wallet.changed, user.merged, consumption.answered, entitlement.changed,
+            /// notification.dead_lettered.
             ///
             ///
             /// - Remark: Generated from `#/components/schemas/Event/type`.
