@@ -370,5 +370,9 @@ public enum StorekeeperSchema {
             ]
             for statement in statements { try await db.raw(statement).run() }
         },
+        Migration("016_events_by_time") { db, _ in
+            // A webhook replay of a time range reads the outbox by when events happened.
+            try await db.raw("CREATE INDEX events_by_occurred_at ON events (occurred_at)").run()
+        },
     ]
 }

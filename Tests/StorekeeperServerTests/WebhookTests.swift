@@ -166,6 +166,13 @@ struct WebhookTests {
                     secrets: Self.secrets,
                     eventTypes: ["purchase.*"]
                 ),
+                // Another app's backend: none of this app's purchase events, but the user-wide ones.
+                WebhookConfiguration(
+                    name: "other-app",
+                    url: URL(string: "http://127.0.0.1:\(port)/hook")!,
+                    secrets: Self.secrets,
+                    bundleIds: ["com.example.elsewhere"]
+                ),
             ]
             try await ServerHarness.run(.sqlite, configure: { $0.webhooks = endpoints }) { server in
                 await server.store.setDeliversNotifications(true)
@@ -180,9 +187,20 @@ struct WebhookTests {
                 try await server.store.setAutoRenew(false, originalTransactionId: try #require(subscription.transaction.originalTransactionId))
                 try await server.deliverAndApply()
                 try await Self.buy(server, users: ["wh-fwd"], count: 1)
+                // Spending coins is about the user, not one app's purchase.
+                let spent = try await server.call(
+                    .POST,
+                    "/v1/wallet/spend",
+                    json: ["amount": 1, "idempotencyKey": "wh-fwd-spend"],
+                    headers: ServerHarness.userHeaders("wh-fwd")
+                )
+                #expect(spent.status == 200)
                 for _ in 0..<300 {
                     if receiver.received.contains(where: { $0.header("Storekeeper-Notification-Id") != nil })
-                        && receiver.received.filter({ $0.header("Storekeeper-Event-Id") != nil }).count >= 2
+                        && receiver.received.filter({ $0.header("Storekeeper-Endpoint") == "purchases" }).count >= 2
+                        && receiver.received.contains(where: {
+                            $0.header("Storekeeper-Endpoint") == "other-app" && $0.json["type"] as? String == "wallet.changed"
+                        })
                     {
                         break
                     }
@@ -197,9 +215,14 @@ struct WebhookTests {
                     #expect(String(decoding: item.body, as: UTF8.self) == stored.value2.body, "the body as Apple sent it")
                     #expect(item.json["signedPayload"] != nil)
                 }
-                let events = receiver.received.filter { $0.header("Storekeeper-Event-Id") != nil }
+                let events = receiver.received.filter { $0.header("Storekeeper-Endpoint") == "purchases" }
                 #expect(events.count >= 2, "the subscription's and the coins' deliveries")
                 #expect(events.allSatisfy { ($0.json["type"] as? String)?.hasPrefix("purchase.") == true }, "only purchase events")
+                let elsewhere = receiver.received.filter { $0.header("Storekeeper-Endpoint") == "other-app" }.compactMap {
+                    $0.json["type"] as? String
+                }
+                #expect(elsewhere == ["wallet.changed"], "only the user-wide event goes to another app's endpoint: \(elsewhere)")
+                #expect(!elsewhere.contains { $0.hasPrefix("purchase.") || $0.hasPrefix("subscription.") }, "\(elsewhere)")
                 let outbox = try await admin.adminListEvents(query: .init(userId: "wh-fwd")).ok.body.json.events
                 #expect(outbox.contains { $0._type == "subscription.changed" }, "sent to the outbox, filtered out of this endpoint")
                 let switched = outbox.last { $0._type == "subscription.changed" }

@@ -19,7 +19,8 @@ public struct WebhookConfiguration: Sendable, Hashable {
     public var secrets: [String]
     /// Event types sent (exact, or a prefix ending in `.*`); empty sends every type.
     public var eventTypes: [String]
-    /// Bundle ids whose notifications an `apple` endpoint is sent; empty sends every app's.
+    /// Bundle ids whose notifications (`apple`) or purchase events (`events`) the endpoint is sent; empty: every
+    /// app's. Events about the user as a whole (wallet, entitlements, merges) belong to no one app and always go.
     public var bundleIds: [String]
     /// Deliveries in flight at once (to different users).
     public var concurrency: Int
@@ -50,6 +51,14 @@ public struct WebhookConfiguration: Sendable, Hashable {
         self.maximumAge = maximumAge
     }
 
+    /// Whether an event of `type` about a purchase in `bundleId` (nil: not about one app's purchase) goes to this
+    /// endpoint.
+    public func accepts(type: String, bundleId: String?) -> Bool {
+        guard accepts(type: type) else { return false }
+        guard !bundleIds.isEmpty, let bundleId else { return true }
+        return bundleIds.contains(bundleId)
+    }
+
     /// Whether an event of `type` goes to this endpoint.
     public func accepts(type: String) -> Bool {
         guard kind == .events else { return false }
@@ -61,7 +70,7 @@ public struct WebhookConfiguration: Sendable, Hashable {
 
     /// Reads `webhooks.<name>.*`: `url` (required, http or https), `kind` (`events` or `apple`), `secrets` (secret;
     /// one or two keys of 32+ characters, required for `events`), `events` (types or `prefix.*`; default all),
-    /// `apps` (app names whose notifications an `apple` endpoint forwards; default all), `concurrency` (32; 1-256),
+    /// `apps` (app names whose notifications, or whose purchases' events, the endpoint is sent; default all), `concurrency` (32; 1-256),
     /// `timeoutSeconds` (10; 1-60), `maxAgeHours` (72; 1-168). Environment form: `WEBHOOKS=crm`,
     /// `WEBHOOKS_CRM_URL=…`, `WEBHOOKS_CRM_SECRETS=…`.
     init(name: String, reader: StrictConfigReader, apps: [AppConfiguration]) throws {

@@ -181,7 +181,7 @@ public struct WebhookDelivery: Service {
     private func queueNew(_ endpoint: WebhookConfiguration, now: Date) async throws -> Int {
         switch endpoint.kind {
         case .events:
-            return try await queue.queueEvents(endpoint: endpoint.name, limit: 2_000, now: now) { endpoint.accepts(type: $0) }
+            return try await queue.queueEvents(endpoint: endpoint.name, limit: 2_000, now: now) { endpoint.accepts(type: $0, bundleId: $1) }
         case .apple:
             let bundles = Set(endpoint.bundleIds)
             return try await queue.queueNotifications(endpoint: endpoint.name, overlap: 30, limit: 2_000, now: now) { bundle in
@@ -279,6 +279,7 @@ public struct WebhookDelivery: Service {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "Storekeeper")
+        request.headers.add(name: "Storekeeper-Endpoint", value: endpoint.name)
         request.headers.add(name: "Storekeeper-Delivery", value: String(item.id))
         request.headers.add(name: "Storekeeper-Attempt", value: String(item.attempts))
         if let position = item.eventPosition { request.headers.add(name: "Storekeeper-Event-Id", value: String(position)) }

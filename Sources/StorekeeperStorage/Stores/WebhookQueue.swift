@@ -63,6 +63,12 @@ public struct WebhookQueue: Sendable {
         }
     }
 
+    /// The event types whose subject is a transaction (the original one for subscriptions), so they belong to that
+    /// purchase's app.
+    static let purchaseScoped: [String] = [
+        LedgerEvent.EventType.delivered, .refunded, .reinstated, .transferred, .subscriptionChanged, .consumptionAnswered,
+    ].map(\.rawValue)
+
     /// One row to queue: an outbox event (`position`) or an Apple notification (`notification`) for `endpoint`.
     struct Enqueued {
         var endpoint: String
@@ -89,9 +95,10 @@ public struct WebhookQueue: Sendable {
         return try await insert.all(on: db).count
     }
 
-    /// Queues the outbox events after the endpoint's cursor whose type `accepts`, up to `limit` events read, and
-    /// moves the cursor past them in the same transaction. Returns how many events were read (0: caught up).
-    public func queueEvents(endpoint: String, limit: Int, now: Date, accepts: @Sendable (String) -> Bool) async throws -> Int {
+    /// Queues the outbox events after the endpoint's cursor that `accepts` (given the event's type and, for an
+    /// event about one purchase, its app's bundle id), up to `limit` events read, and moves the cursor past them in
+    /// the same transaction. Returns how many events were read (0: caught up).
+    public func queueEvents(endpoint: String, limit: Int, now: Date, accepts: @Sendable (String, String?) -> Bool) async throws -> Int {
         let kind = provider.kind
         return try await provider.withTransaction { db in
             let lock: SQLQueryString = kind == .postgres ? " FOR UPDATE" : ""
@@ -100,14 +107,21 @@ public struct WebhookQueue: Sendable {
                     .decode(column: "event_cursor", as: Int64.self)
             else { return 0 }
             let rows = try await db.raw(
-                "SELECT position, user_id, type FROM events WHERE position > \(bind: cursor) ORDER BY position LIMIT \(bind: limit)"
+                """
+                SELECT e.position, e.user_id, e.type, COALESCE(t.bundle_id, p.bundle_id) AS bundle_id FROM events e
+                LEFT JOIN apple_transactions t ON t.transaction_id = e.subject AND e.type IN (\(binds: Self.purchaseScoped))
+                LEFT JOIN pending_transactions p ON p.transaction_id = e.subject AND e.type = \(bind: LedgerEvent.EventType.parked.rawValue)
+                WHERE e.position > \(bind: cursor) ORDER BY e.position LIMIT \(bind: limit)
+                """
             ).all()
             guard !rows.isEmpty else { return 0 }
             var queued: [Enqueued] = []
             var last = cursor
             for row in rows {
                 last = try row.decode(column: "position", as: Int64.self)
-                guard accepts(try row.decode(column: "type", as: String.self)) else { continue }
+                guard accepts(try row.decode(column: "type", as: String.self), try row.decode(column: "bundle_id", as: String?.self)) else {
+                    continue
+                }
                 queued.append(Enqueued(endpoint: endpoint, key: try row.decode(column: "user_id", as: String.self), position: last, origin: "outbox"))
             }
             _ = try await Self.enqueue(queued, now: now, on: db)
