@@ -33,6 +33,14 @@ extension SimulatedAppStore {
         func standing(_ transaction: JWSTransactionDecodedPayload) -> Bool {
             transaction.revocationDate.map { $0 > date } ?? true
         }
+        func prorated(_ transaction: JWSTransactionDecodedPayload) -> Bool {
+            transaction.revocationDate != nil && transaction.revocationType == .refundProrated && transaction.revocationPercentage != nil
+        }
+        // A prorated refund of a period keeps its unrefunded share (never less than was used before the refund).
+        func keptEnd(_ transaction: JWSTransactionDecodedPayload, start: Date, end: Date) -> Date {
+            let share = Double(100_000 - Int(transaction.revocationPercentage ?? 100_000)) / 100_000
+            return min(end, max(start.addingTimeInterval(end.timeIntervalSince(start) * share), transaction.revocationDate ?? end))
+        }
         var entitlements: [String: Date?] = [:]
         var consumables: [String: Int] = [:]
         var passEnds: [String: Date] = [:]
@@ -45,13 +53,16 @@ extension SimulatedAppStore {
                 if standing(transaction) { entitlements[productId] = .some(nil) }
             case .nonRenewing:
                 // Passes stack: each starts at the later of its purchase and the end of the one before (seed 002).
-                guard standing(transaction), let period = product.period, let bought = transaction.purchaseDate else { continue }
+                guard standing(transaction) || prorated(transaction), let period = product.period, let bought = transaction.purchaseDate
+                else { continue }
                 let start = max(bought, passEnds[productId] ?? bought)
-                passEnds[productId] = period.advance(start)
+                passEnds[productId] = prorated(transaction) ? keptEnd(transaction, start: start, end: period.advance(start)) : period.advance(start)
             case .autoRenewable:
-                guard standing(transaction), let start = transaction.purchaseDate, var end = transaction.expiresDate else {
+                guard standing(transaction) || prorated(transaction), let start = transaction.purchaseDate, var end = transaction.expiresDate
+                else {
                     continue
                 }
+                if prorated(transaction) { end = keptEnd(transaction, start: start, end: end) }
                 if transaction.isUpgraded == true,
                     let next = all.first(where: {
                         $0.originalTransactionId == transaction.originalTransactionId

@@ -23,8 +23,18 @@ extension SimulatedAppStore {
         }
     }
 
-    /// Apple decides a refund request: `REFUND` (the transaction is revoked) or `REFUND_DECLINED`.
-    public func decideRefund(transactionId: String, approve: Bool, reason: RevocationReason = .otherReason) throws {
+    /// Apple decides a refund request: `REFUND` (the transaction is revoked) or `REFUND_DECLINED`. With
+    /// `proratedPercentage` (milliunits of a percent: 1 to 99,999) the refund is `REFUND_PRORATED` for that share of
+    /// the price (API 1.19); without, `REFUND_FULL`.
+    public func decideRefund(
+        transactionId: String,
+        approve: Bool,
+        reason: RevocationReason = .otherReason,
+        proratedPercentage: Int? = nil
+    ) throws {
+        if let proratedPercentage, !(1..<100_000).contains(proratedPercentage) {
+            throw SimulatorError.notAllowed("a prorated share is 1 to 99999 milliunits of a percent, not \(proratedPercentage)")
+        }
         guard var transaction = transactions[transactionId] else { throw SimulatorError.unknownTransaction(transactionId) }
         guard approve else {
             // For a subscription, notify adds its status and renewal info, as Apple's REFUND_DECLINED carries them.
@@ -34,7 +44,8 @@ extension SimulatedAppStore {
         guard transaction.revocationDate == nil else { throw SimulatorError.notAllowed("\(transactionId) is already refunded") }
         transaction.revocationDate = now
         transaction.revocationReason = reason
-        transaction.revocationType = .refundFull
+        transaction.revocationType = proratedPercentage == nil ? .refundFull : .refundProrated
+        transaction.revocationPercentage = proratedPercentage.map { Int32($0) }
         transactions[transactionId] = transaction
         modified(transactionId)
         var status: SubscriptionStatus?
@@ -64,6 +75,7 @@ extension SimulatedAppStore {
         transaction.revocationDate = nil
         transaction.revocationReason = nil
         transaction.revocationType = nil
+        transaction.revocationPercentage = nil
         transactions[transactionId] = transaction
         modified(transactionId)
         var status: SubscriptionStatus?

@@ -194,6 +194,11 @@ def main():
             revision = response.revision
         expect(args.refunded in {t.transactionId for t in refunds}, "refund history lacks the refund")
         expect(all(t.revocationDate is not None for t in refunds), "refund history lists a standing transaction")
+        # The refund was prorated (API 1.19): Apple's models read the type and the share the simulator signed.
+        prorated = next(t for t in refunds if t.transactionId == args.refunded)
+        expect(str(prorated.revocationType) in ("REFUND_PRORATED", "RevocationType.REFUND_PRORATED"),
+               "revocationType %r" % (prorated.revocationType,))
+        expect(prorated.revocationPercentage == 40000, "revocationPercentage %r" % (prorated.revocationPercentage,))
 
     def order_lookup():
         response = client.look_up_order_id(args.order_id)

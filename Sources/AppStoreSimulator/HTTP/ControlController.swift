@@ -15,7 +15,11 @@ struct ControlController<Context: RequestContext>: Sendable {
         /// An ISO 8601 period such as `P1M` or `P3D`, added in calendar terms.
         var period: String?
     }
-    struct Decision: Codable { var approve: Bool }
+    struct Decision: Codable {
+        var approve: Bool
+        /// A prorated refund's share, milliunits of a percent (1-99999); absent: a full refund.
+        var proratedPercentage: Int?
+    }
     struct Family: Codable { var accounts: [String] }
     struct FamilyResult: Codable { var familyId: String }
     struct Sale: Codable { var forSale: Bool }
@@ -86,7 +90,9 @@ struct ControlController<Context: RequestContext>: Sendable {
         control.post("refunds/:transaction/decide") { request, context in
             let body = try await HTTPJSON.decode(Decision.self, from: request)
             let id = try PathParameter.require("transaction", in: context)
-            try await SimulatorError.mapped { try await store.decideRefund(transactionId: id, approve: body.approve) }
+            try await SimulatorError.mapped {
+                try await store.decideRefund(transactionId: id, approve: body.approve, proratedPercentage: body.proratedPercentage)
+            }
             return Response(status: .noContent)
         }
         control.post("refunds/:transaction/reverse") { _, context in

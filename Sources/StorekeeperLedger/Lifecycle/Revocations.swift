@@ -35,27 +35,37 @@ enum Revocations {
             return .alreadyRevoked
         }
         let user = delivered.user
-        let what = revocation == .refund ? "refunded by Apple" : "Family Sharing access withdrawn"
+        // A family revocation takes everything; a refund what Apple refunded (all, or a prorated share).
+        let share = revocation == .refund ? RefundShare(revocationType: revocationType, revocationPercentage: revocationPercentage) : .full
+        let what =
+            revocation != .refund
+            ? "Family Sharing access withdrawn"
+            : share.isFull ? "refunded by Apple" : "refunded by Apple (prorated, \(share.description))"
         try await AppleTransactionsTable.recordRevocation(transactionId, type: revocationType, percentage: revocationPercentage, on: uow.db)
-        for grant in try await EntitlementGrantsTable.revoke(transactionId: transactionId, at: date, on: uow.db) {
-            uow.record(
-                AuditEntry(
-                    action: .entitlementRevoked,
-                    user: grant.user,
-                    subject: grant.entitlement,
-                    periodStart: max(grant.start, date),
-                    periodEnd: grant.end,
-                    cause: cause,
-                    detail: "\(delivered.productId) \(transactionId) \(what); service from the revocation date on removed",
-                    createdAt: uow.now
+        let period = try await EntitlementGrantsTable.period(of: transactionId, on: uow.db)
+        let stop = period.map { share.cut(start: $0.start, end: $0.end, at: date) } ?? date
+        if let stop {
+            for grant in try await EntitlementGrantsTable.revoke(transactionId: transactionId, at: stop, on: uow.db) {
+                uow.record(
+                    AuditEntry(
+                        action: .entitlementRevoked,
+                        user: grant.user,
+                        subject: grant.entitlement,
+                        periodStart: max(grant.start, stop),
+                        periodEnd: grant.end,
+                        cause: cause,
+                        detail: "\(delivered.productId) \(transactionId) \(what); "
+                            + (share.isFull ? "service from the revocation date on removed" : "the refunded share of the period removed"),
+                        createdAt: uow.now
+                    )
                 )
-            )
+            }
         }
         var taken: Int64 = 0
         var forgiven: Int64 = 0
         if delivered.productKind == .consumable, let credited = try await WalletEntriesTable.find(.transaction(transactionId), on: uow.db) {
             let balance = try await WalletsTable.balance(user, currency: credited.currency, lock: true, kind: uow.kind, on: uow.db)
-            (taken, forgiven) = policy.clawback(refunded: credited.amount, balance: balance)
+            (taken, forgiven) = policy.clawback(refunded: share.of(credited.amount), balance: balance)
             if taken > 0 {
                 _ = try await WalletPostings.post(
                     user: user,
@@ -119,12 +129,11 @@ enum Revocations {
         if taken > 0 { details["coinsTaken"] = String(taken) }
         if forgiven > 0 { details["coinsForgiven"] = String(forgiven) }
         if let revocationType { details["revocationType"] = revocationType }
+        if !share.isFull { details["refundedShare"] = String(share.milliPercent) }
         details["environment"] = delivered.environment
         if revocation == .refund, let price = delivered.price, let currency = delivered.currency {
             // What Apple gave back: all of the price, or its prorated share (milliunits of a percent, 100000 = all).
-            let share = revocationType == "REFUND_PRORATED" ? Int64(min(max(revocationPercentage ?? 100_000, 0), 100_000)) : 100_000
-            let (product, overflow) = price.multipliedReportingOverflow(by: share)
-            details["refundedAmount"] = String(overflow ? price : product / 100_000)
+            details["refundedAmount"] = String(share.of(price))
             details["currency"] = currency
         }
         uow.emit(LedgerEvent(type: .refunded, user: user, subject: transactionId, occurredAt: uow.now, details: details))

@@ -40,7 +40,7 @@ import Testing
         let consumable = try #require(try await store.purchase(productId: Self.coins, account: account.id).transaction.transactionId)
         let refunded = try #require(try await store.purchase(productId: Self.coins, account: account.id).transaction.transactionId)
         try await store.requestRefund(transactionId: refunded)
-        try await store.decideRefund(transactionId: refunded, approve: true)
+        try await store.decideRefund(transactionId: refunded, approve: true, proratedPercentage: 40_000)
         let subscription = try #require(
             try await store.purchase(productId: H.monthly, account: account.id).transaction.originalTransactionId
         )
