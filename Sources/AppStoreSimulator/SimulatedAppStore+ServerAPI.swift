@@ -124,20 +124,7 @@ extension SimulatedAppStore {
         guard let accountId = customer(of: anyTransactionId), let account = accounts[accountId] else {
             throw SimulatorError.unknownTransaction(anyTransactionId)
         }
-        return try signer.sign(
-            AppTransaction(
-                receiptType: environment,
-                appAppleId: catalog.appAppleId,
-                bundleId: catalog.bundleId,
-                applicationVersion: "1",
-                versionExternalIdentifier: 0,
-                receiptCreationDate: now,
-                originalPurchaseDate: account.originalAppPurchaseDate,
-                originalApplicationVersion: "1",
-                appTransactionId: account.appTransactionId,
-                originalPlatform: .iOS
-            )
-        )
+        return try signer.sign(appTransaction(of: account))
     }
 
     /// Finish Transaction: a finished consumable leaves the receipt and transaction history v1.

@@ -252,11 +252,15 @@ def main():
 
     def notification_history():
         request = NotificationHistoryRequest(startDate=simulated_now - 179 * 86_400_000, endDate=simulated_now + 86_400_000)
-        count, token = 0, None
+        count, token, types = 0, None, set()
         while True:
             response = client.get_notification_history(token, request)
             for item in response.notificationHistory or []:
                 notification = verifier.verify_and_decode_notification(item.signedPayload)
+                types.add(notification.rawNotificationType)
+                if notification.appData is not None and notification.appData.signedAppTransactionInfo:
+                    app_transaction = verifier.verify_and_decode_app_transaction(notification.appData.signedAppTransactionInfo)
+                    expect(app_transaction.appTransactionId, "RESCIND_CONSENT's app transaction has no appTransactionId")
                 data = notification.data
                 if data is not None:
                     if data.signedTransactionInfo:
@@ -268,6 +272,8 @@ def main():
                 break
             token = response.paginationToken
         expect(count > 0, "no notification in history")
+        for expected in ("RESCIND_CONSENT", "EXTERNAL_PURCHASE_TOKEN", "METADATA_UPDATE"):
+            expect(expected in types, f"{expected} missing from history: {sorted(types)}")
 
     def app_transaction():
         signed = client.get_app_transaction_info(args.consumable).signedAppTransactionInfo

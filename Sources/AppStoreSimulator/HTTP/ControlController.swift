@@ -21,6 +21,17 @@ struct ControlController<Context: RequestContext>: Sendable {
         var proratedPercentage: Int?
     }
     struct Family: Codable { var accounts: [String] }
+    /// A notification Apple sends about the app or a purchase outside the purchase flows.
+    struct Send: Codable {
+        var type: String
+        var subtype: String?
+        var transactionId: String?
+        /// `RESCIND_CONSENT`: the minor's account.
+        var account: String?
+        /// `EXTERNAL_PURCHASE_TOKEN`: the token's id (`SANDBOX…` in the sandbox).
+        var externalPurchaseId: String?
+    }
+    struct Sent: Codable { var notificationUUID: String }
     struct FamilyResult: Codable { var familyId: String }
     struct Sale: Codable { var forSale: Bool }
     struct Price: Codable {
@@ -99,6 +110,40 @@ struct ControlController<Context: RequestContext>: Sendable {
             let id = try PathParameter.require("transaction", in: context)
             try await SimulatorError.mapped { try await store.reverseRefund(transactionId: id) }
             return Response(status: .noContent)
+        }
+        control.post("notifications") { request, _ in
+            let body = try await HTTPJSON.decode(Send.self, from: request)
+            func name(_ text: String?, _ field: String) throws -> String? {
+                guard let text else { return nil }
+                guard (1...64).contains(text.utf8.count), text.utf8.allSatisfy({ (65...90).contains($0) || (48...57).contains($0) || $0 == 95 })
+                else {
+                    throw SimulatorHTTPError(.badRequest, code: "bad_\(field)", message: "\(field) is 1-64 of A-Z, 0-9 and _")
+                }
+                return text
+            }
+            let type = try name(body.type, "type") ?? ""
+            let subtype = try name(body.subtype, "subtype").map(Subtype.init(rawValue:))
+            let uuid = try await SimulatorError.mapped { () async throws -> String in
+                switch type {
+                case NotificationTypeV2.rescindConsent.rawValue:
+                    guard let account = body.account else {
+                        throw SimulatorHTTPError(.badRequest, code: "account_required", message: "RESCIND_CONSENT names an account")
+                    }
+                    return try await store.rescindConsent(account: account)
+                case NotificationTypeV2.externalPurchaseToken.rawValue:
+                    guard let id = body.externalPurchaseId, let subtype, (1...128).contains(id.utf8.count) else {
+                        throw SimulatorHTTPError(
+                            .badRequest,
+                            code: "token_required",
+                            message: "EXTERNAL_PURCHASE_TOKEN needs externalPurchaseId and subtype"
+                        )
+                    }
+                    return try await store.externalPurchaseToken(subtype, id: id)
+                default:
+                    return try await store.sendNotification(NotificationTypeV2(rawValue: type), subtype: subtype, transactionId: body.transactionId)
+                }
+            }
+            return try HTTPJSON.response(Sent(notificationUUID: uuid), status: .created)
         }
         control.post("families") { request, _ in
             let body = try await HTTPJSON.decode(Family.self, from: request)

@@ -20,10 +20,13 @@ public struct Subtype: OpenStringEnum {
     public static let summary: Self = "SUMMARY"
     public static let failure: Self = "FAILURE"
     public static let unreported: Self = "UNREPORTED"
+    /// `EXTERNAL_PURCHASE_TOKEN`: a token was created (and must be reported), or is still active and unreported.
+    public static let created: Self = "CREATED"
+    public static let activeTokenReminder: Self = "ACTIVE_TOKEN_REMINDER"
 
     public static let knownValues: [Self] = [
         .initialBuy, .resubscribe, .downgrade, .upgrade, .autoRenewEnabled, .autoRenewDisabled, .voluntary,
         .billingRetry, .priceIncrease, .gracePeriod, .pending, .accepted, .billingRecovery, .productNotForSale,
-        .summary, .failure, .unreported,
+        .summary, .failure, .unreported, .created, .activeTokenReminder,
     ]
 }

@@ -43,6 +43,8 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let guestClaimed = AuditAction(rawValue: "guest.claimed")
     public static let offerSigned = AuditAction(rawValue: "offer.signed")
     public static let refundRequested = AuditAction(rawValue: "refund.requested")
+    /// A parent or guardian withdrew consent for a minor using the app (`RESCIND_CONSENT`).
+    public static let consentRescinded = AuditAction(rawValue: "consent.rescinded")
     public static let refundConsumptionAnswered = AuditAction(rawValue: "refund.consumption_answered")
     public static let riskIntroductoryOfferRepeated = AuditAction(rawValue: "risk.introductory_offer_repeated")
 

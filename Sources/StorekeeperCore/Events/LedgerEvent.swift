@@ -27,6 +27,10 @@ public struct LedgerEvent: Sendable, Hashable {
         /// Apple's notification about one of the user's purchases failed every attempt and is a dead letter
         /// (`details`: notificationId, notificationType, subtype, originalTransactionId, error).
         case notificationDeadLettered = "notification.dead_lettered"
+        /// A parent or guardian withdrew consent for a minor using the app (`RESCIND_CONSENT`); one per user whose
+        /// purchases came from that install (`details`: appTransactionId, notificationId, environment). Storekeeper
+        /// takes nothing back: what the app must do is the app's decision.
+        case consentRescinded = "consent.rescinded"
         /// A type this version does not know (read from a newer writer).
         case unknown
     }

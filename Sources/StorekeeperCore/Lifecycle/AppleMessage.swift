@@ -24,6 +24,8 @@ public struct AppleMessage: Sendable {
     public var focus: VerifiedTransaction?
     public var snapshot: SubscriptionSnapshot?
     public var consumptionReason: String?
+    /// The app install a message about the app concerns (`RESCIND_CONSENT`'s verified app transaction).
+    public var appTransactionId: String?
 
     public init(
         id: String,
@@ -61,7 +63,8 @@ public struct AppleMessage: Sendable {
     /// Whether the message's only effects are delivery and a state update (the common case: purchases, renewals,
     /// renewal preference and status changes, expiries), which the ledger applies with set-based statements.
     public var isPlain: Bool {
-        format == "v2" && effect.revoke == nil && !effect.reinstate && !effect.extendToExpiry && !effect.extendToGracePeriodEnd
+        format == "v2" && appTransactionId == nil && effect.revoke == nil && !effect.reinstate && !effect.extendToExpiry
+            && !effect.extendToGracePeriodEnd
             && !effect.answerConsumptionRequest && !effect.closeConsumptionRequest && focus?.revocationDate == nil
     }
 }

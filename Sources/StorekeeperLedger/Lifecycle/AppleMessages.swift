@@ -211,8 +211,37 @@ enum AppleMessages {
                 try await ConsumptionRequestsTable.close(transactionId: focus.transactionId, decision: message.type, now: uow.now, on: uow.db)
             }
         }
+        if message.type == "RESCIND_CONSENT", let install = message.appTransactionId {
+            try await consentRescinded(install: install, message: message, in: uow)
+        }
         if let snapshot = message.snapshot {
             _ = try await applySnapshots([(snapshot, cause)], in: uow)
+        }
+    }
+
+    /// Tells each user whose purchases came from the install that a parent withdrew consent: an audit entry and a
+    /// `consent.rescinded` event. Nothing is taken back — Apple did not refund anything; the app's backend decides.
+    private static func consentRescinded(install: String, message: AppleMessage, in uow: UnitOfWork) async throws {
+        for user in try await AppleTransactionsTable.users(ofAppTransaction: install, bundleId: message.bundleId, on: uow.db) {
+            uow.record(
+                AuditEntry(
+                    action: .consentRescinded,
+                    user: user,
+                    subject: install,
+                    cause: .notification(message.id),
+                    detail: "a parent or guardian withdrew consent for this app install (\(message.environment)); the app decides what follows",
+                    createdAt: uow.now
+                )
+            )
+            uow.emit(
+                LedgerEvent(
+                    type: .consentRescinded,
+                    user: user,
+                    subject: install,
+                    occurredAt: uow.now,
+                    details: ["appTransactionId": install, "notificationId": message.id, "environment": message.environment]
+                )
+            )
         }
     }
 

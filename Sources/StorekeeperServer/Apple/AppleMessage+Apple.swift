@@ -21,12 +21,12 @@ extension AppleMessage {
             let renewal = try payload.data?.signedRenewalInfo.map {
                 try SignedDataVerifier.decodeUnverifiedPayload($0, as: JWSRenewalInfoDecodedPayload.self)
             }
-            return v2(
+            var message = v2(
                 id: received.id,
                 type: payload.notificationType.rawValue,
                 subtype: payload.subtype?.rawValue,
                 bundleId: received.bundleId ?? payload.data?.bundleId ?? "",
-                environment: payload.data?.environment?.rawValue ?? received.environment ?? "Production",
+                environment: payload.claimedIdentity.environment?.rawValue ?? received.environment ?? "Production",
                 signedDate: payload.signedDate ?? stored.receivedAt,
                 transaction: transaction,
                 signedTransaction: payload.data?.signedTransactionInfo,
@@ -34,6 +34,12 @@ extension AppleMessage {
                 status: payload.data?.status.map { Int($0.rawValue) },
                 consumptionReason: payload.data?.consumptionRequestReason?.rawValue
             )
+            // Verified on arrival like the rest of the row.
+            message.appTransactionId =
+                try payload.appData?.signedAppTransactionInfo.map {
+                    try SignedDataVerifier.decodeUnverifiedPayload($0, as: AppTransaction.self).appTransactionId
+                } ?? nil
+            return message
         case "v1":
             // Unsigned: only what verifyReceipt confirms is applied (see V1Confirmation).
             throw StorekeeperError(.internal, code: "unconfirmed_v1", message: "a V1 notification is applied only once Apple confirms it")

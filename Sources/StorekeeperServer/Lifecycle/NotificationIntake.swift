@@ -31,6 +31,7 @@ struct NotificationIntake: Sendable {
         var transactionId: String?
         var transaction: JWSTransactionDecodedPayload?
         var renewal: JWSRenewalInfoDecodedPayload?
+        var appTransactionId: String?
         do {
             payload = try await app.verifier.verifyNotification(signedPayload)
             // The notification's signature covers the signed transaction and renewal info inside it byte for byte,
@@ -50,6 +51,16 @@ struct NotificationIntake: Sendable {
             if let inner = payload.data?.signedRenewalInfo {
                 renewal = try SignedDataVerifier.decodeUnverifiedPayload(inner, as: JWSRenewalInfoDecodedPayload.self)
                 original = original ?? renewal?.originalTransactionId
+            }
+            if let inner = payload.appData?.signedAppTransactionInfo {
+                // An app-level message (RESCIND_CONSENT) names the install by its signed app transaction: verified
+                // on its own (chain, signature, app) before anyone is told about it.
+                let install = try await app.verifier.verifyAppTransaction(inner)
+                guard install.bundleId == app.configuration.bundleId, let id = install.appTransactionId, !id.isEmpty, id.utf8.count <= 64
+                else {
+                    throw StorekeeperError.rejected("wrong_app", "the notification's app transaction is for another app or has no id")
+                }
+                appTransactionId = id
             }
         } catch let error as StorekeeperError {
             throw error
@@ -74,7 +85,7 @@ struct NotificationIntake: Sendable {
             originalTransactionId: original,
             transactionId: transactionId,
             signedDate: payload.signedDate,
-            environment: payload.data?.environment?.rawValue,
+            environment: payload.claimedIdentity.environment?.rawValue,
             body: body
         )
         // Compacted here, in the request's own task, so the one writer only copies the result.
@@ -86,7 +97,7 @@ struct NotificationIntake: Sendable {
                 type: payload.notificationType.rawValue,
                 subtype: payload.subtype?.rawValue,
                 bundleId: app.configuration.bundleId,
-                environment: payload.data?.environment?.rawValue ?? "Production",
+                environment: payload.claimedIdentity.environment?.rawValue ?? "Production",
                 signedDate: payload.signedDate ?? Date(),
                 transaction: transaction,
                 signedTransaction: payload.data?.signedTransactionInfo,
@@ -94,6 +105,7 @@ struct NotificationIntake: Sendable {
                 status: payload.data?.status.map { Int($0.rawValue) },
                 consumptionReason: payload.data?.consumptionRequestReason?.rawValue
             )
+            message?.appTransactionId = appTransactionId
         }
         let isNew = try await ledger.store(received, applying: message)
         if isNew, let signed = payload.signedDate { metrics.notificationStored(path: path, lag: Date().timeIntervalSince(signed)) }

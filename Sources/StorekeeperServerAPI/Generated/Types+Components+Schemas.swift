@@ -2845,7 +2845,7 @@ extension Components {
             public var sequence: Swift.Int64
             /// purchase.delivered, purchase.parked, purchase.refunded, purchase.reinstated, purchase.transferred,
             /// subscription.changed, wallet.changed, user.merged, consumption.answered, entitlement.changed,
-            /// notification.dead_lettered.
+            /// notification.dead_lettered, consent.rescinded.
             ///
             ///
             /// - Remark: Generated from `#/components/schemas/Event/type`.

@@ -67,6 +67,16 @@ public enum AppleTransactionsTable {
         public var currency: String?
     }
 
+    /// The users holding purchases made from one app install (`appTransactionId`) of `bundleId`, in id order.
+    public static func users(ofAppTransaction install: String, bundleId: String, on db: any SQLDatabase) async throws -> [UserID] {
+        try await db.raw(
+            """
+            SELECT DISTINCT user_id FROM apple_transactions
+            WHERE app_transaction_id = \(bind: install) AND bundle_id = \(bind: bundleId) ORDER BY user_id
+            """
+        ).all().map { UserID(rawValue: try $0.decode(column: "user_id", as: String.self)) }
+    }
+
     /// The delivered transaction with this id, if any.
     public static func delivered(_ transactionId: String, on db: any SQLDatabase) async throws -> Delivered? {
         guard

@@ -122,6 +122,42 @@ import X509
         }
     }
 
+    @Test func appLevelNotificationsAreSentOnRequest() async throws {
+        let (app, store) = try await application()
+        try await app.test(.live) { client in
+            let account = try await client.execute(uri: "/device/accounts", method: .post, body: try json([:])) { try object($0)["id"] as? String }
+            let sent = try await client.execute(
+                uri: "/control/notifications",
+                method: .post,
+                body: try json(["type": "RESCIND_CONSENT", "account": try #require(account)])
+            ) { response in
+                #expect(response.status == .created)
+                return try object(response)["notificationUUID"] as? String
+            }
+            let last = try #require(await store.sentNotifications().last)
+            #expect(last.notificationUUID == sent)
+            #expect(last.type == .rescindConsent)
+            #expect(last.payload.appData?.signedAppTransactionInfo != nil)
+            try await client.execute(
+                uri: "/control/notifications",
+                method: .post,
+                body: try json(["type": "EXTERNAL_PURCHASE_TOKEN", "subtype": "CREATED", "externalPurchaseId": "SANDBOX_1"])
+            ) { #expect($0.status == .created) }
+            #expect(await store.sentNotifications().last?.payload.externalPurchaseToken?.externalPurchaseId == "SANDBOX_1")
+            for (body, status, code) in [
+                (["type": "lower case"], HTTPResponse.Status.badRequest, "bad_type"),
+                (["type": "EXTERNAL_PURCHASE_TOKEN"], .badRequest, "token_required"),
+                (["type": "RESCIND_CONSENT"], .badRequest, "account_required"),
+                (["type": "METADATA_UPDATE", "transactionId": "404"], .notFound, nil),
+            ] as [([String: String], HTTPResponse.Status, String?)] {
+                try await client.execute(uri: "/control/notifications", method: .post, body: try json(body)) { response in
+                    #expect(response.status == status, "\(body)")
+                    if let code { #expect((try? object(response))?["error"] as? String == code) }
+                }
+            }
+        }
+    }
+
     @Test func percentEncodedPathParametersAreDecoded() async throws {
         let (app, store) = try await application()
         try await app.test(.router) { client in

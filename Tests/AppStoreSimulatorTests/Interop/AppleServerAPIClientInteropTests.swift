@@ -45,6 +45,10 @@ import Testing
             try await store.purchase(productId: H.monthly, account: account.id).transaction.originalTransactionId
         )
         try await store.advance(by: 10 * H.day)
+        // Apple's newer types, read back through Notification History by Apple's verifier.
+        try await store.rescindConsent(account: account.id)
+        try await store.externalPurchaseToken(.created, id: (environment == .production ? "" : "SANDBOX_") + "interop-token")
+        try await store.sendNotification(.metadataUpdate, transactionId: subscription)
         let order = try #require(await store.orderId(ofTransaction: consumable))
         // The app has a notification URL (a delivery service would set this), so a test notification is sent.
         await store.setDeliversNotifications(true)
