@@ -133,6 +133,28 @@ extension SimulatedAppStore {
         if transaction.type == .consumable { finished.insert(id) }
     }
 
+    /// The app finishes a transaction on the device (StoreKit's `Transaction.finish()`).
+    public func finishOnDevice(_ id: String) throws {
+        guard transactions[id] != nil else { throw SimulatorError.unknownTransaction(id) }
+        finishedOnDevice.insert(id)
+    }
+
+    /// The device's unfinished queue (StoreKit's `Transaction.unfinished`): the account's transactions finished
+    /// neither by the app nor, for consumables, by the server through Finish Transaction; oldest first. StoreKit
+    /// hands these to the app again at every launch.
+    public func unfinishedTransactions(account accountId: String) throws -> [JWSTransactionDecodedPayload] {
+        guard accounts[accountId] != nil else { throw SimulatorError.unknownAccount(accountId) }
+        return transactions(account: accountId).filter {
+            let id = $0.transactionId ?? ""
+            return !finished.contains(id) && !finishedOnDevice.contains(id)
+        }
+    }
+
+    /// ``unfinishedTransactions(account:)``, each signed now.
+    public func signedUnfinishedTransactions(account accountId: String) throws -> [String] {
+        try unfinishedTransactions(account: accountId).compactMap(\.transactionId).map { try signedTransaction($0) }
+    }
+
     /// Request a Test Notification: a `TEST` notification, returning its token. Refused, as Apple refuses it,
     /// when the app has no notification URL (no delivery target is configured).
     public func sendTestNotification() throws -> String {

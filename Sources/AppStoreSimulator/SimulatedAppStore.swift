@@ -44,6 +44,8 @@ public actor SimulatedAppStore {
     var nextOrderNumber = 1
     /// Consumables the app finished (they leave receipts and history v1).
     var finished: Set<String> = []
+    /// Transactions the app finished on the device (`Transaction.finish()`).
+    var finishedOnDevice: Set<String> = []
     var consumptionAnswers: [String: ConsumptionRequest] = [:]
     /// Every accepted Send Consumption Information request (v1 and v2), as received.
     var consumptionLog: [ConsumptionAnswer] = []

@@ -144,6 +144,15 @@ public struct ServerComponents: Sendable {
                 riskPolicy: configuration.risk
             )
         }
+        let finisher = TransactionFinisher(
+            apps: apps,
+            store: FinishedTransactions(provider: provider),
+            interval: .seconds(5),
+            metrics: metrics,
+            ready: ready,
+            logger: logger
+        )
+        if !finisher.finishing.isEmpty { jobs.finisher = finisher }
         let businessMetrics = BusinessMetrics(
             ledger: ledger,
             backlog: BacklogStore(provider: provider),
@@ -193,6 +202,7 @@ public struct ServerComponents: Sendable {
         if let catchUp = jobs.catchUp, lifecycle.catchUpInterval != nil { services.append(catchUp) }
         if let sweep = jobs.sweep, lifecycle.sweepInterval != nil { services.append(sweep) }
         if let responder = jobs.responder, lifecycle.consumptionInterval != nil { services.append(responder) }
+        if let finisher = jobs.finisher { services.append(finisher) }
         self.services = services
     }
 }

@@ -374,5 +374,18 @@ public enum StorekeeperSchema {
             // A webhook replay of a time range reads the outbox by when events happened.
             try await db.raw("CREATE INDEX events_by_occurred_at ON events (occurred_at)").run()
         },
+        Migration("017_finished_transactions") { db, _ in
+            let statements: [SQLQueryString] = [
+                // When Apple confirmed a delivered consumable finished (Finish Transaction), or why it never will.
+                "ALTER TABLE apple_transactions ADD COLUMN finished_at BIGINT",
+                "ALTER TABLE apple_transactions ADD COLUMN finish_error TEXT",
+                // The few consumables still to finish, without indexing every transaction.
+                """
+                CREATE INDEX apple_transactions_unfinished ON apple_transactions (delivered_at)
+                WHERE finished_at IS NULL AND finish_error IS NULL AND product_kind = 'consumable'
+                """,
+            ]
+            for statement in statements { try await db.raw(statement).run() }
+        },
     ]
 }

@@ -320,6 +320,25 @@ struct LifecycleTests {
         }
     }
 
+    @Test("version 2 answers by default; a non-renewing pass is answered through version 1, which Apple takes for it")
+    func consumptionVersions() async throws {
+        try await ServerHarness.run(.sqlite, configure: { $0.lifecycle.customerConsented = true }) { server in
+            let store = server.store
+            await store.setDeliversNotifications(true)
+            let (account, token) = try await server.newCustomer("pat", product: PurchaseFlowTests.coins)
+            let coins = try await store.purchase(productId: PurchaseFlowTests.coins, account: account, appAccountToken: token)
+            let pass = try await store.purchase(productId: PurchaseFlowTests.pass, account: account, appAccountToken: token)
+            try await server.deliverAndApply()
+            for bought in [coins, pass] { try await store.requestRefund(transactionId: try #require(bought.transaction.transactionId)) }
+            try await server.deliverAndApply()
+            #expect(try await server.runJob("consumption-responder", now: await server.simulatedNow + 60) == 2)
+            let log = await store.receivedConsumptionAnswers()
+            #expect(log.first { $0.transactionId == coins.transaction.transactionId }?.endpoint == .v2)
+            #expect(log.first { $0.transactionId == pass.transaction.transactionId }?.endpoint == .v1)
+            #expect(log.count == 2, "no refused call left behind: \(log.map(\.endpoint))")
+        }
+    }
+
     @Test("a refund question past Apple's 12 hours, or without consent, is not answered and says why")
     func consumptionRequestRefused() async throws {
         try await ServerHarness.run(.sqlite) { server in

@@ -65,6 +65,16 @@ struct DeviceController<Context: RequestContext>: Sendable {
             let signed = try await SimulatorError.mapped { try await store.signedTransactions(account: account) }
             return try HTTPJSON.response(SignedTransactions(signedTransactions: signed))
         }
+        device.get("accounts/:account/unfinished") { _, context in
+            let account = try PathParameter.require("account", in: context)
+            let signed = try await SimulatorError.mapped { try await store.signedUnfinishedTransactions(account: account) }
+            return try HTTPJSON.response(SignedTransactions(signedTransactions: signed))
+        }
+        device.post("transactions/:transaction/finish") { _, context in
+            let id = try PathParameter.require("transaction", in: context)
+            try await SimulatorError.mapped { try await store.finishOnDevice(id) }
+            return Response(status: .noContent)
+        }
         device.post("accounts/:account/restore") { _, context in
             let account = try PathParameter.require("account", in: context)
             let signed = try await SimulatorError.mapped { try await store.restore(account: account) }

@@ -57,6 +57,11 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                 guard body.customerConsented else {
                     return try apiError(.badRequest, code: 4_000_035, "customerConsented must be true")
                 }
+                // Version 2 takes consumables, non-consumables and auto-renewables; a non-renewing subscription is
+                // answered through version 1 (InvalidTransactionTypeNotSupportedError).
+                if (try? await store.transaction(id))?.type == .nonRenewing {
+                    return try apiError(.badRequest, code: 4_000_047, "Invalid request. The transaction type is not supported.")
+                }
                 try await known(id) { try await store.recordConsumptionInformation(transactionId: id, body) }
                 await store.logConsumptionAnswer(transactionId: id, endpoint: .v2, body: data)
                 return Response(status: .accepted)

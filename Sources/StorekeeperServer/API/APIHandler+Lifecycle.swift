@@ -151,6 +151,9 @@ extension APIHandler {
         case .reconciliation:
             guard let reconciler = jobs.reconciler else { throw unavailable(job.rawValue) }
             items = try await reconciler.runOnce(now: now)
+        case .finishTransactions:
+            guard let finisher = jobs.finisher else { throw unavailable(job.rawValue) }
+            items = try await finisher.runOnce()
         case .businessMetrics:
             guard let businessMetrics = jobs.businessMetrics else { throw unavailable(job.rawValue) }
             items = try await businessMetrics.refresh(now: now)

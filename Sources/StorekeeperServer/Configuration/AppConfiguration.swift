@@ -29,6 +29,9 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
     public var verifyReceiptSandboxURL: URL
     /// Where the App Store Server API is called instead of Apple's production and sandbox hosts (a simulator).
     public var serverAPIURL: URL?
+    /// Tell Apple each delivered consumable is finished (Finish Transaction, API 1.20), so the device is not handed
+    /// it again; needs the In-App Purchase key.
+    public var finishTransactions = false
 
     public init(
         name: String = "main",
@@ -67,7 +70,8 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
     /// Reads `apps.<name>.*`: `bundleId` (required), `appAppleId`, `deployment` (`production` | `development`),
     /// `allowSandbox` (true), `extraRoots` (PEM files; development only), `sharedSecret` (secret),
     /// `apiKey.id`, `apiKey.issuer`, `apiKey.path` (the `.p8`), `verifyReceipt.productionURL`,
-    /// `verifyReceipt.sandboxURL`, `serverAPI.url` (instead of Apple's hosts). Environment form:
+    /// `verifyReceipt.sandboxURL`, `serverAPI.url` (instead of Apple's hosts), `finishTransactions` (false; needs
+    /// `apiKey.*`). Environment form:
     /// `APPS_MAIN_BUNDLE_ID`, `APPS_MAIN_SHARED_SECRET`, ...
     init(name: String, reader: StrictConfigReader) throws {
         guard let bundleId = try reader.string("bundleId"), !bundleId.isEmpty else {
@@ -98,6 +102,10 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
             verifyReceiptSandboxURL: try url("verifyReceipt.sandboxURL", "https://sandbox.itunes.apple.com/verifyReceipt")!,
             serverAPIURL: try url("serverAPI.url", nil)
         )
+        finishTransactions = try reader.bool("finishTransactions", default: false)
+        if finishTransactions, apiKeyId == nil || apiKeyPath == nil {
+            throw ConfigurationError.missing("apps.\(name).apiKey.id and .path (finishTransactions calls the App Store Server API)")
+        }
         if deployment == .production, appAppleId == nil {
             throw ConfigurationError.missing("apps.\(name).appAppleId (required in production)")
         }

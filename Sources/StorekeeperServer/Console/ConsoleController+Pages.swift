@@ -768,13 +768,16 @@ extension ConsoleController {
 
     // MARK: Jobs
 
-    static let jobNames = ["process-notifications", "catch-up", "renewal-sweep", "consumption-responder", "business-metrics", "reconciliation"]
+    static let jobNames = [
+        "process-notifications", "catch-up", "renewal-sweep", "consumption-responder", "business-metrics", "reconciliation", "finish-transactions",
+    ]
 
     func jobs(_ signedIn: Operator, flash: String?, failure: String? = nil) async throws -> Response {
         let jobs = api.jobs
         let configured: [String: Bool] = [
             "process-notifications": jobs.processor != nil, "catch-up": jobs.catchUp != nil, "renewal-sweep": jobs.sweep != nil,
             "consumption-responder": jobs.responder != nil, "business-metrics": jobs.businessMetrics != nil, "reconciliation": jobs.reconciler != nil,
+            "finish-transactions": jobs.finisher != nil,
         ]
         var days: [[String: Any]] = []
         if let reconciliations = api.reconciliations {

@@ -120,19 +120,27 @@ public struct ConsumptionResponder: Service {
         answer.policy = policyReason
         let started = DispatchTime.now().uptimeNanoseconds
         do {
-            if configuration.consumptionAPIVersion == "v1" {
+            // Version 2 is the default; version 1 is kept for old configurations and is the one Apple takes for a
+            // non-renewing subscription (version 2 refuses it with 4000047, which is also followed when the kind
+            // is not known here).
+            let kind = facts.kind ?? product?.kind
+            if configuration.consumptionAPIVersion == "v1" || kind == .nonRenewing {
                 try await client.sendConsumptionInformationV1(transactionId: request.transactionId, request: Self.v1Body(answer))
             } else {
-                try await client.sendConsumptionInformation(
-                    transactionId: request.transactionId,
-                    request: ConsumptionRequest(
-                        customerConsented: true,
-                        sampleContentProvided: answer.sampleContentProvided,
-                        deliveryStatus: DeliveryStatus(rawValue: answer.deliveryStatus),
-                        consumptionPercentage: answer.consumptionPercentage,
-                        refundPreference: answer.refundPreference.map(RefundPreference.init(rawValue:))
+                do {
+                    try await client.sendConsumptionInformation(
+                        transactionId: request.transactionId,
+                        request: ConsumptionRequest(
+                            customerConsented: true,
+                            sampleContentProvided: answer.sampleContentProvided,
+                            deliveryStatus: DeliveryStatus(rawValue: answer.deliveryStatus),
+                            consumptionPercentage: answer.consumptionPercentage,
+                            refundPreference: answer.refundPreference.map(RefundPreference.init(rawValue:))
+                        )
                     )
-                )
+                } catch let error as AppStoreServerAPIError where error.errorCode == .invalidTransactionTypeNotSupported {
+                    try await client.sendConsumptionInformationV1(transactionId: request.transactionId, request: Self.v1Body(answer))
+                }
             }
             metrics.appleCall(endpoint: "consumption", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
         } catch let error as AppStoreServerAPIError {

@@ -6,4 +6,5 @@ struct LifecycleJobs: Sendable {
     var responder: ConsumptionResponder?
     var businessMetrics: BusinessMetrics?
     var reconciler: Reconciler?
+    var finisher: TransactionFinisher?
 }

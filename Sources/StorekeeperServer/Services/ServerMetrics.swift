@@ -161,13 +161,19 @@ public struct ServerMetrics: Sendable {
         help: "Age of the oldest delivery still waiting for an endpoint (0 when none)."
     )
 
+    static let transactionsFinished = Family(
+        name: "storekeeper_transactions_finished_total",
+        kind: .counter,
+        help: "Finish Transaction calls for delivered consumables, by result (finished, refused: never asked again, failed: asked again)."
+    )
+
     /// Every family the server exports.
     public static let families: [Family] = [
         httpRequests, httpDuration, verificationFailures, deliveries, refusals, riskFlags, appleRequests, appleDuration,
         notificationsProcessed, jobRuns, jobItems, orders, submissions, purchasesDelivered, deliveryDelay, notificationLag,
         refunds, refundedAmount, consumptionAnswers, consumptionDelay, notificationBacklog, pendingRecovery,
         pendingRecoveryAge, consumptionOpen, consumptionOverdue, businessRefreshed, reconciliationRuns, reconciliationFindings,
-        customersToReview, webhookDeliveries, webhookDuration, webhookQueued, webhookOldest,
+        customersToReview, webhookDeliveries, webhookDuration, webhookQueued, webhookOldest, transactionsFinished,
     ]
 
     static let requestBuckets: [Duration] = [
@@ -198,6 +204,7 @@ public struct ServerMetrics: Sendable {
         for event in ["created", "paid", "cancelled", "expired"] { counter(Self.orders, [("event", event)]) }
         for inTime in ["true", "false"] { counter(Self.consumptionAnswers, [("in_time", inTime)]) }
         for result in ["applied", "failed"] { counter(Self.notificationsProcessed, [("result", result)]) }
+        for result in ["finished", "refused", "failed"] { counter(Self.transactionsFinished, [("result", result)]) }
         counter(Self.riskFlags, [("flag", "introductory_offer_repeated")])
         _ = seconds(Self.consumptionDelay, [])
         for status in ["reconciled", "not_available", "failed"] { counter(Self.reconciliationRuns, [("status", status)]) }
@@ -282,6 +289,11 @@ public struct ServerMetrics: Sendable {
         gauge(Self.webhookQueued, [("endpoint", endpoint), ("status", "pending")]).record(Double(pending))
         gauge(Self.webhookQueued, [("endpoint", endpoint), ("status", "dead")]).record(Double(dead))
         gauge(Self.webhookOldest, [("endpoint", endpoint)]).record(max(0, oldestAge))
+    }
+
+    /// One Finish Transaction call and what came of it.
+    public func transactionFinished(_ result: String) {
+        counter(Self.transactionsFinished, [("result", result)]).increment()
     }
 
     /// A batch of notifications applied (or failed, to be retried).

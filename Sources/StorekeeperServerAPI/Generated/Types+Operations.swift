@@ -9435,7 +9435,9 @@ public enum Operations {
     /// `process-notifications` (until nothing due is left), `catch-up` (Get Notification History), `renewal-sweep`
     /// (Get All Subscription Statuses), `consumption-responder`, `business-metrics` (read the outbox and the
     /// backlog counts into `/metrics` now; items: events counted) or `reconciliation` (the daily job: the last
-    /// `reports.lookbackDays` days before `now` against Apple's sales reports; items: days reconciled). The optional `now` (epoch milliseconds, 2000 to
+    /// `reports.lookbackDays` days before `now` against Apple's sales reports; items: days reconciled) or
+    /// `finish-transactions` (Finish Transaction for delivered consumables of apps with `finishTransactions`; items:
+    /// transactions Apple confirmed). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///
@@ -9455,6 +9457,7 @@ public enum Operations {
                     case consumptionResponder = "consumption-responder"
                     case businessMetrics = "business-metrics"
                     case reconciliation = "reconciliation"
+                    case finishTransactions = "finish-transactions"
                 }
                 /// - Remark: Generated from `#/paths/v1/admin/jobs/{job}/run/POST/path/job`.
                 public var job: Operations.AdminRunJob.Input.Path.JobPayload
