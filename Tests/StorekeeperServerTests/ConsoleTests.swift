@@ -114,6 +114,9 @@ struct ConsoleTests {
 
                 let customer = try await support.get("/admin/customers/alice")
                 #expect(customer.status == 200 && customer.text.contains(transactionId) && customer.text.contains(orderId))
+                // The app install it was bought from (appTransactionId), for support and the risk signals.
+                let install = try #require(purchase.transaction.appTransactionId)
+                #expect(customer.text.contains("<td>\(install)</td>"), "the install is shown")
                 #expect(!customer.text.contains("class=\"flash\"") && !customer.text.contains(">nil<"), "no message box without a message")
                 #expect(customer.text.contains("data-balance=\"coins\">\(before)<"))
                 // Entitlements at a moment before the purchase: the wallet is today's, the transaction is listed.

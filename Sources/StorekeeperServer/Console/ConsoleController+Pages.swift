@@ -294,6 +294,7 @@ extension ConsoleController {
                 [
                     "id": $0.transactionId, "original": $0.originalTransactionId, "product": $0.productId, "purchased": Self.time($0.purchaseDate),
                     "expires": Self.time($0.expiresDate), "environment": $0.environment,
+                    "install": $0.appTransactionId ?? "",
                 ]
             },
             "timeline": timeline.prefix(500).map(\.row),
