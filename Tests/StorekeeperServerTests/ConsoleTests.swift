@@ -37,6 +37,7 @@ struct ConsoleTests {
             try await Self.browse(server) { browser in
                 for path in [
                     "/admin", "/admin/find?q=x", "/admin/customers/alice", "/admin/notifications", "/admin/pending", "/admin/catalog", "/admin/jobs",
+                    "/admin/webhooks",
                 ] {
                     let page = try await browser.get(path)
                     #expect(page.status == 303 && page.location == "/admin/login", "\(path): \(page.status)")
@@ -426,4 +427,59 @@ struct ConsoleTests {
             }
         }
     }
+
+    @Test("the Webhooks page shows each endpoint's backlog; admins pause, resume and replay a user; viewers only read")
+    func webhooksPage() async throws {
+        let endpoint = WebhookConfiguration(
+            name: "crm",
+            url: URL(string: "http://127.0.0.1:9/hook")!,
+            secrets: [String(repeating: "s", count: 40)],
+            eventTypes: ["purchase.*"]
+        )
+        try await ServerHarness.run(
+            .sqlite,
+            configure: {
+                Self.configure(&$0)
+                $0.webhooks = [endpoint]
+            }
+        ) { server in
+            try await Self.browse(server) { viewer in
+                #expect(try await viewer.signIn("vera", Self.operators[0].2).status == 303)
+                let page = try await viewer.get("/admin/webhooks")
+                #expect(page.status == 200 && page.text.contains("<td>crm</td>") && page.text.contains("purchase.*"))
+                #expect(!page.text.contains("/admin/webhooks/crm/pause"), "a viewer is shown no controls")
+                let refused = try await viewer.post("/admin/webhooks/crm/pause", [("csrf", page.hidden("csrf") ?? "")])
+                #expect(refused.status == 403)
+            }
+            let admin = try server.api(ServerHarness.adminHeaders)
+            #expect(try await admin.adminListWebhooks().ok.body.json.webhooks.first?.paused == false)
+            try await Self.browse(server) { ada in
+                #expect(try await ada.signIn("ada", Self.operators[2].2).status == 303)
+                let page = try await ada.get("/admin/webhooks")
+                let csrf = try #require(page.hidden("csrf"))
+                #expect(try await ada.post("/admin/webhooks/crm/pause", [("csrf", "stale")]).status == 403)
+                let paused = try await ada.post("/admin/webhooks/crm/pause", [("csrf", csrf)])
+                #expect(paused.status == 200 && paused.text.contains("crm paused.") && paused.text.contains("data-webhook-state=\"crm\">paused<"))
+                #expect(try await admin.adminListWebhooks().ok.body.json.webhooks.first?.paused == true)
+
+                // A purchase while paused waits; replaying the user queues their event once more.
+                let account = try await server.store.createAccount().id
+                let (orderId, purchase) = try await server.orderAndBuy(PurchaseFlowTests.coins, user: "wendy", account: account)
+                #expect(
+                    try await server.submit(purchase.signedTransaction, headers: ServerHarness.userHeaders("wendy"), orderId: orderId).status == 200
+                )
+                let replayed = try await ada.post("/admin/webhooks/crm/replay", [("csrf", csrf), ("userId", "wendy")])
+                #expect(replayed.text.contains("1 event(s) queued again for crm."), "\(replayed.text.prefix(400))")
+                let empty = try await ada.post("/admin/webhooks/crm/replay", [("csrf", csrf), ("userId", " ")])
+                #expect(empty.text.contains("role=\"alert\""), "a replay names a user")
+                let unknown = try await ada.post("/admin/webhooks/nope/pause", [("csrf", csrf)])
+                #expect(unknown.text.contains("role=\"alert\""))
+                let resumed = try await ada.post("/admin/webhooks/crm/resume", [("csrf", csrf)])
+                #expect(resumed.text.contains("crm resumed."))
+                let overview = try await ada.get("/admin")
+                #expect(overview.text.contains("webhook.pause") && overview.text.contains("webhook.replay"), "in the operator log")
+            }
+        }
+    }
+
 }

@@ -815,6 +815,65 @@ extension ConsoleController {
         )
     }
 
+    // MARK: Webhooks
+
+    func webhooks(_ signedIn: Operator, flash: String?, failure: String? = nil) async throws -> Response {
+        let listed = try await asOperator(signedIn) { try await api.adminListWebhooks(.init()) }.ok.body.json.webhooks
+        return try render(
+            "webhooks",
+            title: "Webhooks",
+            [
+                "flash": flash as Any, "failure": failure as Any,
+                "endpoints": listed.map { endpoint -> [String: Any] in
+                    [
+                        "name": endpoint.name, "kind": endpoint.kind.rawValue, "url": endpoint.url,
+                        "types": endpoint.eventTypes.isEmpty ? "all" : endpoint.eventTypes.joined(separator: ", "),
+                        "state": endpoint.paused ? "paused" : "running", "pending": endpoint.pending, "dead": endpoint.dead,
+                        "oldest": Self.time(endpoint.oldestPendingAt),
+                        "canControl": signedIn.role >= .admin, "csrf": signedIn.session.csrf,
+                        "toggle": endpoint.paused ? "resume" : "pause", "toggleLabel": endpoint.paused ? "Resume" : "Pause",
+                        "hasDead": endpoint.dead > 0, "replayable": endpoint.kind == .events,
+                    ]
+                },
+            ],
+            signedIn: signedIn
+        )
+    }
+
+    func controlWebhook(_ name: String, _ action: String, _ form: [String: String], _ signedIn: Operator) async throws -> Response {
+        guard let chosen = Operations.AdminControlWebhook.Input.Path.ActionPayload(rawValue: action) else {
+            return try await webhooks(signedIn, flash: nil, failure: "There is no webhook action \(action).")
+        }
+        var body: Operations.AdminControlWebhook.Input.Body?
+        if chosen == .replay {
+            let user = form["userId", default: ""].trimmingCharacters(in: .whitespaces)
+            guard !user.isEmpty else { return try await webhooks(signedIn, flash: nil, failure: "Name the user whose events to replay.") }
+            body = .json(.init(userId: user))
+        }
+        do {
+            let output = try await asOperator(signedIn) {
+                try await api.adminControlWebhook(.init(path: .init(name: name, action: chosen), body: body))
+            }
+            let queued = try output.ok.body.json.queued
+            try await log(
+                signedIn,
+                "webhook.\(action)",
+                subject: name,
+                detail: body == nil ? nil : "user \(form["userId", default: ""]); \(queued) queued"
+            )
+            let done =
+                switch chosen {
+                case .pause: "\(name) paused."
+                case .resume: "\(name) resumed."
+                case .retryDead: "\(queued) dead letter(s) of \(name) back in line."
+                case .replay: "\(queued) event(s) queued again for \(name)."
+                }
+            return try await webhooks(signedIn, flash: done)
+        } catch {
+            return try await webhooks(signedIn, flash: nil, failure: Self.message(of: error))
+        }
+    }
+
     func runJob(_ name: String, _ signedIn: Operator) async throws -> Response {
         guard let job = Operations.AdminRunJob.Input.Path.JobPayload(rawValue: name) else {
             return try await jobs(signedIn, flash: nil, failure: "There is no job \(name).")

@@ -171,6 +171,14 @@ struct ConsoleController: Sendable {
                 try await saveCampaign(try Self.parameter(context, "id"), form, signedIn)
             }
         }
+        admin.get("webhooks") { request, context in
+            try await page(request, context, needs: .viewer) { signedIn, _ in try await webhooks(signedIn, flash: nil) }
+        }
+        admin.post("webhooks/:name/:action") { request, context in
+            try await page(request, context, needs: .admin, form: true) { signedIn, form in
+                try await controlWebhook(try Self.parameter(context, "name"), try Self.parameter(context, "action"), form, signedIn)
+            }
+        }
         admin.get("jobs") { request, context in
             try await page(request, context, needs: .viewer) { signedIn, _ in try await jobs(signedIn, flash: nil) }
         }
