@@ -1,3 +1,4 @@
+import AppStoreWire
 import Foundation
 
 /// What a device passes along with a purchase, as StoreKit's purchase options do.
@@ -10,17 +11,22 @@ public struct PurchaseOptions: Sendable, Hashable {
     public var quantity: Int
     /// The developer's signed introductory-offer eligibility decision, overriding Apple's once-per-group rule.
     public var introductoryOfferEligible: Bool?
+    /// `MONTHLY`: a yearly subscription paid monthly with a 12-month commitment (the product must offer it);
+    /// nil or `BILLED_UPFRONT`: the whole period up front.
+    public var billingPlan: BillingPlanType?
 
     public init(
         appAccountToken: UUID? = nil,
         offer: OfferRedemption? = nil,
         quantity: Int = 1,
-        introductoryOfferEligible: Bool? = nil
+        introductoryOfferEligible: Bool? = nil,
+        billingPlan: BillingPlanType? = nil
     ) {
         self.appAccountToken = appAccountToken
         self.offer = offer
         self.quantity = quantity
         self.introductoryOfferEligible = introductoryOfferEligible
+        self.billingPlan = billingPlan
     }
 }
 

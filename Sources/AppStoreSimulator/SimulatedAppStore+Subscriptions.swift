@@ -11,17 +11,21 @@ extension SimulatedAppStore {
         account: inout SimulatedAccount,
         token: String?,
         offer requested: OfferRedemption?,
-        introEligible: Bool? = nil
+        introEligible: Bool? = nil,
+        monthly: Bool = false
     ) throws -> SimulatedPurchase {
         let id = newTransactionId()
-        let first = try firstPeriod(
-            product: product,
-            account: &account,
-            requested: requested,
-            lapsed: false,
-            introEligible: introEligible
-        )
-        let transaction = makeTransaction(
+        let commitment = monthly ? newCommitment(product, from: now) : nil
+        let first =
+            try commitment.map { (expires: advance(Self.month, from: now), offer: nil, price: $0.monthlyPrice, discountedPeriodsLeft: 0) }
+            ?? firstPeriod(
+                product: product,
+                account: &account,
+                requested: requested,
+                lapsed: false,
+                introEligible: introEligible
+            )
+        var transaction = makeTransaction(
             id: id,
             originalId: id,
             product: product,
@@ -34,8 +38,9 @@ extension SimulatedAppStore {
             price: first.price,
             offer: first.offer
         )
+        bill(&transaction, under: commitment)
         accounts[account.id] = account
-        let subscription = SubscriptionRecord(
+        var subscription = SubscriptionRecord(
             originalTransactionId: id,
             accountId: account.id,
             groupId: product.groupId!,
@@ -56,6 +61,7 @@ extension SimulatedAppStore {
             offerType: first.offer?.0,
             recentStart: now
         )
+        subscription.commitment = commitment
         subscriptions[id] = subscription
         let purchase = try record(transaction, account: account.id)
         try notify(.subscribed, .initialBuy, transaction: transaction, renewal: renewalInfo(subscription), status: .active)
@@ -70,20 +76,24 @@ extension SimulatedAppStore {
         account: inout SimulatedAccount,
         token: String?,
         offer requested: OfferRedemption?,
-        introEligible: Bool? = nil
+        introEligible: Bool? = nil,
+        monthly: Bool = false
     ) throws -> SimulatedPurchase {
         guard var subscription = subscriptions[originalId], let original = transactions[originalId] else {
             throw SimulatorError.unknownTransaction(originalId)
         }
         let id = newTransactionId()
-        let first = try firstPeriod(
-            product: product,
-            account: &account,
-            requested: requested,
-            lapsed: true,
-            introEligible: introEligible
-        )
-        let transaction = makeTransaction(
+        let commitment = monthly ? newCommitment(product, from: now) : nil
+        let first =
+            try commitment.map { (expires: advance(Self.month, from: now), offer: nil, price: $0.monthlyPrice, discountedPeriodsLeft: 0) }
+            ?? firstPeriod(
+                product: product,
+                account: &account,
+                requested: requested,
+                lapsed: true,
+                introEligible: introEligible
+            )
+        var transaction = makeTransaction(
             id: id,
             originalId: originalId,
             product: product,
@@ -96,6 +106,7 @@ extension SimulatedAppStore {
             price: first.price,
             offer: first.offer
         )
+        bill(&transaction, under: commitment)
         accounts[account.id] = account
         // Coming back within 60 days of the end of service continues the run; later starts a new one.
         if now.timeIntervalSince(subscription.expiresDate) > scaled(Self.continuityGap) || subscription.recentStart == nil {
@@ -116,6 +127,7 @@ extension SimulatedAppStore {
         subscription.offerType = first.offer?.0
         subscription.offerIsForPendingChange = false
         subscription.priceIncreasePending = false
+        subscription.commitment = commitment
         if let token { subscription.appAccountToken = token }
         subscriptions[originalId] = subscription
         let purchase = try record(transaction, account: account.id)
@@ -349,7 +361,9 @@ extension SimulatedAppStore {
         else { return }
         switch subscription.state {
         case .active:
-            if !subscription.autoRenew {
+            // Turning auto-renew off during a 12-month commitment stops the renewal after it, not the payments left.
+            let committed = subscription.commitment.map { $0.periodNumber < $0.totalPeriods } ?? false
+            if !subscription.autoRenew && !committed {
                 return try expire(&subscription, intent: .customerCancelled, subtype: .voluntary)
             }
             if notForSale.contains(subscription.autoRenewProductId) {
@@ -429,8 +443,18 @@ extension SimulatedAppStore {
             subscription.offer = nil
             subscription.offerType = nil
         }
-        let expires = advance(product.period!, from: start)
-        let transaction = makeTransaction(
+        // A monthly plan bills the next month of its commitment, or starts the next commitment when it ended.
+        if var commitment = subscription.commitment {
+            if commitment.periodNumber < commitment.totalPeriods {
+                commitment.periodNumber += 1
+                subscription.commitment = commitment
+            } else {
+                subscription.commitment = newCommitment(product, from: start)
+            }
+        }
+        if let commitment = subscription.commitment { price = commitment.monthlyPrice }
+        let expires = advance(subscription.commitment == nil ? product.period! : Self.month, from: start)
+        var transaction = makeTransaction(
             id: id,
             originalId: subscription.originalTransactionId,
             product: product,
@@ -443,6 +467,7 @@ extension SimulatedAppStore {
             price: price,
             offer: offer
         )
+        bill(&transaction, under: subscription.commitment)
         subscription.productId = product.id
         subscription.state = .active
         subscription.expiresDate = expires

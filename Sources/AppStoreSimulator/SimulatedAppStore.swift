@@ -46,6 +46,7 @@ public actor SimulatedAppStore {
     var finished: Set<String> = []
     /// Transactions the app finished on the device (`Transaction.finish()`).
     var finishedOnDevice: Set<String> = []
+    var retention = RetentionMessagingState()
     var consumptionAnswers: [String: ConsumptionRequest] = [:]
     /// Every accepted Send Consumption Information request (v1 and v2), as received.
     var consumptionLog: [ConsumptionAnswer] = []
@@ -192,6 +193,21 @@ public actor SimulatedAppStore {
 
         case .autoRenewable:
             let groupId = product.groupId!
+            let monthly = options.billingPlan == .monthly
+            if monthly {
+                guard let price = product.monthlyCommitmentPrice, product.period == SubscriptionPeriod(value: 1, unit: .year) else {
+                    throw SimulatorError.notAllowed("\(productId) offers no monthly billing plan with a 12-month commitment")
+                }
+                guard options.offer == nil else {
+                    throw SimulatorError.notAllowed("the monthly billing plan is sold without offers here")
+                }
+                if let existing = subscriptions.values.first(where: { $0.accountId == accountId && $0.groupId == groupId && $0.sharedFrom == nil }),
+                    existing.state != .expired && existing.state != .revoked
+                {
+                    throw SimulatorError.notAllowed("a live subscription changes plan at its next renewal, not by a new purchase")
+                }
+                _ = price
+            }
             if let existing = subscriptions.values.first(where: {
                 $0.accountId == accountId && $0.groupId == groupId && $0.sharedFrom == nil
             }) {
@@ -202,7 +218,8 @@ public actor SimulatedAppStore {
                         account: &account,
                         token: token,
                         offer: options.offer,
-                        introEligible: options.introductoryOfferEligible
+                        introEligible: options.introductoryOfferEligible,
+                        monthly: monthly
                     )
                 }
                 return try change(existing.originalTransactionId, to: product, token: token, offer: options.offer)
@@ -218,7 +235,8 @@ public actor SimulatedAppStore {
                 account: &account,
                 token: token,
                 offer: options.offer,
-                introEligible: options.introductoryOfferEligible
+                introEligible: options.introductoryOfferEligible,
+                monthly: monthly
             )
         }
     }
@@ -364,13 +382,49 @@ public actor SimulatedAppStore {
             environment: environment,
             recentSubscriptionStartDate: record.recentStart,
             renewalDate: record.expiresDate,
-            renewalPrice: product?.price,
+            renewalPrice: record.commitment?.monthlyPrice ?? product?.price,
             currency: account.map { storefront(of: $0).currency },
             eligibleWinBackOfferIds: eligibleWinBackOffers(record),
             appAccountToken: record.appAccountToken,
-            appTransactionId: account?.appTransactionId
+            appTransactionId: account?.appTransactionId,
+            renewalBillingPlanType: record.commitment == nil ? nil : .monthly,
+            commitmentInfo: record.commitment.map { commitment in
+                // What happens when the commitment ends: another 12 months, paid monthly, if auto-renew is on.
+                RenewalCommitmentInfo(
+                    commitmentAutoRenewProductId: record.autoRenewProductId,
+                    commitmentAutoRenewStatus: record.autoRenew ? .on : .off,
+                    commitmentRenewalBillingPlanType: .monthly,
+                    commitmentRenewalDate: commitment.expires,
+                    commitmentRenewalPrice: product?.monthlyCommitmentPrice ?? commitment.monthlyPrice
+                )
+            }
         )
     }
+
+    /// Marks `transaction` as one payment of `commitment` (API 1.21's `billingPlanType` and `commitmentInfo`).
+    func bill(_ transaction: inout JWSTransactionDecodedPayload, under commitment: Commitment?) {
+        guard let commitment else { return }
+        transaction.billingPlanType = .monthly
+        transaction.commitmentInfo = CommitmentInfo(
+            billingPeriodNumber: Int32(commitment.periodNumber),
+            totalBillingPeriods: Int32(commitment.totalPeriods),
+            commitmentExpiresDate: commitment.expires,
+            commitmentPrice: commitment.totalPrice
+        )
+    }
+
+    /// A new 12-month commitment starting at `start`, paid monthly at `product`'s monthly price.
+    func newCommitment(_ product: SimulatorCatalog.Product, from start: Date) -> Commitment? {
+        guard let price = product.monthlyCommitmentPrice, product.period == SubscriptionPeriod(value: 1, unit: .year) else { return nil }
+        return Commitment(
+            periodNumber: 1,
+            totalPeriods: 12,
+            expires: advance(SubscriptionPeriod(value: 1, unit: .year), from: start),
+            monthlyPrice: price
+        )
+    }
+
+    static let month = SubscriptionPeriod(value: 1, unit: .month)
 
     /// Lapses up to this long (60 days, scaled like every other duration) keep a run of service continuous.
     static let continuityGap: TimeInterval = 60 * 86_400

@@ -78,6 +78,9 @@ public struct SimulatorCatalog: Codable, Sendable, Hashable {
         public var promotionalOffers: [Offer]?
         public var offerCodes: [Offer]?
         public var winBackOffers: [Offer]?
+        /// A yearly subscription's monthly billing plan with a 12-month commitment (API 1.21): each monthly payment,
+        /// in milliunits; nil when the product offers only billing up front.
+        public var monthlyCommitmentPrice: Int64?
         /// The product's Apple ID in App Store Connect, as subscription reports name it; derived from the id when
         /// absent.
         public var appleId: Int64?

@@ -66,6 +66,17 @@ struct SubscriptionRecord: Sendable {
     /// Start of the most recent run of continuous service (lapses of up to 60 days do not break a run): the
     /// renewal info's `recentSubscriptionStartDate`.
     var recentStart: Date?
+    /// A monthly billing plan's 12-month commitment, while the subscription is billed that way.
+    var commitment: Commitment?
+}
+
+/// A 12-month commitment paid monthly: which payment the current period is, and when the commitment ends.
+struct Commitment: Sendable, Hashable {
+    var periodNumber: Int
+    let totalPeriods: Int
+    let expires: Date
+    let monthlyPrice: Int64
+    var totalPrice: Int64 { monthlyPrice * Int64(totalPeriods) }
 }
 
 /// A notification the simulated App Store sent (or would send) to the developer.

@@ -37,6 +37,9 @@ public struct ServerComponents: Sendable {
     /// Deliveries to the app's backend (`webhooks.*`), and the service sending them when endpoints are configured.
     let webhooks: WebhookQueue
     let webhookDelivery: WebhookDelivery?
+    /// Answers Apple's realtime retention requests with the catalog file's `retention` rules.
+    let retention: RetentionResponder
+    let retentionRecorder: RetentionRecorder
     let ready: ReadinessGate
     /// The services to run (the database provider is the caller's: it may be shared).
     let services: [any Service]
@@ -153,6 +156,25 @@ public struct ServerComponents: Sendable {
             logger: logger
         )
         if !finisher.finishing.isEmpty { jobs.finisher = finisher }
+        let tokenSetter = AccountTokenSetter(
+            apps: apps,
+            ledger: ledger,
+            store: AccountTokenStore(provider: provider),
+            interval: lifecycle.accountTokenInterval ?? .seconds(5),
+            metrics: metrics,
+            ready: ready,
+            logger: logger
+        )
+        if !tokenSetter.setting.isEmpty { jobs.tokenSetter = tokenSetter }
+        let installs = AppTransactionLookup(
+            apps: apps,
+            store: AppTransactionLookups(provider: provider),
+            interval: lifecycle.appTransactionInterval ?? .seconds(60),
+            metrics: metrics,
+            ready: ready,
+            logger: logger
+        )
+        if !installs.looking.isEmpty { jobs.installs = installs }
         let businessMetrics = BusinessMetrics(
             ledger: ledger,
             backlog: BacklogStore(provider: provider),
@@ -194,7 +216,11 @@ public struct ServerComponents: Sendable {
             ledger.onCommit { delivery.wake() }
             webhookDelivery = delivery
         }
-        var services: [any Service] = [catalog]
+        let rules = try configuration.catalogFile.map { try Catalog.load(from: URL(fileURLWithPath: $0)).retention } ?? []
+        retention = RetentionResponder(apps: apps, rules: rules, catalog: { catalog.catalog }, store: RetentionStore(provider: provider))
+        let retentionRecorder = RetentionRecorder(ledger: ledger, logger: logger)
+        self.retentionRecorder = retentionRecorder
+        var services: [any Service] = [catalog, retentionRecorder]
         if let webhookDelivery { services.append(webhookDelivery) }
         if lifecycle.metricsInterval != nil { services.append(businessMetrics) }
         if let reconciler = jobs.reconciler, configuration.reports?.reconcileInterval != nil { services.append(reconciler) }
@@ -203,6 +229,8 @@ public struct ServerComponents: Sendable {
         if let sweep = jobs.sweep, lifecycle.sweepInterval != nil { services.append(sweep) }
         if let responder = jobs.responder, lifecycle.consumptionInterval != nil { services.append(responder) }
         if let finisher = jobs.finisher { services.append(finisher) }
+        if let tokenSetter = jobs.tokenSetter, lifecycle.accountTokenInterval != nil { services.append(tokenSetter) }
+        if let installs = jobs.installs, lifecycle.appTransactionInterval != nil { services.append(installs) }
         self.services = services
     }
 }

@@ -123,6 +123,7 @@ public enum StorekeeperServer {
             intake: components.intake,
             metrics: components.metrics
         ).add(to: routes)
+        RetentionController(responder: components.retention, recorder: components.retentionRecorder, metrics: components.metrics).add(to: routes)
         var api = APIHandler(
             auth: components.auth,
             ledger: components.ledger,

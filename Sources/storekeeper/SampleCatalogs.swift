@@ -39,6 +39,24 @@ enum SampleCatalogs {
                 { "name": "control", "offerId": null, "weight": 50 }
               ]
             }
+          ],
+          "retention": [
+            {
+              "id": "loyal-offer", "productIds": ["com.example.storekeeper.membership.monthly"],
+              "when": { "minimumPaidPeriods": 2, "maximumRefunds": 0, "offerNotRedeemedBefore": true },
+              "promotionalOffer": { "messageId": "7a1e0c52-0f7b-4d3e-9a57-2f1c1b9e0a01", "offerId": "winback-50" }
+            },
+            {
+              "id": "pay-yearly-monthly", "productIds": ["com.example.storekeeper.membership.monthly"], "locales": ["en"],
+              "alternateProduct": {
+                "messageId": "7a1e0c52-0f7b-4d3e-9a57-2f1c1b9e0a02", "productId": "com.example.storekeeper.membership.yearly",
+                "billingPlan": "MONTHLY"
+              }
+            },
+            {
+              "id": "what-you-keep-de", "locales": ["de"],
+              "message": { "messageId": "7a1e0c52-0f7b-4d3e-9a57-2f1c1b9e0a03" }
+            }
           ]
         }
         """#
@@ -74,7 +92,7 @@ enum SampleCatalogs {
             },
             {
               "id": "com.example.storekeeper.membership.yearly", "kind": "autoRenewable", "price": 99990,
-              "groupId": "21000001", "level": 1, "period": "P1Y"
+              "groupId": "21000001", "level": 1, "period": "P1Y", "monthlyCommitmentPrice": 8990
             },
             {
               "id": "com.example.storekeeper.vipA", "kind": "autoRenewable", "price": 2990,

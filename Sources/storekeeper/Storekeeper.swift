@@ -10,7 +10,7 @@ struct Storekeeper: AsyncParsableCommand {
             ServeCommand.self, MigrateCommand.self, DemoCommand.self, VerifyCommand.self, DecodeCommand.self, SignOfferCommand.self,
             SampleCommand.self, SimulatorCommand.self, SimulatorAdvanceCommand.self, BenchCommand.self,
             BenchPurchasesCommand.self, BenchNotificationsCommand.self, ReportCommand.self, ReconcileCommand.self, EventsCommand.self,
-            BenchWebhooksCommand.self,
+            BenchWebhooksCommand.self, BenchRetentionCommand.self,
         ]
     )
 

@@ -15,7 +15,11 @@ and 2 when Apple's library is not installed.
 """
 
 import argparse
+import http.server
 import json
+import struct
+import threading
+import zlib
 import os
 import sys
 import time
@@ -30,6 +34,18 @@ try:
         AppStoreServerAPIClient,
         GetTransactionHistoryVersion,
     )
+    from appstoreserverlibrary.models.AutoRenewStatus import AutoRenewStatus
+    from appstoreserverlibrary.models.DefaultConfigurationRequest import DefaultConfigurationRequest
+    from appstoreserverlibrary.models.ImageSize import ImageSize
+    from appstoreserverlibrary.models.LibraryUtility import _get_cattrs_converter
+    from appstoreserverlibrary.models.Message import Message
+    from appstoreserverlibrary.models.MessageState import MessageState
+    from appstoreserverlibrary.models.PerformanceTestRequest import PerformanceTestRequest
+    from appstoreserverlibrary.models.PerformanceTestStatus import PerformanceTestStatus
+    from appstoreserverlibrary.models.RealtimeResponseBody import RealtimeResponseBody
+    from appstoreserverlibrary.models.RealtimeUrlRequest import RealtimeUrlRequest
+    from appstoreserverlibrary.models.UploadMessageImage import UploadMessageImage
+    from appstoreserverlibrary.models.UploadMessageRequestBody import UploadMessageRequestBody
     from appstoreserverlibrary.models.ConsumptionRequest import ConsumptionRequest
     from appstoreserverlibrary.models.ConsumptionRequestV1 import ConsumptionRequestV1
     from appstoreserverlibrary.models.ConsumptionStatus import ConsumptionStatus
@@ -92,6 +108,8 @@ def arguments():
     option(parser, "subscription", "SIMULATOR_SUBSCRIPTION_ID",
            "the original transaction id of the customer's subscription, past a paid period")
     option(parser, "order-id", "SIMULATOR_ORDER_ID", "an order id of the customer")
+    option(parser, "commitment", "SIMULATOR_COMMITMENT_ID",
+           "optional: the original transaction id of a yearly subscription paid monthly with a 12-month commitment")
     args = parser.parse_args()
     missing = [name for name in ("base_url", "key_file", "key_id", "issuer_id", "bundle_id", "app_apple_id",
                                  "consumable", "refunded", "subscription", "order_id") if getattr(args, name) is None]
@@ -101,6 +119,15 @@ def arguments():
     if args.environment not in ("sandbox", "production"):
         parser.error("--environment must be sandbox or production")
     return args
+
+
+def png(width, height):
+    """An opaque RGB PNG of the given size."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    row = b"\x00" + b"\x80" * (width * 3)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(row * height)) + chunk(b"IEND", b""))
 
 
 def get(url):
@@ -183,6 +210,126 @@ def main():
         filtered = client.get_all_subscription_statuses(args.subscription, [Status.ACTIVE])
         expect(all(item.status == Status.ACTIVE for group in filtered.data or [] for item in group.lastTransactions or []),
                "status filter ignored")
+
+    def commitment_plan():
+        # Monthly billing with a 12-month commitment (API 1.21), as Apple's models read it.
+        response = client.get_all_subscription_statuses(args.commitment)
+        items = [item for group in response.data or [] for item in group.lastTransactions or []
+                 if item.originalTransactionId == args.commitment]
+        expect(len(items) == 1, "the committed subscription is missing")
+        decoded = transaction(items[0].signedTransactionInfo)
+        renewal = verifier.verify_and_decode_renewal_info(items[0].signedRenewalInfo)
+        expect(str(decoded.billingPlanType).endswith("MONTHLY"), "billingPlanType %r" % (decoded.billingPlanType,))
+        info = decoded.commitmentInfo
+        expect(info is not None and info.billingPeriodNumber == 1 and info.totalBillingPeriods == 12,
+               "commitmentInfo %r" % (info,))
+        expect(info.commitmentExpiresDate > decoded.expiresDate, "the commitment ends after the first month")
+        expect(info.commitmentPrice == 12 * decoded.price, "commitmentPrice %r for monthly %r" % (info.commitmentPrice, decoded.price))
+        expect(str(renewal.renewalBillingPlanType).endswith("MONTHLY"), "renewalBillingPlanType %r" % (renewal.renewalBillingPlanType,))
+        expect(renewal.commitmentInfo is not None and renewal.commitmentInfo.commitmentRenewalDate == info.commitmentExpiresDate,
+               "renewal commitmentInfo %r" % (renewal.commitmentInfo,))
+        expect(renewal.commitmentInfo.commitmentAutoRenewStatus == AutoRenewStatus.ON,
+               "commitmentAutoRenewStatus %r" % (renewal.commitmentInfo.commitmentAutoRenewStatus,))
+
+    def retention_messaging():
+        # The management endpoints, as Apple's client calls them; the sandbox approves at once, production waits
+        # for review (the simulator's control endpoint plays App Review).
+        image_id, message_id = uuid.uuid4(), uuid.uuid4()
+        client.upload_image(image_id, png(3840, 160), ImageSize.FULL_SIZE)
+        expect(any(i.imageIdentifier == image_id for i in client.get_image_list().imageIdentifiers or []), "image missing")
+        client.upload_message(message_id, UploadMessageRequestBody(
+            header="Stay a little longer", body="Your membership keeps every chapter.",
+            image=UploadMessageImage(imageIdentifier=image_id, altText="A shelf of books")))
+        try:
+            client.upload_message(message_id, UploadMessageRequestBody(header="again", body="again"))
+            raise CheckFailed("a second upload of one message id was accepted")
+        except APIException as error:
+            expect(error.raw_api_error == 4090001, f"duplicate message: {error.raw_api_error}")
+        if environment == Environment.PRODUCTION:
+            states = {m.messageIdentifier: m.messageState for m in client.get_message_list().messageIdentifiers or []}
+            expect(states.get(message_id) == MessageState.PENDING, f"production message state {states.get(message_id)}")
+            request = urllib.request.Request(base + "/control/retention/review", data=b'{"approve": true}',
+                                             headers={"Content-Type": "application/json"}, method="POST")
+            urllib.request.urlopen(request, timeout=30).read()
+        states = {m.messageIdentifier: m.messageState for m in client.get_message_list().messageIdentifiers or []}
+        expect(states.get(message_id) == MessageState.APPROVED, f"message state {states.get(message_id)}")
+        product = subscription_product()
+        client.configure_default_message(product, "en-US", DefaultConfigurationRequest(messageIdentifier=message_id))
+        expect(client.get_default_message(product, "en-US").messageIdentifier == message_id, "default message")
+
+        # The realtime endpoint: Apple's verifier checks each request the simulator signs, and Apple's model
+        # makes the answer the simulator judges.
+        seen = []
+
+        class Endpoint(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                decoded = verifier.verify_and_decode_realtime_request(body["signedPayload"])
+                seen.append(decoded)
+                answer = RealtimeResponseBody(message=Message(messageIdentifier=message_id))
+                data = json.dumps(_get_cattrs_converter(RealtimeResponseBody).unstructure(answer)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/retention"
+            if environment == Environment.PRODUCTION:
+                try:
+                    client.configure_realtime_url(RealtimeUrlRequest(realtimeURL=url))
+                    raise CheckFailed("a production realtime URL was accepted before a performance test passed")
+                except APIException as error:
+                    expect(error.raw_api_error == 4030026, f"production URL before a test: {error.raw_api_error}")
+            else:
+                client.configure_realtime_url(RealtimeUrlRequest(realtimeURL=url))
+            started = client.initiate_performance_test(PerformanceTestRequest(originalTransactionId=args.subscription))
+            result = client.get_performance_test_results(started.requestId)
+            deadline = time.monotonic() + 60
+            while result.result == PerformanceTestStatus.PENDING and time.monotonic() < deadline:
+                time.sleep(0.1)
+                result = client.get_performance_test_results(started.requestId)
+            expect(result.result == PerformanceTestStatus.PASS, f"performance test {result}")
+            expect(result.successRate == 100 and result.responseTimes.p99 <= started.config.responseTimeThreshold,
+                   f"performance test {result.successRate} %, p99 {result.responseTimes.p99} ms")
+            expect(len(seen) == started.config.totalRequests, f"{len(seen)} requests reached the endpoint")
+            client.configure_realtime_url(RealtimeUrlRequest(realtimeURL=url))
+            expect(client.get_realtime_url().realtimeURL == url, "realtime URL")
+            request = urllib.request.Request(base + "/control/retention/requests",
+                                             data=json.dumps({"originalTransactionId": args.subscription,
+                                                              "locale": "en-US"}).encode(),
+                                             headers={"Content-Type": "application/json"}, method="POST")
+            shown = json.loads(urllib.request.urlopen(request, timeout=30).read())
+            expect(shown["kind"] == "message" and shown["messageIdentifier"] == str(message_id),
+                   f"the customer was shown {shown}")
+            last = seen[-1]
+            expect(last.originalTransactionId == args.subscription and last.productId == product
+                   and last.userLocale == "en-US" and last.environment == environment, f"decoded request {last}")
+        finally:
+            server.shutdown()
+        client.delete_realtime_url()
+        client.delete_default_message(product, "en-US")
+        try:
+            client.delete_image(image_id)
+            raise CheckFailed("an image in use was deleted")
+        except APIException as error:
+            expect(error.raw_api_error == 4030019, f"image in use: {error.raw_api_error}")
+        client.delete_message(message_id)
+        client.delete_image(image_id)
+
+    def subscription_product():
+        response = client.get_all_subscription_statuses(args.subscription)
+        for group in response.data or []:
+            for item in group.lastTransactions or []:
+                if item.originalTransactionId == args.subscription:
+                    return transaction(item.signedTransactionInfo).productId
+        raise CheckFailed("the subscription is missing")
 
     def refund_history():
         refunds, revision = [], None
@@ -311,6 +458,7 @@ def main():
         ("Get Transaction History v1/v2 (revoked filter)", transaction_history),
         ("Get All Subscription Statuses", subscription_statuses),
         ("Get Refund History", refund_history),
+    ] + ([("Monthly billing with a 12-month commitment", commitment_plan)] if args.commitment else []) + [
         ("Look Up Order ID", order_lookup),
         ("Send Consumption Information v1/v2", consumption),
         ("Extend a Subscription Renewal Date", extend_one),
@@ -320,6 +468,7 @@ def main():
         ("Get App Transaction Info", app_transaction),
         ("Set App Account Token", app_account_token),
         ("Finish Transaction", finish),
+        ("Retention Messaging (management, realtime request, performance test)", retention_messaging),
         ("errors (404, 401)", errors),
     ]
     started = time.monotonic()

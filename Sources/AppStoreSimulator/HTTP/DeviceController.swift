@@ -35,6 +35,8 @@ struct DeviceController<Context: RequestContext>: Sendable {
         var offer: Offer?
         /// The developer's introductory-offer eligibility JWS.
         var introductoryOfferEligibility: String?
+        /// `MONTHLY` (a yearly product paid monthly with a 12-month commitment) or `BILLED_UPFRONT`.
+        var billingPlan: String?
     }
     struct PurchaseResult: Codable {
         var signedTransaction: String
@@ -198,6 +200,17 @@ struct DeviceController<Context: RequestContext>: Sendable {
                 )
             }
         }
-        return PurchaseOptions(appAccountToken: body.appAccountToken, offer: offer, quantity: body.quantity ?? 1)
+        var plan: BillingPlanType?
+        if let requested = body.billingPlan {
+            guard BillingPlanType.knownValues.contains(BillingPlanType(rawValue: requested)) else {
+                throw SimulatorHTTPError(
+                    .badRequest,
+                    code: "unknown_billing_plan",
+                    message: "billingPlan \(requested) is not MONTHLY or BILLED_UPFRONT"
+                )
+            }
+            plan = BillingPlanType(rawValue: requested)
+        }
+        return PurchaseOptions(appAccountToken: body.appAccountToken, offer: offer, quantity: body.quantity ?? 1, billingPlan: plan)
     }
 }

@@ -1,4 +1,5 @@
 import AppStoreWire
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import Hummingbird
@@ -93,7 +94,12 @@ public enum SimulatorServer {
                 issuerId: apple.issuerId,
                 bundleId: await store.catalog.bundleId
             )
-            ServerAPIController<BasicRequestContext>(store: store, tokens: tokens, faults: apple.faults).add(to: router)
+            let serverAPI = ServerAPIController<BasicRequestContext>(store: store, tokens: tokens, faults: apple.faults)
+            serverAPI.add(to: router)
+            RetentionMessagingController<BasicRequestContext>(
+                api: serverAPI,
+                sender: RetentionRequestSender(store: store, httpClient: .shared, offers: offers)
+            ).add(to: router)
             // App Store Connect: the same keys sign team tokens here (Apple's are separate team keys).
             ReportsController<BasicRequestContext>(
                 store: store,

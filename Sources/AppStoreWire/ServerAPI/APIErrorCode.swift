@@ -1,4 +1,4 @@
-/// An `errorCode` of the App Store Server API (Retention-Messaging-only codes omitted).
+/// An `errorCode` of the App Store Server API and the Retention Messaging API.
 ///
 /// Codes Apple adds later decode unchanged (``isKnown`` is then false).
 public struct APIErrorCode: OpenIntEnum {
@@ -68,6 +68,33 @@ public struct APIErrorCode: OpenIntEnum {
     public static let statusRequestNotFound: Self = 4_040_009
     public static let transactionIdNotFound: Self = 4_040_010
     public static let appTransactionDoesNotExist: Self = 4_040_019
+    // Retention Messaging API
+    public static let invalidImage: Self = 4_000_161
+    public static let headerTooLong: Self = 4_000_162
+    public static let bodyTooLong: Self = 4_000_163
+    public static let invalidLocale: Self = 4_000_164
+    public static let altTextTooLong: Self = 4_000_175
+    public static let invalidPerformanceTestRequest: Self = 4_000_211
+    public static let invalidRequestId: Self = 4_000_212
+    public static let existingPerformanceTestRun: Self = 4_000_213
+    public static let badRequestRealtimeUrl: Self = 4_000_215
+    public static let badRequestImageSize: Self = 4_000_216
+    public static let tooManyBulletPoints: Self = 4_000_218
+    public static let bulletPointTextTooLong: Self = 4_000_219
+    public static let aboveImageRequiresAnImage: Self = 4_000_224
+    public static let maximumNumberOfImagesReached: Self = 4_030_014
+    public static let maximumNumberOfMessagesReached: Self = 4_030_016
+    public static let messageNotApproved: Self = 4_030_017
+    public static let imageNotApproved: Self = 4_030_018
+    public static let imageInUse: Self = 4_030_019
+    public static let forbiddenNoPassingTest: Self = 4_030_026
+    public static let imageNotFound: Self = 4_040_014
+    public static let messageNotFound: Self = 4_040_015
+    public static let performanceTestRunNotFound: Self = 4_040_018
+    public static let defaultMessageNotFound: Self = 4_040_020
+    public static let realtimeUrlNotFound: Self = 4_040_021
+    public static let imageAlreadyExists: Self = 4_090_000
+    public static let messageAlreadyExists: Self = 4_090_001
     /// HTTP 429; retry after the `Retry-After` time.
     public static let rateLimitExceeded: Self = 4_290_000
     public static let generalInternal: Self = 5_000_000
@@ -92,6 +119,11 @@ public struct APIErrorCode: OpenIntEnum {
         .originalTransactionIdNotFoundRetryable, .serverNotificationUrlNotFound, .testNotificationNotFound,
         .statusRequestNotFound, .transactionIdNotFound, .appTransactionDoesNotExist, .rateLimitExceeded,
         .generalInternal, .generalInternalRetryable,
+        .invalidImage, .headerTooLong, .bodyTooLong, .invalidLocale, .altTextTooLong, .invalidPerformanceTestRequest, .invalidRequestId,
+        .existingPerformanceTestRun, .badRequestRealtimeUrl, .badRequestImageSize, .tooManyBulletPoints, .bulletPointTextTooLong,
+        .aboveImageRequiresAnImage, .maximumNumberOfImagesReached, .maximumNumberOfMessagesReached, .messageNotApproved, .imageNotApproved,
+        .imageInUse, .forbiddenNoPassingTest, .imageNotFound, .messageNotFound, .performanceTestRunNotFound, .defaultMessageNotFound,
+        .realtimeUrlNotFound, .imageAlreadyExists, .messageAlreadyExists,
     ]
 
     /// Whether Apple documents the error as temporary: the same request may succeed later.

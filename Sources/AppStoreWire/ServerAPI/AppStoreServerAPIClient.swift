@@ -170,6 +170,96 @@ public struct AppStoreServerAPIClient: Sendable {
         try await callWithoutResponse(.POST, "/inApps/v1/transactions/\(segment(transactionId))/finish")
     }
 
+    // MARK: - Retention Messaging
+
+    /// Upload Image: `PUT /inApps/v1/messaging/image/{imageIdentifier}` with the PNG as the body.
+    public func uploadRetentionImage(imageIdentifier: UUID, png: Data, size: RetentionImageSize? = nil) async throws {
+        try await callWithoutResponse(
+            .PUT,
+            "/inApps/v1/messaging/image/\(Self.lowercased(imageIdentifier))",
+            query: size.map { [URLQueryItem(name: "imageSize", value: $0.rawValue)] } ?? [],
+            raw: (png, "image/png"),
+            idempotent: false
+        )
+    }
+
+    /// Delete Image: `DELETE /inApps/v1/messaging/image/{imageIdentifier}`.
+    public func deleteRetentionImage(imageIdentifier: UUID) async throws {
+        try await callWithoutResponse(.DELETE, "/inApps/v1/messaging/image/\(Self.lowercased(imageIdentifier))", idempotent: false)
+    }
+
+    /// Get Image List: `GET /inApps/v1/messaging/image/list`.
+    public func getRetentionImageList() async throws -> GetImageListResponse {
+        try await call(.GET, "/inApps/v1/messaging/image/list")
+    }
+
+    /// Upload Message: `PUT /inApps/v1/messaging/message/{messageIdentifier}`.
+    public func uploadRetentionMessage(messageIdentifier: UUID, message: UploadMessageRequestBody) async throws {
+        try await callWithoutResponse(
+            .PUT,
+            "/inApps/v1/messaging/message/\(Self.lowercased(messageIdentifier))",
+            body: message,
+            // A second upload of the same id is refused (409), so resending after a lost answer is told apart.
+            idempotent: false
+        )
+    }
+
+    /// Delete Message: `DELETE /inApps/v1/messaging/message/{messageIdentifier}`.
+    public func deleteRetentionMessage(messageIdentifier: UUID) async throws {
+        try await callWithoutResponse(.DELETE, "/inApps/v1/messaging/message/\(Self.lowercased(messageIdentifier))", idempotent: false)
+    }
+
+    /// Get Message List: `GET /inApps/v1/messaging/message/list`.
+    public func getRetentionMessageList() async throws -> GetMessageListResponse {
+        try await call(.GET, "/inApps/v1/messaging/message/list")
+    }
+
+    /// Configure Default Message: `PUT /inApps/v1/messaging/default/{productId}/{locale}` (overwrites).
+    public func configureDefaultRetentionMessage(productId: String, locale: String, messageIdentifier: UUID) async throws {
+        try await callWithoutResponse(
+            .PUT,
+            "/inApps/v1/messaging/default/\(segment(productId))/\(segment(locale))",
+            body: DefaultConfigurationRequest(messageIdentifier: Self.lowercased(messageIdentifier))
+        )
+    }
+
+    /// Get Default Message: `GET /inApps/v1/messaging/default/{productId}/{locale}`.
+    public func getDefaultRetentionMessage(productId: String, locale: String) async throws -> DefaultConfigurationRequest {
+        try await call(.GET, "/inApps/v1/messaging/default/\(segment(productId))/\(segment(locale))")
+    }
+
+    /// Delete Default Message: `DELETE /inApps/v1/messaging/default/{productId}/{locale}` (200 when none).
+    public func deleteDefaultRetentionMessage(productId: String, locale: String) async throws {
+        try await callWithoutResponse(.DELETE, "/inApps/v1/messaging/default/\(segment(productId))/\(segment(locale))")
+    }
+
+    /// Configure Realtime URL: `PUT /inApps/v1/messaging/realtime/url` (the host's environment's URL).
+    public func configureRetentionRealtimeURL(_ url: String) async throws {
+        try await callWithoutResponse(.PUT, "/inApps/v1/messaging/realtime/url", body: RealtimeUrlRequest(realtimeURL: url))
+    }
+
+    /// Get Realtime URL: `GET /inApps/v1/messaging/realtime/url`.
+    public func getRetentionRealtimeURL() async throws -> RealtimeUrlRequest {
+        try await call(.GET, "/inApps/v1/messaging/realtime/url")
+    }
+
+    /// Delete Realtime URL: `DELETE /inApps/v1/messaging/realtime/url`.
+    public func deleteRetentionRealtimeURL() async throws {
+        try await callWithoutResponse(.DELETE, "/inApps/v1/messaging/realtime/url")
+    }
+
+    /// Initiate Performance Test: `POST /inApps/v1/messaging/performanceTest` (sandbox).
+    public func initiateRetentionPerformanceTest(originalTransactionId: String) async throws -> PerformanceTestResponse {
+        try await call(.POST, "/inApps/v1/messaging/performanceTest", body: PerformanceTestRequest(originalTransactionId: originalTransactionId))
+    }
+
+    /// Get Performance Test Results: `GET /inApps/v1/messaging/performanceTest/result/{requestId}`.
+    public func getRetentionPerformanceTestResults(requestId: String) async throws -> PerformanceTestResultResponse {
+        try await call(.GET, "/inApps/v1/messaging/performanceTest/result/\(segment(requestId))")
+    }
+
+    private static func lowercased(_ id: UUID) -> String { id.uuidString.lowercased() }
+
     // MARK: - Consumption
 
     /// Send Consumption Information (v2): `PUT /inApps/v2/transactions/consumption/{transactionId}`.
@@ -330,9 +420,10 @@ public struct AppStoreServerAPIClient: Sendable {
         _ path: String,
         query: [URLQueryItem] = [],
         body: (any Encodable & Sendable)? = nil,
+        raw: (data: Data, contentType: String)? = nil,
         idempotent: Bool? = nil
     ) async throws {
-        _ = try await perform(method, path, query: query, body: body, idempotent: idempotent ?? (method != .POST))
+        _ = try await perform(method, path, query: query, body: body, raw: raw, idempotent: idempotent ?? (method != .POST))
     }
 
     private func perform(
@@ -340,6 +431,7 @@ public struct AppStoreServerAPIClient: Sendable {
         _ path: String,
         query: [URLQueryItem],
         body: (any Encodable & Sendable)?,
+        raw: (data: Data, contentType: String)? = nil,
         idempotent: Bool
     ) async throws -> RawResponse {
         var url = baseURL.url.absoluteString
@@ -364,7 +456,13 @@ public struct AppStoreServerAPIClient: Sendable {
             attempt += 1
             var failure: AppStoreServerAPIError
             do {
-                let raw = try await exchange(method, url: url, body: bodyData, attempt: attempt)
+                let raw = try await exchange(
+                    method,
+                    url: url,
+                    body: raw?.data ?? bodyData,
+                    contentType: raw?.contentType ?? "application/json",
+                    attempt: attempt
+                )
                 if (200..<300).contains(raw.status) { return raw }
                 failure = Self.httpError(raw, now: retryPolicy.now())
             } catch {
@@ -399,6 +497,7 @@ public struct AppStoreServerAPIClient: Sendable {
         _ method: HTTPMethod,
         url: String,
         body: Data?,
+        contentType: String,
         attempt: Int
     )
         async throws(AppStoreServerAPIError)
@@ -423,7 +522,7 @@ public struct AppStoreServerAPIClient: Sendable {
         request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "User-Agent", value: "Storekeeper-AppStoreWire")
         if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "Content-Type", value: contentType)
             request.body = .bytes(ByteBuffer(bytes: body))
         }
 

@@ -132,6 +132,12 @@ public struct SignedDataVerifier: Sendable {
         try await verify(jws, as: AppTransaction.self)
     }
 
+    /// Verifies and decodes a realtime retention request's `signedPayload` (Retention Messaging API): chain,
+    /// signature, environment, and in Production the `appAppleId`, as Apple's libraries check it.
+    public func verifyRealtimeRequest(_ jws: String) async throws(SignedDataVerificationError) -> DecodedRealtimeRequestBody {
+        try await verify(jws, as: DecodedRealtimeRequestBody.self)
+    }
+
     /// Verifies and decodes a notification's `signedPayload` (the outer envelope only).
     public func verifyNotification(
         _ jws: String

@@ -29,6 +29,8 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let transactionTransferred = AuditAction(rawValue: "transaction.transferred")
     public static let transactionClaimRefused = AuditAction(rawValue: "transaction.claim_refused")
     public static let transactionAssigned = AuditAction(rawValue: "transaction.assigned")
+    /// Apple confirmed that a purchase made without a token now carries its user's (Set App Account Token).
+    public static let transactionAccountTokenSet = AuditAction(rawValue: "transaction.account_token_set")
     // Wallet
     public static let walletCredited = AuditAction(rawValue: "wallet.credited")
     public static let walletDebited = AuditAction(rawValue: "wallet.debited")
@@ -45,6 +47,8 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let refundRequested = AuditAction(rawValue: "refund.requested")
     /// A parent or guardian withdrew consent for a minor using the app (`RESCIND_CONSENT`).
     public static let consentRescinded = AuditAction(rawValue: "consent.rescinded")
+    /// A subscriber about to cancel was shown a retention answer chosen by a rule (Retention Messaging).
+    public static let retentionAnswered = AuditAction(rawValue: "retention.answered")
     public static let refundConsumptionAnswered = AuditAction(rawValue: "refund.consumption_answered")
     public static let riskIntroductoryOfferRepeated = AuditAction(rawValue: "risk.introductory_offer_repeated")
 

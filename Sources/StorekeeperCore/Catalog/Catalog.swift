@@ -4,16 +4,21 @@ import Foundation
 public struct Catalog: Sendable, Hashable, Codable {
     public var products: [CatalogProduct]
     public var campaigns: [OfferCampaign]
+    /// What subscribers about to cancel are shown (Retention Messaging), first match wins. Read from the file at
+    /// start; not stored in the database nor edited through the admin API.
+    public var retention: [RetentionRule]
 
-    public init(products: [CatalogProduct] = [], campaigns: [OfferCampaign] = []) {
+    public init(products: [CatalogProduct] = [], campaigns: [OfferCampaign] = [], retention: [RetentionRule] = []) {
         self.products = products
         self.campaigns = campaigns
+        self.retention = retention
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         products = try c.decodeIfPresent([CatalogProduct].self, forKey: .products) ?? []
         campaigns = try c.decodeIfPresent([OfferCampaign].self, forKey: .campaigns) ?? []
+        retention = try c.decodeIfPresent([RetentionRule].self, forKey: .retention) ?? []
     }
 
     /// Loads and validates a catalog file.
@@ -42,6 +47,11 @@ public struct Catalog: Sendable, Hashable, Codable {
             for productId in campaign.productIds where product(productId)?.kind != .autoRenewable {
                 throw .invalid("campaign \(campaign.id) names \(productId), which is not an auto-renewable product")
             }
+        }
+        var ruleIds = Set<String>()
+        for rule in retention {
+            if let problem = rule.problem(in: self) { throw .invalid(problem) }
+            if !ruleIds.insert(rule.id).inserted { throw .invalid("retention rule \(rule.id) is listed twice") }
         }
     }
 

@@ -20,6 +20,12 @@ extension SubscriptionSnapshot {
         merged.subscriptionGroup = snapshot.subscriptionGroup ?? existing.subscriptionGroup
         merged.latestTransactionId = snapshot.latestTransactionId ?? existing.latestTransactionId
         merged.priceIncrease = snapshot.priceIncrease ?? existing.priceIncrease
+        // The billing plan follows the latest transaction; a message that does not say (a legacy receipt's)
+        // keeps the stored plan.
+        if snapshot.billingPlan == nil {
+            merged.billingPlan = existing.billingPlan
+            merged.commitment = existing.commitment
+        }
         if snapshot.offerType == nil && snapshot.offerId == nil && snapshot.latestTransactionId == nil {
             merged.offerType = existing.offerType
             merged.offerId = existing.offerId

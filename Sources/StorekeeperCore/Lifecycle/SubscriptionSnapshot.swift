@@ -21,6 +21,10 @@ public struct SubscriptionSnapshot: Sendable, Hashable {
     /// `PENDING` or `ACCEPTED` while a price increase is in play.
     public var priceIncrease: String?
     public var latestTransactionId: String?
+    /// `MONTHLY` or `BILLED_UPFRONT` as the latest transaction says (nil: the message did not say).
+    public var billingPlan: String?
+    /// The 12-month commitment a monthly plan is in (nil for billing up front).
+    public var commitment: SubscriptionCommitment?
     /// The message that produced this snapshot, e.g. `DID_RENEW/BILLING_RECOVERY`.
     public var event: String
     public var signedDate: Date
@@ -41,6 +45,8 @@ public struct SubscriptionSnapshot: Sendable, Hashable {
         offerId: String? = nil,
         priceIncrease: String? = nil,
         latestTransactionId: String? = nil,
+        billingPlan: String? = nil,
+        commitment: SubscriptionCommitment? = nil,
         event: String,
         signedDate: Date
     ) {
@@ -59,6 +65,8 @@ public struct SubscriptionSnapshot: Sendable, Hashable {
         self.offerId = offerId
         self.priceIncrease = priceIncrease
         self.latestTransactionId = latestTransactionId
+        self.billingPlan = billingPlan
+        self.commitment = commitment
         self.event = event
         self.signedDate = signedDate
     }

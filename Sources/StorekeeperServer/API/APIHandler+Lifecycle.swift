@@ -154,6 +154,12 @@ extension APIHandler {
         case .finishTransactions:
             guard let finisher = jobs.finisher else { throw unavailable(job.rawValue) }
             items = try await finisher.runOnce()
+        case .setAccountTokens:
+            guard let tokenSetter = jobs.tokenSetter else { throw unavailable(job.rawValue) }
+            items = try await tokenSetter.runOnce()
+        case .appTransactions:
+            guard let installs = jobs.installs else { throw unavailable(job.rawValue) }
+            items = try await installs.runOnce()
         case .businessMetrics:
             guard let businessMetrics = jobs.businessMetrics else { throw unavailable(job.rawValue) }
             items = try await businessMetrics.refresh(now: now)

@@ -74,6 +74,17 @@ extension Components.Schemas.Subscription {
             offerId: record.offerId,
             priceIncrease: try record.priceIncrease.map { try documented($0) },
             latestTransactionId: record.latestTransactionId,
+            billingPlan: try record.billingPlan.map { try documented($0) },
+            commitment: record.commitment.map { commitment in
+                .init(
+                    paymentsMade: commitment.paymentsMade,
+                    paymentsTotal: commitment.paymentsTotal,
+                    paymentsLeft: commitment.paymentsLeft,
+                    endsAt: commitment.endsAt,
+                    price: commitment.price,
+                    renewsAfterCommitment: commitment.renewsAfterCommitment
+                )
+            },
             environment: record.environment,
             sandbox: record.environment != "Production",
             lastEvent: record.lastEvent,

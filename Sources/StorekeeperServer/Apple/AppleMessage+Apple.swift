@@ -91,6 +91,18 @@ extension AppleMessage {
             if let status = renewal?.priceIncreaseStatus, priceIncrease == nil, type != "DID_RENEW" {
                 priceIncrease = status == .customerHasNotResponded ? "PENDING" : "ACCEPTED"
             }
+            // Monthly billing with a 12-month commitment (API 1.21): only Apple's known plans, only sane numbers.
+            let plan = transaction?.billingPlanType.flatMap { BillingPlanType.knownValues.contains($0) ? $0.rawValue : nil }
+            var commitment = transaction?.commitmentInfo.flatMap {
+                SubscriptionCommitment(
+                    billingPeriodNumber: $0.billingPeriodNumber,
+                    totalBillingPeriods: $0.totalBillingPeriods,
+                    expires: $0.commitmentExpiresDate,
+                    price: $0.commitmentPrice
+                )
+            }
+            if plan != BillingPlanType.monthly.rawValue { commitment = nil }
+            if let status = renewal?.commitmentInfo?.commitmentAutoRenewStatus { commitment?.renewsAfterCommitment = status == .on }
             snapshot = SubscriptionSnapshot(
                 originalTransactionId: verified.originalTransactionId,
                 bundleId: bundleId,
@@ -107,6 +119,8 @@ extension AppleMessage {
                 offerId: transaction?.offerIdentifier,
                 priceIncrease: priceIncrease,
                 latestTransactionId: verified.transactionId,
+                billingPlan: plan,
+                commitment: commitment,
                 event: subtype.map { "\(type)/\($0)" } ?? type,
                 signedDate: signedDate
             )

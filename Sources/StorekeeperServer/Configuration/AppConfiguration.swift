@@ -32,6 +32,9 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
     /// Tell Apple each delivered consumable is finished (Finish Transaction, API 1.20), so the device is not handed
     /// it again; needs the In-App Purchase key.
     public var finishTransactions = false
+    /// Set each user's app account token on purchases that reached them without one (Set App Account Token, API
+    /// 1.16), so their renewals and notifications name the user; on wherever the In-App Purchase key is configured.
+    public var setAppAccountTokens = true
 
     public init(
         name: String = "main",
@@ -71,7 +74,7 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
     /// `allowSandbox` (true), `extraRoots` (PEM files; development only), `sharedSecret` (secret),
     /// `apiKey.id`, `apiKey.issuer`, `apiKey.path` (the `.p8`), `verifyReceipt.productionURL`,
     /// `verifyReceipt.sandboxURL`, `serverAPI.url` (instead of Apple's hosts), `finishTransactions` (false; needs
-    /// `apiKey.*`). Environment form:
+    /// `apiKey.*`), `setAppAccountTokens` (true; acts only with `apiKey.*`). Environment form:
     /// `APPS_MAIN_BUNDLE_ID`, `APPS_MAIN_SHARED_SECRET`, ...
     init(name: String, reader: StrictConfigReader) throws {
         guard let bundleId = try reader.string("bundleId"), !bundleId.isEmpty else {
@@ -103,6 +106,7 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
             serverAPIURL: try url("serverAPI.url", nil)
         )
         finishTransactions = try reader.bool("finishTransactions", default: false)
+        setAppAccountTokens = try reader.bool("setAppAccountTokens", default: true)
         if finishTransactions, apiKeyId == nil || apiKeyPath == nil {
             throw ConfigurationError.missing("apps.\(name).apiKey.id and .path (finishTransactions calls the App Store Server API)")
         }

@@ -31,6 +31,10 @@ public struct LifecycleConfiguration: Sendable {
     public var consumptionAPIVersion: String
     /// How often the business metrics read the outbox and the backlog counts; nil turns them off.
     public var metricsInterval: Duration?
+    /// How often app account tokens are set at Apple for purchases that came without one; nil: only on demand.
+    public var accountTokenInterval: Duration?
+    /// How often delivered transactions without an app install are looked up; nil: only on demand.
+    public var appTransactionInterval: Duration?
 
     public init(
         coinClawback: CoinClawbackPolicy = .debt,
@@ -45,7 +49,9 @@ public struct LifecycleConfiguration: Sendable {
         customerConsented: Bool = false,
         refundPreference: [ProductKind: String] = [:],
         consumptionAPIVersion: String = "v2",
-        metricsInterval: Duration? = .seconds(15)
+        metricsInterval: Duration? = .seconds(15),
+        accountTokenInterval: Duration? = .seconds(5),
+        appTransactionInterval: Duration? = .seconds(60)
     ) {
         self.coinClawback = coinClawback
         self.batchSize = batchSize
@@ -60,13 +66,16 @@ public struct LifecycleConfiguration: Sendable {
         self.refundPreference = refundPreference
         self.consumptionAPIVersion = consumptionAPIVersion
         self.metricsInterval = metricsInterval
+        self.accountTokenInterval = accountTokenInterval
+        self.appTransactionInterval = appTransactionInterval
     }
 
     /// Reads `lifecycle.*`: `coinClawback` (`debt` | `floor`), `batchSize` (256), `maxAttempts` (8),
     /// `pollMilliseconds` (250), `process` (true), `catchUpSeconds` (3600; 0 off), `catchUpLookbackDays` (180),
     /// `sweepSeconds` (900; 0 off), `consumption.intervalSeconds` (30; 0 off), `consumption.customerConsented`
     /// (false), `consumption.api` (`v2` | `v1`), `consumption.refundPreference.<kind>` for `consumable`,
-    /// `nonConsumable`, `nonRenewing`, `autoRenewable`, `metricsSeconds` (15; 0 off). Environment form: `LIFECYCLE_COIN_CLAWBACK`, ...
+    /// `nonConsumable`, `nonRenewing`, `autoRenewable`, `metricsSeconds` (15; 0 off), `accountTokenSeconds` (5; 0: on
+    /// demand only), `appTransactionSeconds` (60; 0: on demand only). Environment form: `LIFECYCLE_COIN_CLAWBACK`, ...
     init(reader: StrictConfigReader) throws {
         let policy = CoinClawbackPolicy(rawValue: try reader.choice("coinClawback", ["debt", "floor"], default: "debt")) ?? .debt
         func interval(_ key: String, _ fallback: Int) throws -> Duration? {
@@ -96,7 +105,9 @@ public struct LifecycleConfiguration: Sendable {
             customerConsented: try reader.bool("consumption.customerConsented", default: false),
             refundPreference: preferences,
             consumptionAPIVersion: try reader.choice("consumption.api", ["v2", "v1"], default: "v2"),
-            metricsInterval: try interval("metricsSeconds", 15)
+            metricsInterval: try interval("metricsSeconds", 15),
+            accountTokenInterval: try interval("accountTokenSeconds", 5),
+            appTransactionInterval: try interval("appTransactionSeconds", 60)
         )
     }
 }

@@ -771,6 +771,7 @@ extension ConsoleController {
 
     static let jobNames = [
         "process-notifications", "catch-up", "renewal-sweep", "consumption-responder", "business-metrics", "reconciliation", "finish-transactions",
+        "set-account-tokens", "app-transactions",
     ]
 
     func jobs(_ signedIn: Operator, flash: String?, failure: String? = nil) async throws -> Response {
@@ -778,7 +779,8 @@ extension ConsoleController {
         let configured: [String: Bool] = [
             "process-notifications": jobs.processor != nil, "catch-up": jobs.catchUp != nil, "renewal-sweep": jobs.sweep != nil,
             "consumption-responder": jobs.responder != nil, "business-metrics": jobs.businessMetrics != nil, "reconciliation": jobs.reconciler != nil,
-            "finish-transactions": jobs.finisher != nil,
+            "finish-transactions": jobs.finisher != nil, "set-account-tokens": jobs.tokenSetter != nil,
+            "app-transactions": jobs.installs != nil,
         ]
         var days: [[String: Any]] = []
         if let reconciliations = api.reconciliations {

@@ -7,4 +7,6 @@ struct LifecycleJobs: Sendable {
     var businessMetrics: BusinessMetrics?
     var reconciler: Reconciler?
     var finisher: TransactionFinisher?
+    var tokenSetter: AccountTokenSetter?
+    var installs: AppTransactionLookup?
 }

@@ -167,13 +167,32 @@ public struct ServerMetrics: Sendable {
         help: "Finish Transaction calls for delivered consumables, by result (finished, refused: never asked again, failed: asked again)."
     )
 
+    static let retentionRequests = Family(
+        name: "storekeeper_retention_requests_total",
+        kind: .counter,
+        help:
+            "Apple's realtime retention requests, by answer (message, alternateProduct, promotionalOffer, none: no rule, Apple shows the default; refused: failed verification)."
+    )
+    static let retentionDuration = Family(
+        name: "storekeeper_retention_request_duration_seconds",
+        kind: .histogram,
+        help: "Time to answer a realtime retention request (verification, the customer's history, the rule, the offer's signature)."
+    )
+
+    static let accountTokensSet = Family(
+        name: "storekeeper_account_tokens_set_total",
+        kind: .counter,
+        help: "Set App Account Token calls for purchases that came without a token, by result (set, refused: never asked again, failed: asked again)."
+    )
+
     /// Every family the server exports.
     public static let families: [Family] = [
         httpRequests, httpDuration, verificationFailures, deliveries, refusals, riskFlags, appleRequests, appleDuration,
         notificationsProcessed, jobRuns, jobItems, orders, submissions, purchasesDelivered, deliveryDelay, notificationLag,
         refunds, refundedAmount, consumptionAnswers, consumptionDelay, notificationBacklog, pendingRecovery,
         pendingRecoveryAge, consumptionOpen, consumptionOverdue, businessRefreshed, reconciliationRuns, reconciliationFindings,
-        customersToReview, webhookDeliveries, webhookDuration, webhookQueued, webhookOldest, transactionsFinished,
+        customersToReview, webhookDeliveries, webhookDuration, webhookQueued, webhookOldest, transactionsFinished, accountTokensSet,
+        retentionRequests, retentionDuration,
     ]
 
     static let requestBuckets: [Duration] = [
@@ -205,6 +224,9 @@ public struct ServerMetrics: Sendable {
         for inTime in ["true", "false"] { counter(Self.consumptionAnswers, [("in_time", inTime)]) }
         for result in ["applied", "failed"] { counter(Self.notificationsProcessed, [("result", result)]) }
         for result in ["finished", "refused", "failed"] { counter(Self.transactionsFinished, [("result", result)]) }
+        for result in ["set", "refused", "failed"] { counter(Self.accountTokensSet, [("result", result)]) }
+        for answer in ["message", "alternateProduct", "promotionalOffer", "none", "refused"] { counter(Self.retentionRequests, [("answer", answer)]) }
+        _ = duration(Self.retentionDuration, [])
         counter(Self.riskFlags, [("flag", "introductory_offer_repeated")])
         _ = seconds(Self.consumptionDelay, [])
         for status in ["reconciled", "not_available", "failed"] { counter(Self.reconciliationRuns, [("status", status)]) }
@@ -289,6 +311,17 @@ public struct ServerMetrics: Sendable {
         gauge(Self.webhookQueued, [("endpoint", endpoint), ("status", "pending")]).record(Double(pending))
         gauge(Self.webhookQueued, [("endpoint", endpoint), ("status", "dead")]).record(Double(dead))
         gauge(Self.webhookOldest, [("endpoint", endpoint)]).record(max(0, oldestAge))
+    }
+
+    /// One realtime retention request: how it was answered and how long that took.
+    public func retentionAnswered(_ answer: String, nanoseconds: UInt64) {
+        counter(Self.retentionRequests, [("answer", answer)]).increment()
+        duration(Self.retentionDuration, []).recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    /// One Set App Account Token call and what came of it.
+    public func accountTokenSet(_ result: String) {
+        counter(Self.accountTokensSet, [("result", result)]).increment()
     }
 
     /// One Finish Transaction call and what came of it.

@@ -1578,6 +1578,80 @@ extension Components {
             public var priceIncrease: Components.Schemas.Subscription.PriceIncreasePayload?
             /// - Remark: Generated from `#/components/schemas/Subscription/latestTransactionId`.
             public var latestTransactionId: Swift.String?
+            /// How the latest transaction was billed (App Store Server API 1.21); omitted when Apple did not say.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Subscription/billingPlan`.
+            @frozen public enum BillingPlanPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case monthly = "MONTHLY"
+                case billedUpfront = "BILLED_UPFRONT"
+            }
+            /// How the latest transaction was billed (App Store Server API 1.21); omitted when Apple did not say.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Subscription/billingPlan`.
+            public var billingPlan: Components.Schemas.Subscription.BillingPlanPayload?
+            /// A yearly subscription paid monthly under a 12-month commitment. Turning auto-renew off (`autoRenew`
+            /// false) stops the renewal after the commitment, not the payments left in it: the subscription keeps
+            /// renewing monthly until `endsAt`, and `renewsAfterCommitment` says whether another commitment follows.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/Subscription/commitment`.
+            public struct CommitmentPayload: Codable, Hashable, Sendable {
+                /// The payment the latest transaction made (1-based).
+                ///
+                /// - Remark: Generated from `#/components/schemas/Subscription/commitment/paymentsMade`.
+                public var paymentsMade: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/Subscription/commitment/paymentsTotal`.
+                public var paymentsTotal: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/Subscription/commitment/paymentsLeft`.
+                public var paymentsLeft: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/Subscription/commitment/endsAt`.
+                public var endsAt: Components.Schemas.Timestamp?
+                /// The commitment's total price in milliunits.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Subscription/commitment/price`.
+                public var price: Swift.Int64?
+                /// - Remark: Generated from `#/components/schemas/Subscription/commitment/renewsAfterCommitment`.
+                public var renewsAfterCommitment: Swift.Bool?
+                /// Creates a new `CommitmentPayload`.
+                ///
+                /// - Parameters:
+                ///   - paymentsMade: The payment the latest transaction made (1-based).
+                ///   - paymentsTotal:
+                ///   - paymentsLeft:
+                ///   - endsAt:
+                ///   - price: The commitment's total price in milliunits.
+                ///   - renewsAfterCommitment:
+                public init(
+                    paymentsMade: Swift.Int,
+                    paymentsTotal: Swift.Int,
+                    paymentsLeft: Swift.Int,
+                    endsAt: Components.Schemas.Timestamp? = nil,
+                    price: Swift.Int64? = nil,
+                    renewsAfterCommitment: Swift.Bool? = nil
+                ) {
+                    self.paymentsMade = paymentsMade
+                    self.paymentsTotal = paymentsTotal
+                    self.paymentsLeft = paymentsLeft
+                    self.endsAt = endsAt
+                    self.price = price
+                    self.renewsAfterCommitment = renewsAfterCommitment
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case paymentsMade
+                    case paymentsTotal
+                    case paymentsLeft
+                    case endsAt
+                    case price
+                    case renewsAfterCommitment
+                }
+            }
+            /// A yearly subscription paid monthly under a 12-month commitment. Turning auto-renew off (`autoRenew`
+            /// false) stops the renewal after the commitment, not the payments left in it: the subscription keeps
+            /// renewing monthly until `endsAt`, and `renewsAfterCommitment` says whether another commitment follows.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/Subscription/commitment`.
+            public var commitment: Components.Schemas.Subscription.CommitmentPayload?
             /// - Remark: Generated from `#/components/schemas/Subscription/environment`.
             public var environment: Swift.String
             /// - Remark: Generated from `#/components/schemas/Subscription/sandbox`.
@@ -1607,6 +1681,8 @@ extension Components {
             ///   - offerId:
             ///   - priceIncrease:
             ///   - latestTransactionId:
+            ///   - billingPlan: How the latest transaction was billed (App Store Server API 1.21); omitted when Apple did not say.
+            ///   - commitment: A yearly subscription paid monthly under a 12-month commitment. Turning auto-renew off (`autoRenew`
             ///   - environment:
             ///   - sandbox:
             ///   - lastEvent: The message last applied, e.g. DID_RENEW/BILLING_RECOVERY or STATUS.
@@ -1627,6 +1703,8 @@ extension Components {
                 offerId: Swift.String? = nil,
                 priceIncrease: Components.Schemas.Subscription.PriceIncreasePayload? = nil,
                 latestTransactionId: Swift.String? = nil,
+                billingPlan: Components.Schemas.Subscription.BillingPlanPayload? = nil,
+                commitment: Components.Schemas.Subscription.CommitmentPayload? = nil,
                 environment: Swift.String,
                 sandbox: Swift.Bool,
                 lastEvent: Swift.String,
@@ -1647,6 +1725,8 @@ extension Components {
                 self.offerId = offerId
                 self.priceIncrease = priceIncrease
                 self.latestTransactionId = latestTransactionId
+                self.billingPlan = billingPlan
+                self.commitment = commitment
                 self.environment = environment
                 self.sandbox = sandbox
                 self.lastEvent = lastEvent
@@ -1668,6 +1748,8 @@ extension Components {
                 case offerId
                 case priceIncrease
                 case latestTransactionId
+                case billingPlan
+                case commitment
                 case environment
                 case sandbox
                 case lastEvent

@@ -434,7 +434,10 @@ public protocol APIProtocol: Sendable {
     /// backlog counts into `/metrics` now; items: events counted) or `reconciliation` (the daily job: the last
     /// `reports.lookbackDays` days before `now` against Apple's sales reports; items: days reconciled) or
     /// `finish-transactions` (Finish Transaction for delivered consumables of apps with `finishTransactions`; items:
-    /// transactions Apple confirmed). The optional `now` (epoch milliseconds, 2000 to
+    /// transactions Apple confirmed) or `set-account-tokens` (Set App Account Token on purchases that reached a user
+    /// without a token, for apps with `setAppAccountTokens` and an API key; items: purchases Apple confirmed) or
+    /// `app-transactions` (Get App Transaction Info for delivered transactions of the last 30 days that came without
+    /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///
@@ -1127,7 +1130,10 @@ extension APIProtocol {
     /// backlog counts into `/metrics` now; items: events counted) or `reconciliation` (the daily job: the last
     /// `reports.lookbackDays` days before `now` against Apple's sales reports; items: days reconciled) or
     /// `finish-transactions` (Finish Transaction for delivered consumables of apps with `finishTransactions`; items:
-    /// transactions Apple confirmed). The optional `now` (epoch milliseconds, 2000 to
+    /// transactions Apple confirmed) or `set-account-tokens` (Set App Account Token on purchases that reached a user
+    /// without a token, for apps with `setAppAccountTokens` and an API key; items: purchases Apple confirmed) or
+    /// `app-transactions` (Get App Transaction Info for delivered transactions of the last 30 days that came without
+    /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///

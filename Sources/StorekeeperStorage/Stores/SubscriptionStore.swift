@@ -22,6 +22,9 @@ public struct SubscriptionStore: Sendable {
         public var offerId: String?
         public var priceIncrease: String?
         public var latestTransactionId: String?
+        /// `MONTHLY` or `BILLED_UPFRONT`, when Apple said.
+        public var billingPlan: String?
+        public var commitment: SubscriptionCommitment?
         public var lastEvent: String
         public var lastSignedDate: Date
         public var checkedAt: Date?
@@ -44,6 +47,8 @@ public struct SubscriptionStore: Sendable {
             offerId = try row.decode(column: "offer_id", as: String?.self)
             priceIncrease = try row.decode(column: "price_increase", as: String?.self)
             latestTransactionId = try row.decode(column: "latest_transaction_id", as: String?.self)
+            billingPlan = try row.decode(column: "billing_plan", as: String?.self)
+            commitment = try SubscriptionsTable.commitment(row: row)
             lastEvent = try row.decode(column: "last_event", as: String.self)
             lastSignedDate = Date(millis: try row.decode(column: "last_signed_date", as: Int64.self))
             checkedAt = try row.decode(column: "checked_at", as: Int64?.self).map(Date.init(millis:))

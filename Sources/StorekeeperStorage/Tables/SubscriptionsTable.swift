@@ -32,7 +32,8 @@ public enum SubscriptionsTable {
         let updated = [
             "user_id", "product_id", "subscription_group", "environment", "state", "expiration_reason", "auto_renew",
             "auto_renew_product_id", "expires_at", "grace_expires_at", "offer_type", "offer_id", "price_increase",
-            "latest_transaction_id", "last_event", "last_signed_date", "updated_at",
+            "latest_transaction_id", "last_event", "last_signed_date", "updated_at", "billing_plan", "commitment_payments",
+            "commitment_total", "commitment_ends_at", "commitment_price", "commitment_renews",
         ]
         var insert = BulkInsert(
             into: "subscriptions",
@@ -40,6 +41,8 @@ public enum SubscriptionsTable {
                 "original_transaction_id", "user_id", "bundle_id", "product_id", "subscription_group", "environment", "state",
                 "expiration_reason", "auto_renew", "auto_renew_product_id", "expires_at", "grace_expires_at", "offer_type",
                 "offer_id", "price_increase", "latest_transaction_id", "last_event", "last_signed_date", "updated_at",
+                "billing_plan", "commitment_payments", "commitment_total", "commitment_ends_at", "commitment_price",
+                "commitment_renews",
             ],
             suffix: "ON CONFLICT (original_transaction_id) DO UPDATE SET "
                 + updated.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
@@ -49,7 +52,9 @@ public enum SubscriptionsTable {
                 s.originalTransactionId, user?.rawValue, s.bundleId, s.productId, s.subscriptionGroup, s.environment,
                 (s.state ?? .active).rawValue, s.expirationReason, s.autoRenew.map { $0 ? 1 : 0 }, s.autoRenewProductId,
                 s.expiresAt?.millis, s.gracePeriodExpiresAt?.millis, s.offerType, s.offerId, s.priceIncrease,
-                s.latestTransactionId, s.event, s.signedDate.millis, now.millis,
+                s.latestTransactionId, s.event, s.signedDate.millis, now.millis, s.billingPlan,
+                s.commitment.map { Int64($0.paymentsMade) }, s.commitment.map { Int64($0.paymentsTotal) },
+                s.commitment?.endsAt?.millis, s.commitment?.price, s.commitment?.renewsAfterCommitment.map { $0 ? 1 : 0 },
             ])
         }
         try await insert.run(on: db)
@@ -60,6 +65,20 @@ public enum SubscriptionsTable {
         try await db.raw(
             "UPDATE subscriptions SET checked_at = \(bind: now.millis) WHERE original_transaction_id = \(bind: original)"
         ).run()
+    }
+
+    /// The commitment columns of a `subscriptions` row.
+    public static func commitment(row: any SQLRow) throws -> SubscriptionCommitment? {
+        guard let made = try row.decode(column: "commitment_payments", as: Int64?.self),
+            let total = try row.decode(column: "commitment_total", as: Int64?.self)
+        else { return nil }
+        return SubscriptionCommitment(
+            paymentsMade: Int(made),
+            paymentsTotal: Int(total),
+            endsAt: try row.decode(column: "commitment_ends_at", as: Int64?.self).map(Date.init(millis:)),
+            price: try row.decode(column: "commitment_price", as: Int64?.self),
+            renewsAfterCommitment: try row.decode(column: "commitment_renews", as: Int64?.self).map { $0 != 0 }
+        )
     }
 
     static func snapshot(row: any SQLRow) throws -> SubscriptionSnapshot {
@@ -79,6 +98,8 @@ public enum SubscriptionsTable {
             offerId: try row.decode(column: "offer_id", as: String?.self),
             priceIncrease: try row.decode(column: "price_increase", as: String?.self),
             latestTransactionId: try row.decode(column: "latest_transaction_id", as: String?.self),
+            billingPlan: try row.decode(column: "billing_plan", as: String?.self),
+            commitment: try commitment(row: row),
             event: try row.decode(column: "last_event", as: String.self),
             signedDate: Date(millis: try row.decode(column: "last_signed_date", as: Int64.self))
         )

@@ -53,6 +53,13 @@ public enum UserDataTables {
                     "UPDATE \(unsafeRaw: table) SET user_id = \(bind: to.rawValue) WHERE user_id = \(bind: from.rawValue)"
                 ).run()
             }
+            // The purchases Storekeeper named a user for at Apple now name the new one: their tokens are set again.
+            try await db.raw(
+                """
+                UPDATE account_tokens SET user_id = \(bind: to.rawValue), set_at = NULL, set_token = NULL, error = NULL
+                WHERE user_id = \(bind: from.rawValue)
+                """
+            ).run()
         case .original(let original):
             try await db.raw(
                 """
@@ -71,6 +78,12 @@ public enum UserDataTables {
                     "UPDATE \(unsafeRaw: table) SET user_id = \(bind: to.rawValue) WHERE original_transaction_id = \(bind: original)"
                 ).run()
             }
+            try await db.raw(
+                """
+                UPDATE account_tokens SET user_id = \(bind: to.rawValue), set_at = NULL, set_token = NULL, error = NULL
+                WHERE original_transaction_id = \(bind: original) AND user_id <> \(bind: to.rawValue)
+                """
+            ).run()
             for table in ["revocations", "consumption_requests"] {
                 try await db.raw(
                     """

@@ -34,6 +34,8 @@ import Testing
         let chain = try SimulatorSigningChain.generate(name: "Interop")
         let store = try SimulatedAppStore(catalog: catalog, signingChain: chain, seed: 17, environment: environment)
         let apiKey = P256.Signing.PrivateKey()
+        // The performance test's time limit is Apple's 700 ms; a loaded test machine must not decide this test.
+        await store.setRetentionResponseLimit(milliseconds: 60_000)
 
         // One customer: a consumable kept, one refunded, a subscription past its trial into a paid month.
         let account = try await store.createAccount()
@@ -43,6 +45,12 @@ import Testing
         try await store.decideRefund(transactionId: refunded, approve: true, proratedPercentage: 40_000)
         let subscription = try #require(
             try await store.purchase(productId: H.monthly, account: account.id).transaction.originalTransactionId
+        )
+        // A second customer pays the yearly membership monthly with a 12-month commitment (API 1.21).
+        let committed = try await store.createAccount()
+        let commitment = try #require(
+            try await store.purchase(productId: H.yearly, account: committed.id, options: PurchaseOptions(billingPlan: .monthly))
+                .transaction.originalTransactionId
         )
         try await store.advance(by: 10 * H.day)
         // Apple's newer types, read back through Notification History by Apple's verifier.
@@ -74,6 +82,7 @@ import Testing
                     "--issuer-id", Self.issuerId, "--bundle-id", catalog.bundleId, "--app-apple-id", String(catalog.appAppleId),
                     "--environment", environment == .production ? "production" : "sandbox",
                     "--consumable", consumable, "--refunded", refunded, "--subscription", subscription, "--order-id", order,
+                    "--commitment", commitment,
                 ]
             )
             #expect(outcome.status == 0, "\(outcome.output)")

@@ -165,7 +165,9 @@ struct ServerHarness: Sendable {
                 catchUpInterval: nil,
                 sweepInterval: nil,
                 consumptionInterval: nil,
-                metricsInterval: nil
+                metricsInterval: nil,
+                accountTokenInterval: nil,
+                appTransactionInterval: nil
             )
         )
         // The simulator's App Store Connect takes its In-App Purchase key as the team key; days are reconciled on demand.
@@ -203,7 +205,16 @@ struct ServerHarness: Sendable {
     ) async throws {
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: quietLogger("group"))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                do {
+                    try await group.run()
+                } catch {
+                    // A server that fails to start never publishes its port: fail the waiting test instead of hanging.
+                    PortRegistry.shared.fail(key, error)
+                    throw error
+                }
+                PortRegistry.shared.fail(key, PortRegistry.StoppedBeforeStarting())
+            }
             let port = try await PortRegistry.shared.wait(key)
             do {
                 try await body(port)
@@ -347,7 +358,12 @@ struct ServerHarness: Sendable {
         switch databaseConfiguration {
         case .sqlite(let path):
             let side = try await SQLiteDatabaseProvider(location: .file(path))
-            try await body(side)
+            do {
+                try await body(side)
+            } catch {
+                try? await side.close()
+                throw error
+            }
             try await side.close()
         case .postgres(let url):
             let side = PostgresDatabaseProvider(configuration: try PostgresDatabaseProvider.configuration(url: url))
@@ -374,27 +390,34 @@ struct ServerHarness: Sendable {
 /// Ports published by servers' `onServerRunning`, awaited by the test that started them.
 final class PortRegistry: Sendable {
     static let shared = PortRegistry()
-    private let state = Mutex<[String: (port: Int?, waiters: [CheckedContinuation<Int, Never>])]>([:])
+    private let state = Mutex<[String: (outcome: Result<Int, any Error>?, waiters: [CheckedContinuation<Int, any Error>])]>([:])
 
-    func publish(_ key: String, _ port: Int) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Int, Never>] in
+    struct StoppedBeforeStarting: Error {}
+
+    func publish(_ key: String, _ port: Int) { settle(key, .success(port)) }
+
+    /// Fails the waiters of `key` (a server that stopped before it listened); a port published already stands.
+    func fail(_ key: String, _ error: any Error) { settle(key, .failure(error)) }
+
+    private func settle(_ key: String, _ outcome: Result<Int, any Error>) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Int, any Error>] in
+            if state[key]?.outcome != nil { return [] }
             let waiters = state[key]?.waiters ?? []
-            state[key] = (port, [])
+            state[key] = (outcome, [])
             return waiters
         }
-        for waiter in waiters { waiter.resume(returning: port) }
+        for waiter in waiters { waiter.resume(with: outcome) }
     }
 
     func wait(_ key: String) async throws -> Int {
-        let port = await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Int? in
-                if let port = state[key]?.port { return port }
+        defer { state.withLock { $0[key] = nil } }
+        return try await withCheckedThrowingContinuation { continuation in
+            let ready = state.withLock { state -> Result<Int, any Error>? in
+                if let outcome = state[key]?.outcome { return outcome }
                 state[key, default: (nil, [])].waiters.append(continuation)
                 return nil
             }
-            if let ready { continuation.resume(returning: ready) }
+            if let ready { continuation.resume(with: ready) }
         }
-        state.withLock { $0[key] = nil }
-        return port
     }
 }

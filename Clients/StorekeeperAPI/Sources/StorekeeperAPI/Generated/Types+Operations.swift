@@ -9437,7 +9437,10 @@ public enum Operations {
     /// backlog counts into `/metrics` now; items: events counted) or `reconciliation` (the daily job: the last
     /// `reports.lookbackDays` days before `now` against Apple's sales reports; items: days reconciled) or
     /// `finish-transactions` (Finish Transaction for delivered consumables of apps with `finishTransactions`; items:
-    /// transactions Apple confirmed). The optional `now` (epoch milliseconds, 2000 to
+    /// transactions Apple confirmed) or `set-account-tokens` (Set App Account Token on purchases that reached a user
+    /// without a token, for apps with `setAppAccountTokens` and an API key; items: purchases Apple confirmed) or
+    /// `app-transactions` (Get App Transaction Info for delivered transactions of the last 30 days that came without
+    /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///
@@ -9458,6 +9461,8 @@ public enum Operations {
                     case businessMetrics = "business-metrics"
                     case reconciliation = "reconciliation"
                     case finishTransactions = "finish-transactions"
+                    case setAccountTokens = "set-account-tokens"
+                    case appTransactions = "app-transactions"
                 }
                 /// - Remark: Generated from `#/paths/v1/admin/jobs/{job}/run/POST/path/job`.
                 public var job: Operations.AdminRunJob.Input.Path.JobPayload
@@ -9918,6 +9923,353 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Retention Messaging's Get Retention Message (set it as the realtime URL)
+    ///
+    /// Apple posts a signed request when a subscriber is about to cancel. Verified like every signed payload
+    /// (pinned root, chain, environment; the app by `appAppleId`), then the catalog file's `retention` rules are
+    /// tried in order against the product, the locale (`en-US` or the language `en`) and the subscriber's history
+    /// (paid periods of the subscription, refunds, offers redeemed before): the first match answers with a
+    /// `message`, an `alternateProduct` of the same group, or a `promotionalOffer` signed (V2 JWS, bound to the
+    /// original transaction) with the app's In-App Purchase key. Nothing is written before the answer; the choice
+    /// is audited (`retention.answered`) afterwards. 404 `no_rule` when no rule applies: Apple then shows the
+    /// default message for the product and locale.
+    ///
+    ///
+    /// - Remark: HTTP `POST /apple/retention`.
+    /// - Remark: Generated from `#/paths//apple/retention/post(answerRetentionRequest)`.
+    public enum AnswerRetentionRequest {
+        public static let id: Swift.String = "answerRetentionRequest"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/apple/retention/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AnswerRetentionRequest.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AnswerRetentionRequest.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AnswerRetentionRequest.Input.Headers
+            /// - Remark: Generated from `#/paths/apple/retention/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/apple/retention/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.SignedPayloadBody)
+            }
+            public var body: Operations.AnswerRetentionRequest.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.AnswerRetentionRequest.Input.Headers = .init(),
+                body: Operations.AnswerRetentionRequest.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json`.
+                    public struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/message`.
+                        public struct MessagePayload: Codable, Hashable, Sendable {
+                            /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/message/messageIdentifier`.
+                            public var messageIdentifier: Swift.String?
+                            /// Creates a new `MessagePayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - messageIdentifier:
+                            public init(messageIdentifier: Swift.String? = nil) {
+                                self.messageIdentifier = messageIdentifier
+                            }
+                            public enum CodingKeys: String, CodingKey {
+                                case messageIdentifier
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/message`.
+                        public var message: Operations.AnswerRetentionRequest.Output.Ok.Body.JsonPayload.MessagePayload?
+                        /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/alternateProduct`.
+                        public struct AlternateProductPayload: Codable, Hashable, Sendable {
+                            /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/alternateProduct/messageIdentifier`.
+                            public var messageIdentifier: Swift.String?
+                            /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/alternateProduct/productId`.
+                            public var productId: Swift.String?
+                            /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/alternateProduct/billingPlanType`.
+                            @frozen public enum BillingPlanTypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                                case monthly = "MONTHLY"
+                                case billedUpfront = "BILLED_UPFRONT"
+                            }
+                            /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/alternateProduct/billingPlanType`.
+                            public var billingPlanType: Operations.AnswerRetentionRequest.Output.Ok.Body.JsonPayload.AlternateProductPayload.BillingPlanTypePayload?
+                            /// Creates a new `AlternateProductPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - messageIdentifier:
+                            ///   - productId:
+                            ///   - billingPlanType:
+                            public init(
+                                messageIdentifier: Swift.String? = nil,
+                                productId: Swift.String? = nil,
+                                billingPlanType: Operations.AnswerRetentionRequest.Output.Ok.Body.JsonPayload.AlternateProductPayload.BillingPlanTypePayload? = nil
+                            ) {
+                                self.messageIdentifier = messageIdentifier
+                                self.productId = productId
+                                self.billingPlanType = billingPlanType
+                            }
+                            public enum CodingKeys: String, CodingKey {
+                                case messageIdentifier
+                                case productId
+                                case billingPlanType
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/alternateProduct`.
+                        public var alternateProduct: Operations.AnswerRetentionRequest.Output.Ok.Body.JsonPayload.AlternateProductPayload?
+                        /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/promotionalOffer`.
+                        public struct PromotionalOfferPayload: Codable, Hashable, Sendable {
+                            /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/promotionalOffer/messageIdentifier`.
+                            public var messageIdentifier: Swift.String?
+                            /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/promotionalOffer/promotionalOfferSignatureV2`.
+                            public var promotionalOfferSignatureV2: Swift.String?
+                            /// Creates a new `PromotionalOfferPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - messageIdentifier:
+                            ///   - promotionalOfferSignatureV2:
+                            public init(
+                                messageIdentifier: Swift.String? = nil,
+                                promotionalOfferSignatureV2: Swift.String? = nil
+                            ) {
+                                self.messageIdentifier = messageIdentifier
+                                self.promotionalOfferSignatureV2 = promotionalOfferSignatureV2
+                            }
+                            public enum CodingKeys: String, CodingKey {
+                                case messageIdentifier
+                                case promotionalOfferSignatureV2
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/json/promotionalOffer`.
+                        public var promotionalOffer: Operations.AnswerRetentionRequest.Output.Ok.Body.JsonPayload.PromotionalOfferPayload?
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - message:
+                        ///   - alternateProduct:
+                        ///   - promotionalOffer:
+                        public init(
+                            message: Operations.AnswerRetentionRequest.Output.Ok.Body.JsonPayload.MessagePayload? = nil,
+                            alternateProduct: Operations.AnswerRetentionRequest.Output.Ok.Body.JsonPayload.AlternateProductPayload? = nil,
+                            promotionalOffer: Operations.AnswerRetentionRequest.Output.Ok.Body.JsonPayload.PromotionalOfferPayload? = nil
+                        ) {
+                            self.message = message
+                            self.alternateProduct = alternateProduct
+                            self.promotionalOffer = promotionalOffer
+                        }
+                        public enum CodingKeys: String, CodingKey {
+                            case message
+                            case alternateProduct
+                            case promotionalOffer
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/apple/retention/POST/responses/200/content/application\/json`.
+                    case json(Operations.AnswerRetentionRequest.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Operations.AnswerRetentionRequest.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AnswerRetentionRequest.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AnswerRetentionRequest.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The answer (exactly one of `message`, `alternateProduct`, `promotionalOffer`).
+            ///
+            /// - Remark: Generated from `#/paths//apple/retention/post(answerRetentionRequest)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AnswerRetentionRequest.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AnswerRetentionRequest.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Refused and counted (see `/v1/admin/notifications/refusals`; the body is not kept): `malformed_json`, `malformed`, `invalid_signature`, `invalid_certificate`, `wrong_app`, `wrong_environment`, `invalid_password`, `missing_notification_uuid`, `unknown_app`.
+            ///
+            /// - Remark: Generated from `#/paths//apple/retention/post(answerRetentionRequest)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.NotificationRefused)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.NotificationRefused {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Refused and counted (see `/v1/admin/notifications/refusals`; the body is not kept): `malformed_json`, `malformed`, `invalid_signature`, `invalid_certificate`, `wrong_app`, `wrong_environment`, `invalid_password`, `missing_notification_uuid`, `unknown_app`.
+            ///
+            /// - Remark: Generated from `#/paths//apple/retention/post(answerRetentionRequest)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotificationRefused)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotificationRefused {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `body_too_large`: the request body exceeds the configured limit (default 1 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//apple/retention/post(answerRetentionRequest)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Refused and counted (see `/v1/admin/notifications/refusals`; the body is not kept): `malformed_json`, `malformed`, `invalid_signature`, `invalid_certificate`, `wrong_app`, `wrong_environment`, `invalid_password`, `missing_notification_uuid`, `unknown_app`.
+            ///
+            /// - Remark: Generated from `#/paths//apple/retention/post(answerRetentionRequest)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.NotificationRefused)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.NotificationRefused {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//apple/retention/post(answerRetentionRequest)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
                             response: self
                         )
                     }

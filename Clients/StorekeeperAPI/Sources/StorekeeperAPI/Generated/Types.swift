@@ -434,7 +434,10 @@ public protocol APIProtocol: Sendable {
     /// backlog counts into `/metrics` now; items: events counted) or `reconciliation` (the daily job: the last
     /// `reports.lookbackDays` days before `now` against Apple's sales reports; items: days reconciled) or
     /// `finish-transactions` (Finish Transaction for delivered consumables of apps with `finishTransactions`; items:
-    /// transactions Apple confirmed). The optional `now` (epoch milliseconds, 2000 to
+    /// transactions Apple confirmed) or `set-account-tokens` (Set App Account Token on purchases that reached a user
+    /// without a token, for apps with `setAppAccountTokens` and an API key; items: purchases Apple confirmed) or
+    /// `app-transactions` (Get App Transaction Info for delivered transactions of the last 30 days that came without
+    /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///
@@ -453,6 +456,21 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /apple/notifications/v2`.
     /// - Remark: Generated from `#/paths//apple/notifications/v2/post(receiveNotificationV2)`.
     func receiveNotificationV2(_ input: Operations.ReceiveNotificationV2.Input) async throws -> Operations.ReceiveNotificationV2.Output
+    /// Retention Messaging's Get Retention Message (set it as the realtime URL)
+    ///
+    /// Apple posts a signed request when a subscriber is about to cancel. Verified like every signed payload
+    /// (pinned root, chain, environment; the app by `appAppleId`), then the catalog file's `retention` rules are
+    /// tried in order against the product, the locale (`en-US` or the language `en`) and the subscriber's history
+    /// (paid periods of the subscription, refunds, offers redeemed before): the first match answers with a
+    /// `message`, an `alternateProduct` of the same group, or a `promotionalOffer` signed (V2 JWS, bound to the
+    /// original transaction) with the app's In-App Purchase key. Nothing is written before the answer; the choice
+    /// is audited (`retention.answered`) afterwards. 404 `no_rule` when no rule applies: Apple then shows the
+    /// default message for the product and locale.
+    ///
+    ///
+    /// - Remark: HTTP `POST /apple/retention`.
+    /// - Remark: Generated from `#/paths//apple/retention/post(answerRetentionRequest)`.
+    func answerRetentionRequest(_ input: Operations.AnswerRetentionRequest.Input) async throws -> Operations.AnswerRetentionRequest.Output
     /// App Store Server Notifications V2 for one configured app (by its name in `apps`)
     ///
     /// - Remark: HTTP `POST /apple/notifications/v2/{app}`.
@@ -1183,7 +1201,10 @@ extension APIProtocol {
     /// backlog counts into `/metrics` now; items: events counted) or `reconciliation` (the daily job: the last
     /// `reports.lookbackDays` days before `now` against Apple's sales reports; items: days reconciled) or
     /// `finish-transactions` (Finish Transaction for delivered consumables of apps with `finishTransactions`; items:
-    /// transactions Apple confirmed). The optional `now` (epoch milliseconds, 2000 to
+    /// transactions Apple confirmed) or `set-account-tokens` (Set App Account Token on purchases that reached a user
+    /// without a token, for apps with `setAppAccountTokens` and an API key; items: purchases Apple confirmed) or
+    /// `app-transactions` (Get App Transaction Info for delivered transactions of the last 30 days that came without
+    /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///
@@ -1216,6 +1237,29 @@ extension APIProtocol {
         body: Operations.ReceiveNotificationV2.Input.Body
     ) async throws -> Operations.ReceiveNotificationV2.Output {
         try await receiveNotificationV2(Operations.ReceiveNotificationV2.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Retention Messaging's Get Retention Message (set it as the realtime URL)
+    ///
+    /// Apple posts a signed request when a subscriber is about to cancel. Verified like every signed payload
+    /// (pinned root, chain, environment; the app by `appAppleId`), then the catalog file's `retention` rules are
+    /// tried in order against the product, the locale (`en-US` or the language `en`) and the subscriber's history
+    /// (paid periods of the subscription, refunds, offers redeemed before): the first match answers with a
+    /// `message`, an `alternateProduct` of the same group, or a `promotionalOffer` signed (V2 JWS, bound to the
+    /// original transaction) with the app's In-App Purchase key. Nothing is written before the answer; the choice
+    /// is audited (`retention.answered`) afterwards. 404 `no_rule` when no rule applies: Apple then shows the
+    /// default message for the product and locale.
+    ///
+    ///
+    /// - Remark: HTTP `POST /apple/retention`.
+    /// - Remark: Generated from `#/paths//apple/retention/post(answerRetentionRequest)`.
+    public func answerRetentionRequest(
+        headers: Operations.AnswerRetentionRequest.Input.Headers = .init(),
+        body: Operations.AnswerRetentionRequest.Input.Body
+    ) async throws -> Operations.AnswerRetentionRequest.Output {
+        try await answerRetentionRequest(Operations.AnswerRetentionRequest.Input(
             headers: headers,
             body: body
         ))
