@@ -58,6 +58,17 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         }
         let database = connection.sql(queryLogLevel: nil)
         self.database = database
+        do {
+            try await Self.configure(database, location: location)
+        } catch {
+            // Closed from a task of its own: sqlite-nio skips work submitted from a cancelled task.
+            await Task { try? await self.close() }.value
+            throw error
+        }
+    }
+
+    /// WAL, durable commits, foreign keys, a busy timeout and the cache, on a freshly opened connection.
+    private static func configure(_ database: any SQLDatabase, location: Location) async throws {
         if case .file = location {
             try await database.raw("PRAGMA journal_mode = WAL").run()
         }
@@ -72,6 +83,19 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         // visible costs.
         try await database.raw("PRAGMA cache_size = -16384").run()
         try await database.raw("PRAGMA temp_store = MEMORY").run()
+    }
+
+    // A provider released without `close()` — a start that failed after opening, a test that threw — still closes
+    // its connection: sqlite-nio traps when an open connection is released, which would take the whole process
+    // (a test run, a server reporting its start failure) down with it.
+    deinit {
+        guard !closed.withLock({ $0 }) else { return }
+        let connection = self.connection
+        let executor = self.executor
+        Task {
+            try? await connection.close()
+            await executor.shutdown()
+        }
     }
 
     /// Creates the database file readable by its owner only (it holds signed transactions and user ids); SQLite

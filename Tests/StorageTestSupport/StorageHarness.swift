@@ -11,16 +11,25 @@ public enum StorageHarness {
 
     public static func withEachProvider(_ body: (any DatabaseProvider) async throws -> Void) async throws {
         let memory = try await SQLiteDatabaseProvider(location: .memory)
-        try await body(memory)
-        try await memory.close()
+        try await closing(memory) { try await body(memory) }
 
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID().uuidString).sqlite").path
         let file = try await SQLiteDatabaseProvider(location: .file(path))
-        try await body(file)
-        try await file.close()
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        try await closing(file) { try await body(file) }
 
         if postgresConfigured { try await withFreshPostgres(body) }
+    }
+
+    /// Runs `body`, then closes `provider` whether `body` threw or not.
+    public static func closing(_ provider: SQLiteDatabaseProvider, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            try? await provider.close()
+            throw error
+        }
+        try await provider.close()
     }
 
     /// A database of its own on the configured server, dropped afterwards.

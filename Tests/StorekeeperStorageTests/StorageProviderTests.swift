@@ -127,6 +127,34 @@ import Testing
         await #expect(throws: (any Error).self) { try await provider.ping() }
     }
 
+    @Test func aFileThatIsNotADatabaseFailsToOpenWithAnError() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        try Data(String(repeating: "not a database, ", count: 512).utf8).write(to: URL(fileURLWithPath: path))
+        // The connection opens and its first statement fails: the error reaches the caller, and the connection
+        // opened on the way is closed rather than released open (which sqlite-nio traps on).
+        await #expect(throws: (any Error).self) { _ = try await SQLiteDatabaseProvider(location: .file(path)) }
+    }
+
+    @Test func aProviderReleasedWithoutClosingStillClosesItsConnection() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        do {
+            let forgotten = try await SQLiteDatabaseProvider(location: .file(path))
+            try await Migrator(migrations: Self.migrations).migrate(forgotten)
+            try await forgotten.withTransaction {
+                try await $0.insert(into: "ledger").columns("entry_id", "amount").values(SQLBind("kept"), SQLBind(Int64(7))).run()
+            }
+        }
+        // Released here without close(): the process goes on (no trap) and the committed row is readable.
+        let reopened = try await SQLiteDatabaseProvider(location: .file(path))
+        let amount = try await reopened.withSession {
+            try await $0.select().column("amount").from("ledger").where("entry_id", .equal, "kept").first()?.decode(column: "amount", as: Int64.self)
+        }
+        try await reopened.close()
+        #expect(amount == 7)
+    }
+
     @Test func backgroundCheckpointsKeepTheWALSmall() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
