@@ -248,10 +248,10 @@ public final class Ledger: Sendable {
     public func failNotification(_ id: String, error: String, maxAttempts: Int, retryAfter: Duration, now: Date = Date()) async throws {
         try await write { uow in
             try await LeasedQueue.notifications.fail(id, error: error, maxAttempts: maxAttempts, retryAfter: retryAfter, now: now, on: uow.db)
-            // A notification given up is news for the backend of the customer it concerns (when Storekeeper knows them).
-            guard let dead = try await NotificationInbox.deadLetter(id, on: uow.db),
-                let user = try await TransactionOwnersTable.owners(of: [dead.originalTransactionId], on: uow.db)[dead.originalTransactionId]
-            else { return }
+            // A notification given up is news for the backend: of the customer it concerns, or — when nobody holds the
+            // transaction (bought outside the app, never submitted) — on the stream of events about no known user.
+            guard let dead = try await NotificationInbox.deadLetter(id, on: uow.db) else { return }
+            let user = try await TransactionOwnersTable.owners(of: [dead.originalTransactionId], on: uow.db)[dead.originalTransactionId] ?? .nobody
             var details = ["notificationId": id, "originalTransactionId": dead.originalTransactionId, "error": String(error.prefix(500))]
             if let type = dead.type { details["notificationType"] = type }
             if let subtype = dead.subtype { details["subtype"] = subtype }

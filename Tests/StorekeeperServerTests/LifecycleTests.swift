@@ -472,13 +472,25 @@ struct LifecycleTests {
         }
     }
 
-    @Test("a notification that keeps failing becomes a dead letter with its error, and can be retried", arguments: TestDatabase.available)
+    @Test(
+        "a notification that keeps failing becomes a dead letter with its error, told to the backend (also when nobody holds its transaction), and can be retried",
+        arguments: TestDatabase.available
+    )
     func deadLetters(database: TestDatabase) async throws {
+        let receiver = WebhookReceiver()
+        let port = try WebhookReceiver.freePort()
+        try await receiver.serve(port: port) {
+            try await deadLetters(database: database, receiver: receiver, port: port)
+        }
+    }
+
+    private func deadLetters(database: TestDatabase, receiver: WebhookReceiver, port: Int) async throws {
         try await ServerHarness.run(
             database,
             configure: {
                 $0.lifecycle.maxAttempts = 2
                 $0.lifecycle.processNotifications = true
+                $0.webhooks = [WebhookTests.endpoint(port: port, types: ["notification.*"])]
             }
         ) {
             server in
@@ -486,6 +498,10 @@ struct LifecycleTests {
             await store.setDeliversNotifications(true)
             let (account, token) = try await server.newCustomer("jay", product: Self.monthly)
             _ = try await store.purchase(productId: Self.monthly, account: account, appAccountToken: token)
+            // Bought outside the app (no token) and never submitted: nobody holds it.
+            let stranger = try await store.createAccount().id
+            let stray = try await store.purchase(productId: Self.monthly, account: stranger)
+            let strayOriginal = try #require(stray.transaction.originalTransactionId)
             try await server.withSideConnection { db in
                 try await db.withSession { try await $0.raw("ALTER TABLE subscriptions RENAME TO subscriptions_broken").run() }
             }
@@ -504,12 +520,32 @@ struct LifecycleTests {
             // The customer's backend hears of the dead letter through the outbox.
             let events = try await server.api(ServerHarness.adminHeaders).adminListEvents(query: .init(userId: "jay")).ok.body.json.events
             let deadLettered = events.first { $0._type == "notification.dead_lettered" }
-            #expect(deadLettered?.subject == letter["id"] as? String, "\(events.map(\._type))")
+            let letters = try #require(dead["notifications"] as? [[String: Any]])
+            #expect(letters.count == 2, "jay's notification and the stranger's")
+            let jays = try #require(letters.first { $0["originalTransactionId"] as? String != strayOriginal })
+            let strays = try #require(letters.first { $0["originalTransactionId"] as? String == strayOriginal })
+            #expect(deadLettered?.subject == jays["id"] as? String, "\(events.map(\._type))")
             #expect(deadLettered?.details.additionalProperties["error"]?.isEmpty == false)
+            // The stranger's dead letter is news too: an event about no known user (empty userId in the pull API).
+            let all = try await server.api(ServerHarness.adminHeaders).adminListEvents(query: .init()).ok.body.json.events
+            let unowned = try #require(all.first { $0._type == "notification.dead_lettered" && $0.subject == strays["id"] as? String })
+            #expect(unowned.userId == "")
+            #expect(unowned.sequence == 1)
+            #expect(unowned.details.additionalProperties["originalTransactionId"] == strayOriginal)
             try await server.withSideConnection { db in
                 try await db.withSession { try await $0.raw("ALTER TABLE subscriptions_broken RENAME TO subscriptions").run() }
             }
-            let id = try #require(letter["id"] as? String)
+            // Pushed to the backend (jay's state can be read again now): jay's with his state, the stranger's without user or state.
+            try await WebhookTests.waitFor([deadLettered?.position ?? -1, unowned.position], at: receiver)
+            let pushed = receiver.received.map(\.json)
+            let pushedJays = try #require(pushed.first { ($0["id"] as? NSNumber)?.int64Value == deadLettered?.position })
+            #expect(pushedJays["user"] as? String == "jay")
+            #expect(pushedJays["state"] is [String: Any])
+            let pushedStray = try #require(pushed.first { ($0["id"] as? NSNumber)?.int64Value == unowned.position })
+            #expect(pushedStray["type"] as? String == "notification.dead_lettered")
+            #expect(pushedStray["user"] == nil && pushedStray["state"] == nil, "\(pushedStray)")
+            #expect((pushedStray["change"] as? [String: Any])?["originalTransactionId"] as? String == strayOriginal)
+            let id = try #require(jays["id"] as? String)
             let retried = try await server.call(.POST, "/v1/admin/notifications/\(id)/retry", headers: ServerHarness.adminHeaders)
             #expect(retried.status == 200)
             try await server.runJob("process-notifications", now: Date())

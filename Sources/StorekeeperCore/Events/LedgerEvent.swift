@@ -25,7 +25,8 @@ public struct LedgerEvent: Sendable, Hashable {
         /// Support granted or revoked an entitlement by hand (`details`: change, grant, endsAt, reason).
         case entitlementChanged = "entitlement.changed"
         /// Apple's notification about one of the user's purchases failed every attempt and is a dead letter
-        /// (`details`: notificationId, notificationType, subtype, originalTransactionId, error).
+        /// (`details`: notificationId, notificationType, subtype, originalTransactionId, error). About a transaction
+        /// nobody holds, the event belongs to ``UserID/nobody``.
         case notificationDeadLettered = "notification.dead_lettered"
         /// A parent or guardian withdrew consent for a minor using the app (`RESCIND_CONSENT`); one per user whose
         /// purchases came from that install (`details`: appTransactionId, notificationId, environment). Storekeeper

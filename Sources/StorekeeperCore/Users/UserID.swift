@@ -31,6 +31,12 @@ public struct UserID: Sendable, Hashable, Codable, CustomStringConvertible, Comp
         text.hasPrefix(guestPrefix) ? guest(id: String(text.dropFirst(guestPrefix.count))) : account(text)
     }
 
+    /// The outbox's stream for events about no known user — a dead-lettered Apple notification whose transaction
+    /// nobody holds. Its id is empty, which ``account(_:)`` and ``guest(id:)`` refuse, so no real user shares it.
+    public static let nobody = UserID(rawValue: "")
+
+    public var isNobody: Bool { rawValue.isEmpty }
+
     public var isGuest: Bool { rawValue.hasPrefix(Self.guestPrefix) }
     /// The guest's id without the prefix; nil for accounts.
     public var guestId: String? { isGuest ? String(rawValue.dropFirst(Self.guestPrefix.count)) : nil }

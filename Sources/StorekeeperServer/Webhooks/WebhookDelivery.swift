@@ -222,7 +222,7 @@ public struct WebhookDelivery: Service {
         case .events:
             let events = try await queue.events(items.compactMap(\.eventPosition))
             // Each user's state once, read for the whole round together.
-            let users = Array(Set(events.values.map(\.event.user)))
+            let users = Array(Set(events.values.map(\.event.user).filter { !$0.isNobody }))
             let states = try await self.states(users, Date())
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
@@ -234,7 +234,9 @@ public struct WebhookDelivery: Service {
                     continue
                 }
                 let user = stored.event.user
-                guard let userState = states[user] else {
+                // An event about no known user has no user and no state; any other user without a state is gone.
+                let userState = states[user]
+                guard userState != nil || user.isNobody else {
                     prepared.append((item, nil))
                     continue
                 }
@@ -242,7 +244,7 @@ public struct WebhookDelivery: Service {
                     id: stored.position,
                     type: stored.event.type.rawValue,
                     occurredAt: stored.event.occurredAt,
-                    user: user.rawValue,
+                    user: user.isNobody ? nil : user.rawValue,
                     sequence: stored.userSequence,
                     subject: stored.event.subject,
                     change: stored.event.details,
@@ -336,13 +338,14 @@ struct WebhookEventBody: Encodable {
     var id: Int64
     var type: String
     var occurredAt: Date
-    var user: String
-    /// The user's own sequence number: gap-free, in commit order.
+    /// Absent for an event about no known user (a dead letter whose transaction nobody holds).
+    var user: String?
+    /// The user's own sequence number: gap-free, in commit order (events about no known user count on their own).
     var sequence: Int64
     var subject: String
     var change: [String: String]
-    /// The user's entitlements, wallet and subscriptions when the event is sent.
-    var state: WebhookState
+    /// The user's entitlements, wallet and subscriptions when the event is sent; absent when there is no user.
+    var state: WebhookState?
 }
 
 /// What a backend acts on: the user's entitlements, wallet and subscriptions, as `GET /v1/admin/users/{id}` shows

@@ -2919,6 +2919,8 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Event/position`.
             public var position: Swift.Int64
+            /// The user; empty for an event about no known user (a dead-lettered notification whose transaction nobody holds).
+            ///
             /// - Remark: Generated from `#/components/schemas/Event/userId`.
             public var userId: Swift.String
             /// The user's own sequence number, 1, 2, 3, ... without gaps, in commit order.
@@ -2962,7 +2964,7 @@ extension Components {
             ///
             /// - Parameters:
             ///   - position: Global, in commit order (a reader paging by position never misses an event).
-            ///   - userId:
+            ///   - userId: The user; empty for an event about no known user (a dead-lettered notification whose transaction nobody holds).
             ///   - sequence: The user's own sequence number, 1, 2, 3, ... without gaps, in commit order.
             ///   - _type: purchase.delivered, purchase.parked, purchase.refunded, purchase.reinstated, purchase.transferred,
             ///   - subject: A transaction id, an original transaction id, a currency or a guest id.
