@@ -661,9 +661,14 @@ public final class Ledger: Sendable {
         try await provider.withSession { db in try await EventsTable.lastPosition(on: db) }
     }
 
-    /// Events after `position` (all users, or one), oldest first.
-    public func events(after position: Int64, user: UserID? = nil, limit: Int) async throws -> [EventsTable.Stored] {
-        try await provider.withSession { db in try await EventsTable.after(position, user: user, limit: limit, on: db) }
+    /// Events after `position` (all users, or one; every type, or some), oldest first.
+    public func events(
+        after position: Int64,
+        user: UserID? = nil,
+        types: [LedgerEvent.EventType]? = nil,
+        limit: Int
+    ) async throws -> [EventsTable.Stored] {
+        try await provider.withSession { db in try await EventsTable.after(position, user: user, types: types, limit: limit, on: db) }
     }
 }
 

@@ -29,7 +29,8 @@ public struct LifecycleConfiguration: Sendable {
     public var refundPreference: [ProductKind: String]
     /// `v2` (Send Consumption Information, API 1.19) or `v1` (the older endpoint and body).
     public var consumptionAPIVersion: String
-    /// How often the business metrics read the outbox and the backlog counts; nil turns them off.
+    /// How often the business metrics read the backlog counts (the outbox is followed every second, or this often
+    /// if shorter); nil turns them off.
     public var metricsInterval: Duration?
     /// How often app account tokens are set at Apple for purchases that came without one; nil: only on demand.
     public var accountTokenInterval: Duration?

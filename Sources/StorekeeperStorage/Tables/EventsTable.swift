@@ -92,6 +92,14 @@ public enum EventsTable {
         out += "\""
     }
 
+    /// `details` back from a payload: read directly when it is the flat object ``payload(_:)`` writes, with
+    /// Foundation's decoder for anything else. Readers of the outbox (the webhook sender, the business metrics, the
+    /// pull API) read every event's payload, and Foundation's decoder was the larger part of their CPU.
+    static func details(fromPayload payload: String) throws -> [String: String] {
+        if let flat = FlatPayloadReader.read(payload) { return flat }
+        return try JSONDecoder().decode([String: String].self, from: Data(payload.utf8))
+    }
+
     /// The latest event's position (0 when there is none).
     public static func lastPosition(on db: any SQLDatabase) async throws -> Int64 {
         try await db.raw("SELECT COALESCE(MAX(position), 0) AS last FROM events").first()?.decode(column: "last", as: Int64.self) ?? 0
@@ -105,9 +113,16 @@ public enum EventsTable {
         ).all().map(stored(row:))
     }
 
-    /// Events after `position`, oldest first.
-    public static func after(_ position: Int64, user: UserID? = nil, limit: Int, on db: any SQLDatabase) async throws -> [Stored] {
-        let filter: SQLQueryString = user.map { " AND user_id = \(bind: $0.rawValue)" } ?? ""
+    /// Events after `position` (of one user, of some types, when given), oldest first.
+    public static func after(
+        _ position: Int64,
+        user: UserID? = nil,
+        types: [LedgerEvent.EventType]? = nil,
+        limit: Int,
+        on db: any SQLDatabase
+    ) async throws -> [Stored] {
+        var filter: SQLQueryString = user.map { " AND user_id = \(bind: $0.rawValue)" } ?? ""
+        if let types { filter = filter + " AND type IN (\(binds: types.map(\.rawValue)))" }
         return try await db.raw(
             "SELECT position, user_id, user_seq, type, subject, occurred_at, payload FROM events WHERE position > \(bind: position)"
                 + filter + " ORDER BY position LIMIT \(bind: limit)"
@@ -123,8 +138,98 @@ public enum EventsTable {
                 user: UserID(rawValue: try row.decode(column: "user_id", as: String.self)),
                 subject: try row.decode(column: "subject", as: String.self),
                 occurredAt: Date(millis: try row.decode(column: "occurred_at", as: Int64.self)),
-                details: try JSONDecoder().decode([String: String].self, from: Data(try row.decode(column: "payload", as: String.self).utf8))
+                details: try details(fromPayload: try row.decode(column: "payload", as: String.self))
             )
         )
+    }
+}
+
+/// Reads the flat JSON object of string values that ``EventsTable/payload(_:)`` writes (`{"key":"value",...}`, no
+/// whitespace, the escapes ``EventsTable/appendJSONString(_:to:)`` produces). Anything else — other whitespace,
+/// nesting, numbers, a malformed escape — gives nil, and the caller falls back to a full JSON decoder.
+enum FlatPayloadReader {
+    static func read(_ payload: String) -> [String: String]? {
+        let bytes = Array(payload.utf8)
+        return bytes.withUnsafeBufferPointer { read($0) }
+    }
+
+    private static func read(_ bytes: UnsafeBufferPointer<UInt8>) -> [String: String]? {
+        var index = 0
+        let count = bytes.count
+        guard count >= 2, bytes[0] == UInt8(ascii: "{") else { return nil }
+        index = 1
+        var result: [String: String] = [:]
+        if bytes[index] == UInt8(ascii: "}") { return index + 1 == count ? result : nil }
+        while true {
+            guard let key = string(bytes, &index), index < count, bytes[index] == UInt8(ascii: ":") else { return nil }
+            index += 1
+            guard let value = string(bytes, &index), index < count else { return nil }
+            result[key] = value
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"): return index + 1 == count ? result : nil
+            default: return nil
+            }
+        }
+    }
+
+    /// A string literal starting at `index` (its opening quote); `index` ends past the closing quote.
+    private static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> String? {
+        let count = bytes.count
+        guard index < count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        index += 1
+        let start = index
+        // The common case: no escapes, so the bytes between the quotes are the string.
+        while index < count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
+            index += 1
+        }
+        guard index < count else { return nil }
+        if bytes[index] == UInt8(ascii: "\"") {
+            defer { index += 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        }
+        var scalars = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self).unicodeScalars
+        var pending: [UInt8] = []
+        func flush() {
+            guard !pending.isEmpty else { return }
+            scalars.append(contentsOf: String(decoding: pending, as: UTF8.self).unicodeScalars)
+            pending.removeAll(keepingCapacity: true)
+        }
+        while index < count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                flush()
+                return String(scalars)
+            case UInt8(ascii: "\\"):
+                guard index + 1 < count else { return nil }
+                let escaped = bytes[index + 1]
+                index += 2
+                switch escaped {
+                case UInt8(ascii: "\""): pending.append(escaped)
+                case UInt8(ascii: "\\"): pending.append(escaped)
+                case UInt8(ascii: "/"): pending.append(escaped)
+                case UInt8(ascii: "n"): pending.append(0x0A)
+                case UInt8(ascii: "r"): pending.append(0x0D)
+                case UInt8(ascii: "t"): pending.append(0x09)
+                case UInt8(ascii: "u"):
+                    // Only control characters are written as \u escapes; anything else goes to the full decoder.
+                    guard index + 4 <= count,
+                        let value = UInt8(String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<index + 4]), as: UTF8.self), radix: 16),
+                        value < 0x20
+                    else { return nil }
+                    pending.append(value)
+                    index += 4
+                default: return nil
+                }
+            case 0..<0x20:
+                return nil
+            default:
+                pending.append(byte)
+                index += 1
+            }
+        }
+        return nil
     }
 }
