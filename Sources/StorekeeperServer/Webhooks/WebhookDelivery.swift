@@ -172,7 +172,14 @@ public struct WebhookDelivery: Service {
             let items = try await queue.settleAndClaim(outcomes, endpoint: endpoint.name, limit: endpoint.concurrency * 4, lease: lease, now: clock)
             outcomes = []
             guard !items.isEmpty else { break }
-            outcomes = try await send(items, endpoint: endpoint, client: client, now: clock)
+            do {
+                outcomes = try await send(items, endpoint: endpoint, client: client, now: clock)
+            } catch {
+                // Claimed but not sent (the round's events or users could not be read): back in line now, not after
+                // the claim's lease — a database blip must not hold a user's events for a minute.
+                try? await queue.release(items.map(\.id))
+                throw error
+            }
             moved += items.count
             // A pass on a simulated clock stays on it; a real one moves with time.
             clock = max(clock, Date())

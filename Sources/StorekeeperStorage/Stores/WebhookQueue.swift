@@ -383,6 +383,14 @@ public struct WebhookQueue: Sendable {
         }
     }
 
+    /// Gives up the claims on `ids` without recording an attempt's outcome, so they are due again at once.
+    public func release(_ ids: [Int64]) async throws {
+        guard !ids.isEmpty else { return }
+        try await provider.withTransaction { db in
+            try await db.raw("UPDATE webhook_queue SET claimed_until = NULL WHERE status = 'pending' AND id IN (\(binds: ids))").run()
+        }
+    }
+
     /// Refreshes PostgreSQL's statistics of the queue (nothing on SQLite, whose planner does not need them here).
     ///
     /// The claim's "no earlier pending delivery for the same user" check is only fast through the index on

@@ -1,0 +1,59 @@
+import Foundation
+import SQLKit
+import StorageTestSupport
+import Testing
+
+@testable import StorekeeperStorage
+
+/// The webhook queue's upkeep: released claims are due again at once, and the statistics refresh tells
+/// PostgreSQL's planner how many deliveries are queued (its claim query needs that to keep using the per-user
+/// index; on SQLite it is a no-op).
+@Suite struct WebhookQueueStoreTests {
+    @Test func releasedClaimsAreDueAgainAtOnceAndInOrder() async throws {
+        try await StorageHarness.withEachProvider { provider in
+            try await Migrator(migrations: StorekeeperSchema.migrations).migrate(provider)
+            let queue = WebhookQueue(provider: provider)
+            let now = Date()
+            try await queue.register(["backend"], now: now)
+            let rows = (0..<6).map { WebhookQueue.Enqueued(endpoint: "backend", key: "user-\($0 % 2)", position: Int64($0 + 1), origin: "outbox") }
+            _ = try await provider.withTransaction { try await WebhookQueue.enqueue(rows, now: now, on: $0) }
+            // One head per user is claimed; while claimed, nothing else is due.
+            let first = try await queue.claim(endpoint: "backend", limit: 10, lease: .seconds(60), now: now)
+            #expect(first.map(\.eventPosition) == [1, 2])
+            #expect(try await queue.claim(endpoint: "backend", limit: 10, lease: .seconds(60), now: now).isEmpty)
+            // Released (the round could not be sent): the same heads are due again now, not after the lease.
+            try await queue.release(first.map(\.id))
+            let again = try await queue.claim(endpoint: "backend", limit: 10, lease: .seconds(60), now: now)
+            #expect(again.map(\.id) == first.map(\.id))
+            #expect(again.map(\.attempts) == [2, 2], "each claim counts as an attempt")
+        }
+    }
+
+    @Test func refreshingStatisticsTellsPostgresHowBigTheQueueIs() async throws {
+        try await StorageHarness.withEachProvider { provider in
+            try await Migrator(migrations: StorekeeperSchema.migrations).migrate(provider)
+            let queue = WebhookQueue(provider: provider)
+            try await queue.register(["backend"], now: Date())
+            let rows = (0..<3_000).map {
+                WebhookQueue.Enqueued(endpoint: "backend", key: "user-\($0 % 100)", position: Int64($0 + 1), origin: "outbox")
+            }
+            let inserted = try await provider.withTransaction { db in
+                var total = 0
+                for chunk in stride(from: 0, to: rows.count, by: 500) {
+                    total += try await WebhookQueue.enqueue(Array(rows[chunk..<min(chunk + 500, rows.count)]), now: Date(), on: db)
+                }
+                return total
+            }
+            #expect(inserted == 3_000)
+            try await queue.refreshStatistics()
+            guard provider.kind == .postgres else { return }
+            let estimate = try await provider.withSession {
+                try await $0.raw("SELECT reltuples::BIGINT AS n FROM pg_class WHERE relname = 'webhook_queue'").first()?.decode(
+                    column: "n",
+                    as: Int64.self
+                )
+            }
+            #expect(estimate == 3_000)
+        }
+    }
+}
