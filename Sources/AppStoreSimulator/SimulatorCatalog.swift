@@ -66,6 +66,10 @@ public struct SimulatorCatalog: Codable, Sendable, Hashable {
     public struct Product: Codable, Sendable, Hashable {
         public var id: String
         public var kind: Kind
+        /// The name the App Store shows (App Store Connect's localized display name); derived from the id when absent.
+        public var displayName: String?
+        /// The App Store's localized description; empty when absent.
+        public var description: String?
         /// Price in milliunits of the storefront's currency ($9.99 → 9990).
         public var price: Int64
         public var groupId: String?

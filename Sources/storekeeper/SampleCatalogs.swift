@@ -84,6 +84,9 @@ enum SampleCatalogs {
               "introductoryOffer": { "id": "trial-1w", "discountType": "FREE_TRIAL", "period": "P1W", "price": 0 },
               "promotionalOffers": [
                 { "id": "winback-50", "discountType": "PAY_AS_YOU_GO", "period": "P1M", "periodCount": 3, "price": 4990 }
+              ],
+              "offerCodes": [
+                { "id": "FRIENDS", "discountType": "FREE_TRIAL", "period": "P1M", "price": 0 }
               ]
             },
             {

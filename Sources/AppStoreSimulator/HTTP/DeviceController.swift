@@ -46,6 +46,7 @@ struct DeviceController<Context: RequestContext>: Sendable {
     struct AutoRenew: Codable { var enabled: Bool }
     struct RefundRequest: Codable { var reason: ConsumptionRequestReason? }
     struct SignedTransactions: Codable { var signedTransactions: [String] }
+    struct Products: Codable { var products: [StorefrontProduct] }
 
     func add(to router: some RouterMethods<Context>) {
         let device = router.group("device")
@@ -61,6 +62,16 @@ struct DeviceController<Context: RequestContext>: Sendable {
             let account = try PathParameter.require("account", in: context)
             try await SimulatorError.mapped { try await store.setBillingFails(body.fails, account: account) }
             return Response(status: .noContent)
+        }
+        device.get("products") { request, _ in
+            // `ids` once per product (or comma-separated), as `Product.products(for:)` asks; at most 200.
+            let ids = request.uri.queryParameters.getAll("ids").flatMap { $0.split(separator: ",").map(String.init) }
+            guard !ids.isEmpty, ids.count <= 200 else {
+                throw SimulatorHTTPError(.badRequest, code: "invalid_ids", message: "ids names 1 to 200 products")
+            }
+            let account = request.uri.queryParameters["account"].map(String.init)
+            let products = try await SimulatorError.mapped { try await store.storefrontProducts(ids: ids, account: account) }
+            return try HTTPJSON.response(Products(products: products))
         }
         device.get("accounts/:account/transactions") { _, context in
             let account = try PathParameter.require("account", in: context)
