@@ -20,6 +20,8 @@ public enum SimulatedDevice {
         var askToBuy = false
         /// How often `Transaction.updates` looks for transactions made elsewhere.
         var pollInterval: Duration = .milliseconds(200)
+        /// The code the user will type into the next offer-code sheet, and its product.
+        var offerCode: (String, String)?
     }
 
     private final class Box: @unchecked Sendable {
@@ -57,11 +59,20 @@ public enum SimulatedDevice {
         try box.lock.withLock { try writeList(state, "ask-to-buy.json", readList(state, "ask-to-buy.json") + [id]) }
     }
 
-    /// The App Store shows the user a promoted in-app purchase (tapped on the product page): it reaches the app as a
-    /// `PurchaseIntent`.
-    public static func promote(_ productId: String) {
+    /// The App Store shows the user a promoted in-app purchase (tapped on the product page), or a win-back offer
+    /// (`offerID`, one the account may redeem): it reaches the app as a `PurchaseIntent`.
+    public static func promote(_ productId: String, offerID: String? = nil) async throws {
+        guard let product = try await Product.products(for: [productId]).first else {
+            throw SimulatorRefusal(status: 404, code: "unknown_product")
+        }
+        var offer: Product.SubscriptionOffer?
+        if let offerID {
+            let offers = (product.subscription?.eligibleWinBackOffers ?? []) + (product.subscription?.promotionalOffers ?? [])
+            guard let found = offers.first(where: { $0.id == offerID }) else { throw SimulatorRefusal(status: 404, code: "unknown_offer") }
+            offer = found
+        }
         let listeners = box.lock.withLock { Array(box.intents.values) }
-        for listener in listeners { listener.yield(PurchaseIntent(product: Product(id: productId))) }
+        for listener in listeners { listener.yield(PurchaseIntent(product: product, subscriptionOffer: offer)) }
     }
 
     static func intents() -> AsyncStream<PurchaseIntent> {
@@ -152,7 +163,7 @@ public enum SimulatedDevice {
         let state = try state()
         let (status, answer) = try await get("device/accounts/\(state.account)/transactions")
         guard status == 200, let signed = answer["signedTransactions"] as? [String] else {
-            throw StoreKitError.networkError("the App Store answered \(status)")
+            throw StoreKitError.systemError(SimulatorRefusal(status: status, code: answer["code"] as? String))
         }
         let transactions = try signed.map { try Transaction(jws: $0).stored }
         return try box.lock.withLock {
@@ -197,9 +208,7 @@ public enum SimulatedDevice {
     private static func file(_ state: State) -> URL { state.storage.appendingPathComponent("unfinished-transactions.json") }
 
     static func get(_ path: String) async throws -> (Int, [String: Any]) {
-        let (data, response) = try await URLSession.shared.data(from: try state().simulatorURL.appendingPathComponent(path))
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
+        try await send(URLRequest(url: try state().simulatorURL.appendingPathComponent(path)))
     }
 
     static func post(_ path: String, _ body: [String: Any]) async throws -> (Int, [String: Any]) {
@@ -207,8 +216,167 @@ public enum SimulatedDevice {
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
+        return try await send(request)
+    }
+
+    /// A JSON answer decoded as `T`; anything but a 200 is the simulator's refusal.
+    static func get<T: Decodable>(_ url: URL) async throws -> T {
+        let (data, status) = try await data(URLRequest(url: url))
+        guard status == 200 else {
+            let code = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["code"] as? String
+            throw StoreKitError.systemError(SimulatorRefusal(status: status, code: code))
+        }
+        return try JSONDecoder().decode(T.self, from: data)
+    }
+
+    private static func send(_ request: URLRequest) async throws -> (Int, [String: Any]) {
+        let (data, status) = try await data(request)
+        return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+    }
+
+    /// The simulator out of reach is StoreKit's `networkError`.
+    private static func data(_ request: URLRequest) async throws -> (Data, Int) {
+        do {
+            let (data, response) = try await URLSession.shared.data(for: request)
+            return (data, (response as? HTTPURLResponse)?.statusCode ?? 0)
+        } catch let error as URLError {
+            throw StoreKitError.networkError(error)
+        }
+    }
+
+    // MARK: The App Store's sheets and products
+
+    /// A product as `GET /device/products` answers it.
+    struct StorefrontProduct: Decodable, Sendable {
+        struct Offer: Decodable, Sendable {
+            var id: String
+            var discountType: String
+            var period: String
+            var periodCount: Int
+            var price: String
+        }
+        struct Subscription: Decodable, Sendable {
+            var groupId: String
+            var period: String
+            var introductoryOffer: Offer?
+            var introductoryOfferEligible: Bool
+            var promotionalOffers: [Offer]
+            var winBackOffers: [Offer]
+        }
+        var id: String
+        var kind: String
+        var displayName: String
+        var description: String
+        var price: String
+        var currency: String
+        var familyShareable: Bool
+        var subscription: Subscription?
+    }
+
+    struct StorefrontProducts: Decodable, Sendable { var products: [StorefrontProduct] }
+
+    /// An offer as the purchase request carries it to the App Store.
+    struct OfferRequest: Codable, Hashable, Sendable {
+        struct Signature: Codable, Hashable, Sendable {
+            var keyIdentifier: String
+            var nonce: String
+            var timestamp: Int64
+            var signature: String
+        }
+        var type: String
+        var id: String
+        var signature: Signature?
+        var jws: String?
+    }
+
+    /// The purchase sheet: the simulator charges the signed-in account (or asks a parent, under Ask to Buy).
+    static func purchase(_ product: Product, options: Set<Product.PurchaseOption>) async throws -> Product.PurchaseResult {
+        let state = try state()
+        if takeCancellation() { return .userCancelled }
+        var body: [String: Any] = ["account": state.account, "productId": product.id]
+        for option in options {
+            switch option.kind {
+            case .appAccountToken(let token): body["appAccountToken"] = token.uuidString.lowercased()
+            case .offer(let offer): body["offer"] = try JSONSerialization.jsonObject(with: JSONEncoder().encode(offer))
+            }
+        }
+        // The device learns the account's transactions before it adds one (a first purchase on a new device
+        // takes what the account already had as seen).
+        _ = try await sync()
+        if state.askToBuy {
+            let (status, answer) = try await post("device/ask-to-buy", body)
+            guard status == 202, let request = answer["requestId"] as? String else {
+                throw StoreKitError.systemError(SimulatorRefusal(status: status, code: answer["code"] as? String))
+            }
+            try recordAskToBuy(request)
+            return .pending
+        }
+        let (status, answer) = try await post("device/purchases", body)
+        if status == 202 { return .pending }
+        guard status == 200 || status == 201, let jws = answer["signedTransaction"] as? String else {
+            throw StoreKitError.systemError(SimulatorRefusal(status: status, code: answer["code"] as? String))
+        }
+        let transaction = try Transaction(jws: jws)
+        // StoreKit keeps a transaction on the device until the app finishes it.
+        try keepUnfinished(transaction.stored)
+        try markKnown(transaction.id)
+        return .success(.verified(transaction))
+    }
+
+    /// `Transaction.currentEntitlements`: the account's restore answer.
+    static func currentEntitlements() async throws -> [String] {
+        let state = try state()
+        let (status, answer) = try await post("device/accounts/\(state.account)/restore", [:])
+        guard status == 200 else { throw StoreKitError.systemError(SimulatorRefusal(status: status, code: answer["code"] as? String)) }
+        return answer["signedTransactions"] as? [String] ?? []
+    }
+
+    /// The refund request sheet: the user asks Apple (the simulator sends `CONSUMPTION_REQUEST`).
+    static func requestRefund(_ transactionID: UInt64) async throws -> Transaction.RefundRequestStatus {
+        try recordSheet("refundRequest:\(transactionID)")
+        if takeCancellation() { return .userCancelled }
+        let (status, _) = try await post("device/transactions/\(transactionID)/refund-request", ["reason": "UNINTENDED_PURCHASE"])
+        guard status == 202 else { throw Transaction.RefundRequestError.failed }
+        return .success
+    }
+
+    /// The user will type this offer code for this product into the next offer-code sheet.
+    public static func enterOfferCode(_ code: String, productID: String) {
+        box.lock.withLock { box.state?.offerCode = (code, productID) }
+    }
+
+    /// The offer-code sheet: redeems the entered code on the simulator; `nil` when the user closed the sheet. The
+    /// transaction stays unfinished; unless it is `returned` to the app (iOS 27's sheet), it reaches the app through
+    /// `Transaction.updates`, as before iOS 27.
+    static func redeemOfferCode(returned: Bool = false) async throws -> Transaction? {
+        let state = try state()
+        try recordSheet("offerCodeRedemption")
+        guard
+            let (code, productID) = box.lock.withLock({ () -> (String, String)? in
+                defer { box.state?.offerCode = nil }
+                return box.state?.offerCode
+            })
+        else { return nil }
+        let body: [String: Any] = ["account": state.account, "productId": productID, "offer": ["type": "offerCode", "id": code]]
+        let (status, answer) = try await post("device/purchases", body)
+        guard status == 201, let jws = answer["signedTransaction"] as? String else {
+            throw StoreKitError.systemError(SimulatorRefusal(status: status, code: answer["code"] as? String))
+        }
+        let transaction = try Transaction(jws: jws)
+        try keepUnfinished(transaction.stored)
+        if returned { try markKnown(transaction.id) }
+        return transaction
+    }
+
+    static func recordSheet(_ name: String) throws {
+        let state = try state()
+        try box.lock.withLock { try writeList(state, "sheets.json", readList(state, "sheets.json") + [name]) }
+    }
+
+    /// The App Store sheets the app showed on this device, oldest first (`manageSubscriptions`,
+    /// `refundRequest:<transaction id>`, `offerCodeRedemption`).
+    public static func sheetsShown() -> [String] {
+        guard let state = try? state() else { return [] }
+        return box.lock.withLock { readList(state, "sheets.json") }
     }
 }

@@ -43,6 +43,15 @@ struct SignedAnswersMiddleware: ClientMiddleware {
             status: response.status.code,
             body: bytes
         )
+        AnswerCapture.current?.keep(
+            .init(
+                body: Data(bytes),
+                signature: response.headerFields[Self.signatureHeader],
+                nonce: nonce,
+                request: "\(request.method.rawValue) \(prefix)\(request.path ?? "")",
+                status: response.status.code
+            )
+        )
         return (response, HTTPBody(bytes))
     }
 }

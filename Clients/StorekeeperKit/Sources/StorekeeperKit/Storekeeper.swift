@@ -2,6 +2,16 @@ import Foundation
 import OpenAPIRuntime
 import StorekeeperAPI
 
+#if canImport(StoreKit)
+import StoreKit
+#else
+import StoreKitStandIn
+#endif
+
+#if canImport(UIKit)
+import UIKit
+#endif
+
 /// The app's one object for purchases: buy, and recover at launch what an earlier launch left unfinished.
 ///
 /// A purchase goes: create the order on the server → StoreKit's purchase sheet with the order's
@@ -37,18 +47,15 @@ public actor Storekeeper {
         case submitted(transactionId: String, settlement: PurchaseSubmitter.Settlement)
     }
 
-    /// The server did not accept the order (an unknown product, a credential it refused, an outage).
-    public struct OrderFailed: Error, CustomStringConvertible {
-        public var status: Int
-        public var description: String { "the server did not create the order (\(status))" }
-    }
-
     private let api: any APIProtocol
     private let journal: PurchaseJournal
     private let submitter: PurchaseSubmitter
     private let store: StoreKitAdapter
     private let progress: @Sendable (Progress) async -> Void
-    private let verifiesAnswers: Bool
+    private let answers: AnswerVerifier?
+    private let offline: OfflinePolicy
+    private let log: StorekeeperLog
+    private let cache: CustomerInfoCache?
     private var cachedInfo: CustomerInfo?
     private var watchers: [UUID: AsyncStream<CustomerInfo>.Continuation] = [:]
 
@@ -56,13 +63,21 @@ public actor Storekeeper {
     ///   - journalURL: where the journal lives (in Application Support, excluded from backups).
     ///   - answers: checks the server's signed customer-info answers against the public key pinned in the app
     ///     (the server's `auth.answerSigningKey`); `nil` believes them as sent, for development only.
+    ///   - offline: how long a kept answer may stand in for the server, and which StoreKit products confirm which
+    ///     entitlements meanwhile.
+    ///   - log: where background failures and each step are told.
     ///   - progress: told each step of a purchase (for the app's logs).
     ///   - credentials: the user's current credentials, read for every request.
+    ///
+    /// With a pinned key, the last signed customer-info answer is kept beside the journal (`<journal>.customer-info`)
+    /// and checked again here, at launch, before it is believed.
     public init(
         serverURL: URL,
         journalURL: URL,
         answers: AnswerVerifier?,
         retry: RetryPolicy = RetryPolicy(),
+        offline: OfflinePolicy = OfflinePolicy(),
+        log: StorekeeperLog = StorekeeperLog(),
         progress: @escaping @Sendable (Progress) async -> Void = { _ in },
         credentials: @escaping @Sendable () async -> Credentials?
     ) throws {
@@ -70,7 +85,10 @@ public actor Storekeeper {
             api: StorekeeperConnection.client(serverURL: serverURL, answers: answers, credentials: credentials),
             journal: try PurchaseJournal(url: journalURL),
             retry: retry,
-            verifiesAnswers: answers != nil,
+            answers: answers,
+            cacheURL: journalURL.appendingPathExtension("customer-info"),
+            offline: offline,
+            log: log,
             progress: progress
         )
     }
@@ -79,7 +97,10 @@ public actor Storekeeper {
         api: any APIProtocol,
         journal: PurchaseJournal,
         retry: RetryPolicy = RetryPolicy(),
-        verifiesAnswers: Bool = false,
+        answers: AnswerVerifier? = nil,
+        cacheURL: URL? = nil,
+        offline: OfflinePolicy = OfflinePolicy(),
+        log: StorekeeperLog = .silent,
         progress: @escaping @Sendable (Progress) async -> Void = { _ in }
     ) {
         let store = StoreKitAdapter()
@@ -87,34 +108,64 @@ public actor Storekeeper {
         self.journal = journal
         self.store = store
         self.progress = progress
-        self.verifiesAnswers = verifiesAnswers
+        self.answers = answers
+        self.offline = offline
+        self.log = log
         self.submitter = PurchaseSubmitter(journal: journal, api: api, retry: retry) { await store.finish(transactionId: $0) }
+        // Only a signed answer is kept: without a pinned key there is nothing to check it with at the next launch.
+        cache = answers == nil ? nil : cacheURL.map(CustomerInfoCache.init)
+        if let cache, let answers {
+            do {
+                if let kept = try cache.load(verifier: answers) {
+                    cachedInfo = CustomerInfo(kept.user, verified: kept.verified, source: .kept, offline: offline)
+                }
+            } catch {
+                log(.warning, "the kept customer info was not believed and is dropped: \(error)")
+            }
+        }
     }
 
     /// Buys `productId` for the signed-in user; with `offer`, at the promotional offer with that id (the server
     /// signs it for this user, and refuses an offer the user may not have).
     public func purchase(_ productId: String, offer offerId: String? = nil) async throws -> PurchaseOutcome {
+        try await purchase(productId, offer: offerId, winBack: false)
+    }
+
+    private func purchase(_ productId: String, offer offerId: String?, winBack: Bool) async throws -> PurchaseOutcome {
         let order: Components.Schemas.Order
-        switch try await api.createOrder(body: .json(.init(productId: productId))) {
-        case .created(let created): order = try created.body.json
-        case .badRequest: throw OrderFailed(status: 400)
-        case .unauthorized: throw OrderFailed(status: 401)
-        case .notFound: throw OrderFailed(status: 404)
-        case .conflict: throw OrderFailed(status: 409)
-        case .undocumented(let status, _): throw OrderFailed(status: status)
-        default: throw OrderFailed(status: 0)
+        let doing = "creating the order for \(productId)"
+        let output: Operations.CreateOrder.Output
+        do { output = try await api.createOrder(body: .json(.init(productId: productId))) } catch {
+            throw StorekeeperError.wrapping(error, doing: doing)
         }
-        guard let token = UUID(uuidString: order.appAccountToken) else { throw OrderFailed(status: 200) }
+        switch output {
+        case .created(let created): order = try created.body.json
+        case .badRequest(let failure): throw StorekeeperError.server(400, try? failure.body.json.code, doing: doing)
+        case .unauthorized(let failure): throw StorekeeperError.server(401, try? failure.body.json.code, doing: doing)
+        case .notFound(let failure): throw StorekeeperError.server(404, try? failure.body.json.code, doing: doing)
+        case .conflict(let failure): throw StorekeeperError.server(409, try? failure.body.json.code, doing: doing)
+        case .undocumented(let status, _): throw StorekeeperError.server(status, doing: doing)
+        default: throw StorekeeperError.server(500, doing: doing)
+        }
+        guard let token = UUID(uuidString: order.appAccountToken) else {
+            throw StorekeeperError(.server, status: 201, message: "the order's appAccountToken is not a UUID")
+        }
         await progress(.ordered(orderId: order.orderId))
-        var signedOffer: StoreKitAdapter.SignedOffer?
-        if let offerId { signedOffer = try await signOffer(offerId, productId: productId, appAccountToken: token) }
         let step: StoreKitAdapter.PurchaseStep
         do {
-            step = try await store.purchase(productId: productId, appAccountToken: token, offer: signedOffer)
+            guard let product = try await store.products([productId]).first else {
+                throw StorekeeperError(.productUnavailable, message: "the App Store has no product \(productId) here")
+            }
+            var offer: StoreKitAdapter.PurchaseOffer?
+            if let offerId {
+                offer = winBack ? .winBack(offerId: offerId) : try await signOffer(offerId, productId: productId, appAccountToken: token)
+            }
+            step = try await store.purchase(product, appAccountToken: token, offer: offer)
         } catch {
             // StoreKit failed before charging (no product, no network, payments disabled): the order is void.
             _ = try? await api.cancelOrder(path: .init(id: order.orderId))
-            throw error
+            log(.warning, "purchase of \(productId) stopped before the App Store charged: \(error)")
+            throw StorekeeperError.wrapping(error, doing: "buying \(productId)")
         }
         switch step {
         case .cancelled:
@@ -131,6 +182,7 @@ public actor Storekeeper {
             let settled = try await submitter.submitDue()
             if let settlement = settled[transactionId] { await progress(.submitted(transactionId: transactionId, settlement: settlement)) }
             await scheduleRetry()
+            if settled[transactionId]?.isDelivered == true { await refreshCustomerInfo(after: "the purchase of \(productId)") }
             switch settled[transactionId] {
             case .delivered: return .delivered
             case .rejected(let code): return .rejected(code: code)
@@ -140,43 +192,45 @@ public actor Storekeeper {
         }
     }
 
-    /// The server would not sign the offer (not this user's to take, an unknown offer, no key configured).
-    public struct OfferRefused: Error, CustomStringConvertible {
-        public var status: Int
-        public var code: String?
-        public var description: String { "the server did not sign the offer (\(status) \(code ?? ""))" }
-    }
+    /// Which offer signature to ask for: v2 (a JWS, which StoreKit takes on every release Apple back-deployed it to,
+    /// iOS 15 on) unless the tests choose v1.
+    var offerSignatureVersion: Components.Schemas.OfferSignatureRequest.VersionPayload = .v2
 
-    /// Which offer signature to ask for: v2 where StoreKit takes it (iOS 18.4+), v1 before; the tests choose.
-    var offerSignatureVersion: Components.Schemas.OfferSignatureRequest.VersionPayload?
-
-    private func signOffer(_ offerId: String, productId: String, appAccountToken: UUID) async throws -> StoreKitAdapter.SignedOffer {
-        let version = offerSignatureVersion ?? (store.takesOfferJWS ? .v2 : .v1)
+    private func signOffer(_ offerId: String, productId: String, appAccountToken: UUID) async throws -> StoreKitAdapter.PurchaseOffer {
+        let version = offerSignatureVersion
         let request = Components.Schemas.OfferSignatureRequest(
             productId: productId,
             offerId: offerId,
             version: version,
             appAccountToken: version == .v1 ? appAccountToken.uuidString.lowercased() : nil
         )
+        // The server would not sign it: not this user's to take, an unknown offer, no key configured.
+        func refused(_ status: Int, _ code: String? = nil) -> StorekeeperError {
+            StorekeeperError(.offerRefused, status: status, serverCode: code, message: "the server did not sign offer \(offerId)")
+        }
         let answer: Components.Schemas.OfferSignatureAnswer
-        switch try await api.signOffer(body: .json(request)) {
+        let output: Operations.SignOffer.Output
+        do { output = try await api.signOffer(body: .json(request)) } catch {
+            throw StorekeeperError.wrapping(error, doing: "signing offer \(offerId)")
+        }
+        switch output {
         case .ok(let ok): answer = try ok.body.json
-        case .undocumented(let status, _): throw OfferRefused(status: status)
-        case .badRequest(let refusal): throw OfferRefused(status: 400, code: try? refusal.body.json.code)
-        case .forbidden(let refusal): throw OfferRefused(status: 403, code: try? refusal.body.json.code)
-        case .notFound(let refusal): throw OfferRefused(status: 404, code: try? refusal.body.json.code)
-        case .conflict(let refusal): throw OfferRefused(status: 409, code: try? refusal.body.json.code)
-        case .unauthorized: throw OfferRefused(status: 401)
-        default: throw OfferRefused(status: 500)
+        case .undocumented(let status, _): throw refused(status)
+        case .badRequest(let refusal): throw refused(400, try? refusal.body.json.code)
+        case .forbidden(let refusal): throw refused(403, try? refusal.body.json.code)
+        case .notFound(let refusal): throw refused(404, try? refusal.body.json.code)
+        case .conflict(let refusal): throw refused(409, try? refusal.body.json.code)
+        case .unauthorized: throw refused(401)
+        default: throw refused(500)
         }
         switch answer.version {
         case .v2:
-            return .v2(offerId: answer.offerId, jws: answer.signature)
+            return .promotionalJWS(offerId: answer.offerId, jws: answer.signature)
         case .v1:
             guard let key = answer.keyIdentifier, let nonce = UUID(uuidString: answer.nonce), let timestamp = answer.timestamp,
                 let signature = Data(base64Encoded: answer.signature), let milliseconds = Int(exactly: timestamp)
-            else { throw OfferRefused(status: 200, code: "unusable_signature") }
-            return .v1(offerId: answer.offerId, keyIdentifier: key, nonce: nonce, signature: signature, timestamp: milliseconds)
+            else { throw refused(200, "unusable_signature") }
+            return .promotionalV1(offerId: answer.offerId, keyIdentifier: key, nonce: nonce, signature: signature, timestamp: milliseconds)
         }
     }
 
@@ -206,9 +260,9 @@ public actor Storekeeper {
         let intents = store.purchaseIntents()
         listeners.append(
             Task { [weak self] in
-                for await productId in intents where await promoted(productId) {
+                for await intent in intents where await promoted(intent.productId) {
                     guard let self else { return }
-                    _ = try? await self.purchase(productId)
+                    _ = try? await self.purchase(intent.productId, offer: intent.offerId, winBack: intent.offerIsWinBack)
                 }
             }
         )
@@ -242,10 +296,15 @@ public actor Storekeeper {
     }
 
     private func submitDueInBackground() async {
-        if let settled = try? await submitter.submitDue() {
+        do {
+            let settled = try await submitter.submitDue()
             for (transactionId, settlement) in settled.sorted(by: { $0.key < $1.key }) {
                 await progress(.submitted(transactionId: transactionId, settlement: settlement))
+                log(settlement.isDelivered ? .info : .warning, "retried \(transactionId): \(settlement)")
             }
+            if settled.values.contains(where: \.isDelivered) { await refreshCustomerInfo(after: "a retried submission") }
+        } catch {
+            log(.error, "the journal could not be read for a retry: \(error)")
         }
         await scheduleRetry()
     }
@@ -257,10 +316,15 @@ public actor Storekeeper {
             )
             await progress(.journaled(transactionId: transactionId))
             let settled = try await submitter.submitDue()
-            if let settlement = settled[transactionId] { await progress(.submitted(transactionId: transactionId, settlement: settlement)) }
+            if let settlement = settled[transactionId] {
+                await progress(.submitted(transactionId: transactionId, settlement: settlement))
+                log(settlement.isDelivered ? .info : .warning, "transaction \(transactionId) from StoreKit's updates: \(settlement)")
+            }
             await scheduleRetry()
+            if settled[transactionId]?.isDelivered == true { await refreshCustomerInfo(after: "transaction \(transactionId)") }
         } catch {
             // Kept in StoreKit's unfinished list: the next launch's resume() journals it again.
+            log(.error, "transaction \(transactionId) from StoreKit's updates could not be journaled: \(error)")
         }
     }
 
@@ -269,17 +333,35 @@ public actor Storekeeper {
     /// "Restore Purchases": syncs with the App Store (the user may be asked to sign in), sends the latest
     /// transaction of everything the user owns to the server, and returns what the user has now.
     public func restore() async throws -> CustomerInfo {
-        let signed = try await store.currentEntitlements()
+        try await sendCurrentEntitlements(sync: true)
+    }
+
+    /// Restore without asking the user anything: sends what StoreKit already holds on the device (no
+    /// `AppStore.sync()`, so no sign-in prompt) — for app launch or a pull to refresh, beside a Restore button.
+    @discardableResult
+    public func syncPurchases() async throws -> CustomerInfo {
+        try await sendCurrentEntitlements(sync: false)
+    }
+
+    private func sendCurrentEntitlements(sync: Bool) async throws -> CustomerInfo {
+        let signed: [String]
+        do { signed = try await store.currentEntitlements(sync: sync).map(\.jws) } catch {
+            throw StorekeeperError.wrapping(error, doing: "reading StoreKit's current entitlements")
+        }
         // The server takes 500 per request.
         for start in stride(from: 0, to: signed.count, by: 500) {
             let chunk = Array(signed[start..<min(start + 500, signed.count)])
-            switch try await api.restorePurchases(body: .json(.init(signedTransactions: chunk))) {
+            let output: Operations.RestorePurchases.Output
+            do { output = try await api.restorePurchases(body: .json(.init(signedTransactions: chunk))) } catch {
+                throw StorekeeperError.wrapping(error, doing: "restoring purchases")
+            }
+            switch output {
             case .ok: break
-            case .undocumented(let status, _): throw CustomerInfoUnavailable(status: status)
-            default: throw CustomerInfoUnavailable(status: 400)
+            case .undocumented(let status, _): throw StorekeeperError.server(status, doing: "restoring purchases")
+            default: throw StorekeeperError.server(400, doing: "restoring purchases")
             }
         }
-        return try await customerInfo()
+        return try await fetchCustomerInfo()
     }
 
     /// What a spend came to.
@@ -309,11 +391,13 @@ public actor Storekeeper {
 
     /// Per subscription group, whether the user may still take its introductory offer (to show the right price).
     public func introductoryOfferEligibility() async throws -> [String: Bool] {
-        switch try await api.getEligibility() {
+        let output: Operations.GetEligibility.Output
+        do { output = try await api.getEligibility() } catch { throw StorekeeperError.wrapping(error, doing: "reading eligibility") }
+        switch output {
         case .ok(let ok):
             return Dictionary(try ok.body.json.groups.map { ($0.subscriptionGroup, $0.introductoryOfferEligible) }) { first, _ in first }
-        case .undocumented(let status, _): throw CustomerInfoUnavailable(status: status)
-        default: throw CustomerInfoUnavailable(status: 400)
+        case .undocumented(let status, _): throw StorekeeperError.server(status, doing: "reading eligibility")
+        default: throw StorekeeperError.server(400, doing: "reading eligibility")
         }
     }
 
@@ -327,48 +411,161 @@ public actor Storekeeper {
         return try await submitter.submitDue(now: now)
     }
 
-    // MARK: Customer info
+    // MARK: The App Store's sheets
 
-    /// The server could not say what the user has (an outage, a credential it refused); the cached answer, if any,
-    /// is still ``cachedCustomerInfo``.
-    public struct CustomerInfoUnavailable: Error, CustomStringConvertible {
-        public var status: Int
-        public var description: String { "the server did not answer for the user (\(status))" }
+    #if os(iOS) || os(visionOS) || os(Linux)
+    /// Apple's refund request sheet for one of the user's transactions; whether the user sent the request. Apple
+    /// decides later; the server hears it (`CONSUMPTION_REQUEST`, then `REFUND` or `REFUND_DECLINED`).
+    @MainActor public func requestRefund(for transactionId: String, in scene: UIWindowScene) async throws -> Bool {
+        guard let id = UInt64(transactionId) else {
+            throw StorekeeperError(.productUnavailable, message: "\(transactionId) is not an App Store transaction id")
+        }
+        do { return try await store.requestRefund(transactionId: id, in: scene) } catch {
+            throw StorekeeperError.wrapping(error, doing: "showing the refund request sheet")
+        }
     }
 
-    /// What the user has now, from the server (its signature checked when the app pinned a key); the answer is
-    /// cached and, when it differs from the last one, sent to every ``customerInfoUpdates()`` stream. A tampered or
-    /// replayed answer throws ``AnswerVerifier/Untrusted`` and changes nothing.
+    /// Apple's subscription management sheet (cancel, change plan).
+    @MainActor public func showManageSubscriptions(in scene: UIWindowScene) async throws {
+        do { try await store.showManageSubscriptions(in: scene) } catch {
+            throw StorekeeperError.wrapping(error, doing: "showing the subscription management sheet")
+        }
+    }
+
+    /// Apple's offer-code redemption sheet. From iOS 27 the App Store returns the redeemed transaction: it is
+    /// journaled and submitted at once like a purchase, for the signed-in user (the server then sets the user's
+    /// app account token on it at Apple), and its outcome returned. Before iOS 27 (and when the user closes the
+    /// sheet) this returns `nil`: the transaction arrives through ``start(promoted:)``'s listener instead.
+    @MainActor public func redeemOfferCode(from viewController: UIViewController) async throws -> PurchaseOutcome? {
+        let redeemed: StoreKitAdapter.SignedTransaction?
+        do { redeemed = try await store.redeemOfferCode(from: viewController) } catch {
+            throw StorekeeperError.wrapping(error, doing: "showing the offer-code sheet")
+        }
+        guard let redeemed else { return nil }
+        return try await deliverRedeemed(redeemed)
+    }
+    #endif
+
+    private func deliverRedeemed(_ redeemed: StoreKitAdapter.SignedTransaction) async throws -> PurchaseOutcome {
+        let id = redeemed.transactionId
+        await progress(.charged(transactionId: id))
+        try await journal.record(.init(id: id, payload: .purchase(signedTransaction: redeemed.jws, orderId: nil), createdAt: Date()))
+        await progress(.journaled(transactionId: id))
+        let settled = try await submitter.submitDue()
+        if let settlement = settled[id] { await progress(.submitted(transactionId: id, settlement: settlement)) }
+        await scheduleRetry()
+        if settled[id]?.isDelivered == true { await refreshCustomerInfo(after: "the offer code's transaction \(id)") }
+        switch settled[id] {
+        case .delivered: return .delivered
+        case .rejected(let code): return .rejected(code: code)
+        case .kept(let reason): return .deliveringLater(reason: reason)
+        case nil: return .deliveringLater(reason: "waiting for an earlier attempt's backoff")
+        }
+    }
+
+    // MARK: Customer info
+
+    /// What the user has now. From the server when it answers (its signature checked when the app pinned a key);
+    /// the answer is kept (on disk, with a pinned key) and, when it differs from the last one, sent to every
+    /// ``customerInfoUpdates()`` stream. While the server cannot be reached (no network, a 5xx), the kept answer
+    /// stands in — each entitlement until its signed expiry, and none longer than ``OfflinePolicy/maximumStaleness``
+    /// after the server's answer — with what StoreKit's `currentEntitlements` confirms meanwhile; its `source` says
+    /// so. A tampered or replayed answer throws `untrusted` and changes nothing; so does a refusal (`server`).
     @discardableResult
     public func customerInfo() async throws -> CustomerInfo {
-        let info: CustomerInfo
+        do {
+            return try await fetchCustomerInfo()
+        } catch let error as StorekeeperError where error.code == .network || (error.code == .server && (error.status ?? 0) >= 500) {
+            log(.warning, "customer info from the kept answer: \(error)")
+            return try await offlineCustomerInfo(because: error)
+        }
+    }
+
+    private func fetchCustomerInfo() async throws -> CustomerInfo {
+        let capture = AnswerCapture()
         let output: Operations.GetMe.Output
         do {
-            output = try await api.getMe()
-        } catch let error as ClientError {
-            // The generated client wraps what a middleware threw; a refused signature is the app's to see as such.
-            if let untrusted = error.underlyingError as? AnswerVerifier.Untrusted { throw untrusted }
-            throw error
+            output = try await AnswerCapture.$current.withValue(capture) { try await api.getMe() }
+        } catch {
+            throw StorekeeperError.wrapping(error, doing: "reading customer info")
         }
+        let user: Components.Schemas.User
         switch output {
-        case .ok(let ok): info = CustomerInfo(try ok.body.json, verified: verifiesAnswers)
-        case .badRequest: throw CustomerInfoUnavailable(status: 400)
-        case .unauthorized: throw CustomerInfoUnavailable(status: 401)
-        case .internalServerError: throw CustomerInfoUnavailable(status: 500)
-        case .undocumented(let status, _): throw CustomerInfoUnavailable(status: status)
+        case .ok(let ok): user = try ok.body.json
+        case .badRequest(let failure): throw StorekeeperError.server(400, try? failure.body.json.code, doing: "reading customer info")
+        case .unauthorized(let failure): throw StorekeeperError.server(401, try? failure.body.json.code, doing: "reading customer info")
+        case .internalServerError(let failure): throw StorekeeperError.server(500, try? failure.body.json.code, doing: "reading customer info")
+        case .undocumented(let status, _): throw StorekeeperError.server(status, doing: "reading customer info")
         }
-        if info.user != cachedInfo?.user {
-            cachedInfo = info
-            for watcher in watchers.values { watcher.yield(info) }
+        let info = CustomerInfo(user, verified: answers != nil, source: .server, offline: offline)
+        if let cache, let answer = capture.answer {
+            do { try cache.save(answer) } catch { log(.warning, "customer info could not be kept on disk: \(error)") }
         }
+        accept(info)
         return info
     }
 
-    /// The last answer ``customerInfo()`` accepted (in memory: a new launch asks the server again).
+    /// The kept answer, with what StoreKit confirms on the device now (a subscription bought while the server was
+    /// away).
+    private func offlineCustomerInfo(because error: StorekeeperError) async throws -> CustomerInfo {
+        guard var info = cachedInfo else {
+            throw StorekeeperError(
+                .noCustomerInfo,
+                status: error.status,
+                message: "the server cannot be reached and no answer is kept: \(error.message)"
+            )
+        }
+        info.source = .kept
+        var products = offline.productEntitlements
+        for source in info.user.entitlements.flatMap({ entitlement in entitlement.sources.map { ($0.productId, entitlement.entitlement) } }) {
+            products[source.0] = products[source.0] ?? source.1
+        }
+        do {
+            for transaction in try await store.currentEntitlements(sync: false) where !transaction.revoked {
+                guard let entitlement = products[transaction.productId] else { continue }
+                // Only what the kept answer lacks, or has lapsed since: StoreKit vouches for the purchase made meanwhile.
+                if info.isEntitled(to: entitlement) { continue }
+                info.entitlements[entitlement] = transaction.expires
+                info.confirmedByStoreKit.insert(entitlement)
+                info.source = .keptAndStoreKit
+            }
+        } catch {
+            log(.warning, "StoreKit's current entitlements could not be read: \(error)")
+        }
+        accept(info)
+        return info
+    }
+
+    /// Keeps `info` as the latest and tells the watchers when what the user has changed.
+    private func accept(_ info: CustomerInfo) {
+        let changed = cachedInfo.map { !$0.hasSameContent(as: info) } ?? true
+        cachedInfo = info
+        guard changed else { return }
+        for watcher in watchers.values { watcher.yield(info) }
+    }
+
+    /// After a purchase, a restore or a listener's delivery: what the user has now, told to the watchers; a failure
+    /// is logged, not thrown (the purchase itself went through).
+    private func refreshCustomerInfo(after event: String) async {
+        do {
+            _ = try await fetchCustomerInfo()
+        } catch {
+            log(.warning, "customer info was not refreshed after \(event): \(error)")
+        }
+    }
+
+    /// The last answer ``customerInfo()`` accepted, or the one kept from an earlier launch (checked again at
+    /// launch).
     public var cachedCustomerInfo: CustomerInfo? { cachedInfo }
 
-    /// Every change of the user's customer info from now on (each ``customerInfo()`` that brings a different
-    /// answer), starting with the cached one if there is one.
+    /// Forgets the kept answer (on disk too): call it when the user signs out, so the next user is not shown theirs.
+    public func forgetCustomerInfo() {
+        cachedInfo = nil
+        cache?.remove()
+    }
+
+    /// Every change of what the user has from now on (an answer that differs in user, entitlements, wallet or
+    /// purchases; a new `asOf` alone is no change), starting with the cached answer if there is one.
     public func customerInfoUpdates() -> AsyncStream<CustomerInfo> {
         let (stream, continuation) = AsyncStream.makeStream(of: CustomerInfo.self, bufferingPolicy: .bufferingNewest(1))
         let id = UUID()

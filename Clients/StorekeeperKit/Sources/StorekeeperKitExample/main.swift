@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import StorekeeperKit
 
@@ -106,4 +107,7 @@ do {
     say("error \(error)")
     exit(1)
 }
+#endif
+#else
+print("StorekeeperKitExample plays an iPhone through the StoreKit stand-in: Linux only.")
 #endif

@@ -1,3 +1,5 @@
+#if os(Linux)
+// Plays an iPhone through the StoreKit stand-in against a real `storekeeper demo`: Linux only.
 import Foundation
 import Testing
 
@@ -79,3 +81,4 @@ final class AppProcess: @unchecked Sendable {
         return lines
     }
 }
+#endif

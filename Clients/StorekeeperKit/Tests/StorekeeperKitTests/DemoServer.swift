@@ -1,3 +1,5 @@
+#if os(Linux)
+// Plays an iPhone through the StoreKit stand-in against a real `storekeeper demo`: Linux only.
 import Foundation
 import StorekeeperAPI
 import StorekeeperKit
@@ -128,3 +130,4 @@ struct DemoServer {
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 }
+#endif

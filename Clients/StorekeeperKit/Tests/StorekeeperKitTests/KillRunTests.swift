@@ -1,3 +1,5 @@
+#if os(Linux)
+// Plays an iPhone through the StoreKit stand-in against a real `storekeeper demo`: Linux only.
 import Foundation
 import StorekeeperAPI
 import Testing
@@ -240,3 +242,4 @@ extension OnTheDevice {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+#if os(Linux)
+// Plays an iPhone through the StoreKit stand-in against a real `storekeeper demo`: Linux only.
 import Foundation
 import StorekeeperAPI
 import Testing
@@ -74,3 +76,4 @@ extension OnTheDevice {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+#if os(Linux)
+// Plays an iPhone through the StoreKit stand-in against a real `storekeeper demo`: Linux only.
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
@@ -153,9 +155,9 @@ extension OnTheDevice {
                 defer { Task { await storekeeper.stop() } }
 
                 // Held by the app (say, until the user signs in): nothing is bought.
-                SimulatedDevice.promote("com.example.storekeeper.coins.300")
+                try await SimulatedDevice.promote("com.example.storekeeper.coins.300")
                 #expect(try await Self.eventually { await offered.seen == ["com.example.storekeeper.coins.300"] })
-                SimulatedDevice.promote(Self.coins)
+                try await SimulatedDevice.promote(Self.coins)
                 #expect(try await Self.eventually { try await storekeeper.customerInfo().wallet["coins"] == 60 })
                 let orders = try await demo.api(credentials).getMe().ok.body.json.orders
                 #expect(orders.map(\.productId) == [Self.coins])
@@ -173,3 +175,4 @@ extension OnTheDevice {
         }
     }
 }
+#endif

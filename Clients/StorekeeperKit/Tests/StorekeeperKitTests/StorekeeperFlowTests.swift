@@ -1,3 +1,5 @@
+#if os(Linux)
+// Plays an iPhone through the StoreKit stand-in against a real `storekeeper demo`: Linux only.
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
@@ -127,3 +129,4 @@ extension OnTheDevice {
         }
     }
 }
+#endif
