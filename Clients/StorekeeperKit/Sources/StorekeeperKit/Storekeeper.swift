@@ -50,7 +50,7 @@ public actor Storekeeper {
     private let api: any APIProtocol
     private let journal: PurchaseJournal
     private let submitter: PurchaseSubmitter
-    private let store: StoreKitAdapter
+    private var store: StoreKitAdapter
     private let progress: @Sendable (Progress) async -> Void
     private let answers: AnswerVerifier?
     private let offline: OfflinePolicy
@@ -410,6 +410,14 @@ public actor Storekeeper {
         }
         return try await submitter.submitDue(now: now)
     }
+
+    #if os(visionOS)
+    /// Where visionOS confirms a purchase: StoreKit has no `purchase(options:)` there, only
+    /// `purchase(confirmIn:options:)`. Without a scene a visionOS purchase throws `storeKit` before any charge.
+    public func setConfirmationScene(_ scene: @escaping @MainActor @Sendable () -> UIScene?) {
+        store.confirmationScene = scene
+    }
+    #endif
 
     // MARK: The App Store's sheets
 

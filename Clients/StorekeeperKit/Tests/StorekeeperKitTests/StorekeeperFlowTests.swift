@@ -54,8 +54,9 @@ extension OnTheDevice {
             }
         }
 
-        /// Beyond StoreKit's own traffic, a purchase costs the app two calls to the server: the order and the submit.
-        @Test func aPurchaseCostsTwoRoundTrips() async throws {
+        /// Beyond StoreKit's own traffic, a purchase costs the app two calls to the server — the order and the submit —
+        /// and a third once it is delivered: customer info refreshed for the app's update stream.
+        @Test func aPurchaseCostsTwoRoundTripsAndARefresh() async throws {
             try await DemoServer.run { demo in
                 let (credentials, journal, storage) = try await Self.device(demo)
                 defer { try? FileManager.default.removeItem(at: storage) }
@@ -67,7 +68,7 @@ extension OnTheDevice {
                 )
                 let storekeeper = Storekeeper(api: api, journal: try PurchaseJournal(url: journal))
                 #expect(try await storekeeper.purchase(Self.coins) == .delivered)
-                #expect(calls.operations == ["createOrder", "submitPurchase"])
+                #expect(calls.operations == ["createOrder", "submitPurchase", "getMe"])
             }
         }
 
