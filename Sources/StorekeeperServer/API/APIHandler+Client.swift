@@ -1,4 +1,5 @@
 import AppStoreWire
+import Crypto
 import Foundation
 import Hummingbird
 import Logging
@@ -366,6 +367,70 @@ extension APIHandler {
             groups.append(.init(subscriptionGroup: group, introductoryOfferEligible: !used, products: products))
         }
         return .ok(.init(body: .json(.init(userId: user.rawValue, groups: groups))))
+    }
+
+    /// `GET /v1/catalog`: the products on sale and, per subscription group, the packages this caller is sold (the
+    /// variant without an introductory offer when they had one, their campaign variant's offer), tagged with a hash
+    /// of the answer so an unchanged catalog costs the app a 304.
+    func getCatalog(_ input: Operations.GetCatalog.Input) async throws -> Operations.GetCatalog.Output {
+        let (user, _) = try RequestScope.current().clientUser()
+        let known = try InputText.check(input.headers.ifNoneMatch, field: "ifNoneMatch", maxBytes: 1024)
+        let current = catalog.catalog
+        var used = Set<String>()
+        for group in current.subscriptionGroups where try await accounts.hadIntroductoryOffer(user, group: group) {
+            used.insert(group)
+        }
+        let sold = current.customerCatalog(for: user.rawValue, hadIntroductoryOffer: used)
+        let body = Components.Schemas.ClientCatalog(
+            userId: user.rawValue,
+            products: sold.products.map { product in
+                .init(
+                    id: product.id,
+                    kind: Components.Schemas.ProductKind(rawValue: product.kind.rawValue) ?? .consumable,
+                    entitlement: product.entitlement,
+                    coins: product.coins,
+                    duration: product.duration?.description,
+                    subscriptionGroup: product.subscriptionGroup,
+                    level: product.level,
+                    hasIntroductoryOffer: product.hasIntroductoryOffer
+                )
+            },
+            offerings: sold.offerings.map { offering in
+                .init(
+                    id: offering.group,
+                    introductoryOfferEligible: offering.introductoryOfferEligible,
+                    packages: offering.packages.map { package in
+                        .init(
+                            id: package.id,
+                            productId: package.productId,
+                            offer: package.offer.map { .init(campaignId: $0.campaignId, variant: $0.variant, offerId: $0.offerId) }
+                        )
+                    }
+                )
+            }
+        )
+        let tag = try Self.entityTag(of: body)
+        if let known, Self.entityTags(in: known).contains(where: { $0 == tag || $0 == "*" }) {
+            return .notModified(.init(headers: .init(eTag: tag)))
+        }
+        return .ok(.init(headers: .init(eTag: tag, cacheControl: "private, no-cache"), body: .json(body)))
+    }
+
+    /// A strong tag: the SHA-256 of the answer's canonical JSON (sorted keys), so equal answers have equal tags in
+    /// every process.
+    static func entityTag(of catalog: Components.Schemas.ClientCatalog) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return "\"" + Base64URL.encode(Array(SHA256.hash(data: try encoder.encode(catalog)))) + "\""
+    }
+
+    /// The tags an `If-None-Match` lists (`"a", W/"b"`): a weak tag compares by its opaque part (RFC 9110 §13.1.2).
+    static func entityTags(in header: String) -> [String] {
+        header.split(separator: ",").map { item in
+            var tag = item.trimmingCharacters(in: .whitespaces)
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag
+        }
     }
 
     func signOffer(_ input: Operations.SignOffer.Input) async throws -> Operations.SignOffer.Output {

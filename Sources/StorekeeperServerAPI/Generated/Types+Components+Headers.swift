@@ -20,6 +20,10 @@ public import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/headers` section of the OpenAPI document.
     public enum Headers {
+        /// A strong entity tag for this caller's catalog (`"<base64url SHA-256 of the body>"`).
+        ///
+        /// - Remark: Generated from `#/components/headers/CatalogTag`.
+        public typealias CatalogTag = Swift.String
         /// When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
         /// a compact JWS (ES256; header `kid` names the key) whose payload is `{"iat", "nonce", "request", "sha256",
         /// "status"}`: the nonce sent, the request (`GET /v1/me` with its query), the status and the base64url SHA-256

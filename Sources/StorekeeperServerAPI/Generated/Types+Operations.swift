@@ -3267,6 +3267,321 @@ public enum Operations {
             }
         }
     }
+    /// What the caller may buy, for a paywall
+    ///
+    /// The products on sale (kind, entitlement, coins, duration, group, level) and one offering per subscription
+    /// group, as this server sells them to the caller: each package names the product to sell — the catalog's, or
+    /// its `introductoryOfferFreeVariant` when the caller already had the group's introductory offer (a product
+    /// with an introductory offer and no variant on sale is then left out, since its order would answer 409) — and
+    /// the promotional offer the caller's variant of a running campaign grants on it (campaigns split users
+    /// deterministically, so the answer is stable). A product named as another's variant is not a package of its
+    /// own. The client joins this with StoreKit's products (localized price, periods, eligibility).
+    ///
+    /// Answers carry an `ETag` (a hash of the body, so it changes when the catalog or the caller's eligibility
+    /// does); a request whose `If-None-Match` names the current tag answers 304 without a body.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/catalog`.
+    /// - Remark: Generated from `#/paths//v1/catalog/get(getCatalog)`.
+    public enum GetCatalog {
+        public static let id: Swift.String = "getCatalog"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/catalog/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                /// the credential; 400 `invalid_user` if unusable). Ignored with the other schemes.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/catalog/GET/header/X-Storekeeper-User`.
+                public var xStorekeeperUser: Components.Parameters.ActingUser?
+                /// The `ETag` of the copy the client holds (or a comma-separated list of them); at most 1024 bytes.
+                ///
+                /// - Remark: Generated from `#/paths/v1/catalog/GET/header/If-None-Match`.
+                public var ifNoneMatch: Swift.String?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetCatalog.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xStorekeeperUser: With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                ///   - ifNoneMatch: The `ETag` of the copy the client holds (or a comma-separated list of them); at most 1024 bytes.
+                ///   - accept:
+                public init(
+                    xStorekeeperUser: Components.Parameters.ActingUser? = nil,
+                    ifNoneMatch: Swift.String? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetCatalog.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xStorekeeperUser = xStorekeeperUser
+                    self.ifNoneMatch = ifNoneMatch
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.GetCatalog.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            public init(headers: Operations.GetCatalog.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/catalog/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// A strong entity tag for this caller's catalog (`"<base64url SHA-256 of the body>"`).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/catalog/GET/responses/200/headers/ETag`.
+                    public var eTag: Components.Headers.CatalogTag
+                    /// `private, no-cache`: the answer is the caller's own; keep it, and ask again with `If-None-Match`.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/catalog/GET/responses/200/headers/Cache-Control`.
+                    public var cacheControl: Swift.String
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - eTag: A strong entity tag for this caller's catalog (`"<base64url SHA-256 of the body>"`).
+                    ///   - cacheControl: `private, no-cache`: the answer is the caller's own; keep it, and ask again with `If-None-Match`.
+                    public init(
+                        eTag: Components.Headers.CatalogTag,
+                        cacheControl: Swift.String
+                    ) {
+                        self.eTag = eTag
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetCatalog.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/catalog/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/catalog/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ClientCatalog)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.ClientCatalog {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetCatalog.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.GetCatalog.Output.Ok.Headers,
+                    body: Operations.GetCatalog.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The caller's catalog.
+            ///
+            /// - Remark: Generated from `#/paths//v1/catalog/get(getCatalog)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetCatalog.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.GetCatalog.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct NotModified: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/catalog/GET/responses/304/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// A strong entity tag for this caller's catalog (`"<base64url SHA-256 of the body>"`).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/catalog/GET/responses/304/headers/ETag`.
+                    public var eTag: Components.Headers.CatalogTag
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - eTag: A strong entity tag for this caller's catalog (`"<base64url SHA-256 of the body>"`).
+                    public init(eTag: Components.Headers.CatalogTag) {
+                        self.eTag = eTag
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetCatalog.Output.NotModified.Headers
+                /// Creates a new `NotModified`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.GetCatalog.Output.NotModified.Headers) {
+                    self.headers = headers
+                }
+            }
+            /// The copy named by `If-None-Match` is current.
+            ///
+            /// - Remark: Generated from `#/paths//v1/catalog/get(getCatalog)/responses/304`.
+            ///
+            /// HTTP response code: `304 notModified`.
+            case notModified(Operations.GetCatalog.Output.NotModified)
+            /// The associated value of the enum case if `self` is `.notModified`.
+            ///
+            /// - Throws: An error if `self` is not `.notModified`.
+            /// - SeeAlso: `.notModified`.
+            public var notModified: Operations.GetCatalog.Output.NotModified {
+                get throws {
+                    switch self {
+                    case let .notModified(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notModified",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/catalog/GET/responses/400/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/catalog/GET/responses/400/content/application\/json`.
+                    case json(Components.Schemas._Error)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas._Error {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetCatalog.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.GetCatalog.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// `invalid_if_none_match`, `user_required`, `invalid_user`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/catalog/get(getCatalog)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.GetCatalog.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Operations.GetCatalog.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthenticated`, `invalid_token`, `invalid_api_key`, `invalid_guest_token`, `device_id_not_accepted` or `guests_disabled`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/catalog/get(getCatalog)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/catalog/get(getCatalog)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// Sign a subscription promotional offer for the caller
     ///
     /// Signs `offerId` on the auto-renewable `productId` if an active campaign grants it to the caller's variant

@@ -2486,6 +2486,201 @@ extension Components {
                 case groups
             }
         }
+        /// - Remark: Generated from `#/components/schemas/ClientCatalog`.
+        public struct ClientCatalog: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ClientCatalog/userId`.
+            public var userId: Swift.String
+            /// Every product on sale, in catalog order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ClientCatalog/products`.
+            public var products: [Components.Schemas.ClientProduct]
+            /// One per subscription group with something to sell the caller, in catalog order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ClientCatalog/offerings`.
+            public var offerings: [Components.Schemas.Offering]
+            /// Creates a new `ClientCatalog`.
+            ///
+            /// - Parameters:
+            ///   - userId:
+            ///   - products: Every product on sale, in catalog order.
+            ///   - offerings: One per subscription group with something to sell the caller, in catalog order.
+            public init(
+                userId: Swift.String,
+                products: [Components.Schemas.ClientProduct],
+                offerings: [Components.Schemas.Offering]
+            ) {
+                self.userId = userId
+                self.products = products
+                self.offerings = offerings
+            }
+            public enum CodingKeys: String, CodingKey {
+                case userId
+                case products
+                case offerings
+            }
+        }
+        /// A product on sale and what it grants (the catalog's definition, without operator fields).
+        ///
+        /// - Remark: Generated from `#/components/schemas/ClientProduct`.
+        public struct ClientProduct: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ClientProduct/id`.
+            public var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ClientProduct/kind`.
+            public var kind: Components.Schemas.ProductKind
+            /// - Remark: Generated from `#/components/schemas/ClientProduct/entitlement`.
+            public var entitlement: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ClientProduct/coins`.
+            public var coins: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/ClientProduct/duration`.
+            public var duration: Components.Schemas.CatalogDuration?
+            /// - Remark: Generated from `#/components/schemas/ClientProduct/subscriptionGroup`.
+            public var subscriptionGroup: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ClientProduct/level`.
+            public var level: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/ClientProduct/hasIntroductoryOffer`.
+            public var hasIntroductoryOffer: Swift.Bool
+            /// Creates a new `ClientProduct`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - kind:
+            ///   - entitlement:
+            ///   - coins:
+            ///   - duration:
+            ///   - subscriptionGroup:
+            ///   - level:
+            ///   - hasIntroductoryOffer:
+            public init(
+                id: Swift.String,
+                kind: Components.Schemas.ProductKind,
+                entitlement: Swift.String? = nil,
+                coins: Swift.Int64? = nil,
+                duration: Components.Schemas.CatalogDuration? = nil,
+                subscriptionGroup: Swift.String? = nil,
+                level: Swift.Int? = nil,
+                hasIntroductoryOffer: Swift.Bool
+            ) {
+                self.id = id
+                self.kind = kind
+                self.entitlement = entitlement
+                self.coins = coins
+                self.duration = duration
+                self.subscriptionGroup = subscriptionGroup
+                self.level = level
+                self.hasIntroductoryOffer = hasIntroductoryOffer
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case kind
+                case entitlement
+                case coins
+                case duration
+                case subscriptionGroup
+                case level
+                case hasIntroductoryOffer
+            }
+        }
+        /// A subscription group's packages for the caller, highest service (level 1) first.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Offering`.
+        public struct Offering: Codable, Hashable, Sendable {
+            /// The subscription group.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Offering/id`.
+            public var id: Swift.String
+            /// Whether the caller never had an introductory offer in this group (this server's record).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Offering/introductoryOfferEligible`.
+            public var introductoryOfferEligible: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/Offering/packages`.
+            public var packages: [Components.Schemas.Package]
+            /// Creates a new `Offering`.
+            ///
+            /// - Parameters:
+            ///   - id: The subscription group.
+            ///   - introductoryOfferEligible: Whether the caller never had an introductory offer in this group (this server's record).
+            ///   - packages:
+            public init(
+                id: Swift.String,
+                introductoryOfferEligible: Swift.Bool,
+                packages: [Components.Schemas.Package]
+            ) {
+                self.id = id
+                self.introductoryOfferEligible = introductoryOfferEligible
+                self.packages = packages
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case introductoryOfferEligible
+                case packages
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Package`.
+        public struct Package: Codable, Hashable, Sendable {
+            /// The catalog product this package stands for.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Package/id`.
+            public var id: Swift.String
+            /// The product to sell, `id` or, when the caller already had the introductory offer, its variant without one.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Package/productId`.
+            public var productId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Package/offer`.
+            public var offer: Components.Schemas.PackageOffer?
+            /// Creates a new `Package`.
+            ///
+            /// - Parameters:
+            ///   - id: The catalog product this package stands for.
+            ///   - productId: The product to sell, `id` or, when the caller already had the introductory offer, its variant without one.
+            ///   - offer:
+            public init(
+                id: Swift.String,
+                productId: Swift.String,
+                offer: Components.Schemas.PackageOffer? = nil
+            ) {
+                self.id = id
+                self.productId = productId
+                self.offer = offer
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case productId
+                case offer
+            }
+        }
+        /// The promotional offer a running campaign grants the caller on the package's product (sign it with `POST /v1/offers/signature`).
+        ///
+        /// - Remark: Generated from `#/components/schemas/PackageOffer`.
+        public struct PackageOffer: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PackageOffer/campaignId`.
+            public var campaignId: Swift.String
+            /// The caller's variant of the campaign.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PackageOffer/variant`.
+            public var variant: Swift.String
+            /// - Remark: Generated from `#/components/schemas/PackageOffer/offerId`.
+            public var offerId: Swift.String
+            /// Creates a new `PackageOffer`.
+            ///
+            /// - Parameters:
+            ///   - campaignId:
+            ///   - variant: The caller's variant of the campaign.
+            ///   - offerId:
+            public init(
+                campaignId: Swift.String,
+                variant: Swift.String,
+                offerId: Swift.String
+            ) {
+                self.campaignId = campaignId
+                self.variant = variant
+                self.offerId = offerId
+            }
+            public enum CodingKeys: String, CodingKey {
+                case campaignId
+                case variant
+                case offerId
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/OfferSignatureRequest`.
         public struct OfferSignatureRequest: Codable, Hashable, Sendable {
             /// An auto-renewable product.

@@ -167,6 +167,23 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/eligibility`.
     /// - Remark: Generated from `#/paths//v1/eligibility/get(getEligibility)`.
     func getEligibility(_ input: Operations.GetEligibility.Input) async throws -> Operations.GetEligibility.Output
+    /// What the caller may buy, for a paywall
+    ///
+    /// The products on sale (kind, entitlement, coins, duration, group, level) and one offering per subscription
+    /// group, as this server sells them to the caller: each package names the product to sell — the catalog's, or
+    /// its `introductoryOfferFreeVariant` when the caller already had the group's introductory offer (a product
+    /// with an introductory offer and no variant on sale is then left out, since its order would answer 409) — and
+    /// the promotional offer the caller's variant of a running campaign grants on it (campaigns split users
+    /// deterministically, so the answer is stable). A product named as another's variant is not a package of its
+    /// own. The client joins this with StoreKit's products (localized price, periods, eligibility).
+    ///
+    /// Answers carry an `ETag` (a hash of the body, so it changes when the catalog or the caller's eligibility
+    /// does); a request whose `If-None-Match` names the current tag answers 304 without a body.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/catalog`.
+    /// - Remark: Generated from `#/paths//v1/catalog/get(getCatalog)`.
+    func getCatalog(_ input: Operations.GetCatalog.Input) async throws -> Operations.GetCatalog.Output
     /// Sign a subscription promotional offer for the caller
     ///
     /// Signs `offerId` on the auto-renewable `productId` if an active campaign grants it to the caller's variant
@@ -743,6 +760,25 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/eligibility/get(getEligibility)`.
     public func getEligibility(headers: Operations.GetEligibility.Input.Headers = .init()) async throws -> Operations.GetEligibility.Output {
         try await getEligibility(Operations.GetEligibility.Input(headers: headers))
+    }
+    /// What the caller may buy, for a paywall
+    ///
+    /// The products on sale (kind, entitlement, coins, duration, group, level) and one offering per subscription
+    /// group, as this server sells them to the caller: each package names the product to sell — the catalog's, or
+    /// its `introductoryOfferFreeVariant` when the caller already had the group's introductory offer (a product
+    /// with an introductory offer and no variant on sale is then left out, since its order would answer 409) — and
+    /// the promotional offer the caller's variant of a running campaign grants on it (campaigns split users
+    /// deterministically, so the answer is stable). A product named as another's variant is not a package of its
+    /// own. The client joins this with StoreKit's products (localized price, periods, eligibility).
+    ///
+    /// Answers carry an `ETag` (a hash of the body, so it changes when the catalog or the caller's eligibility
+    /// does); a request whose `If-None-Match` names the current tag answers 304 without a body.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/catalog`.
+    /// - Remark: Generated from `#/paths//v1/catalog/get(getCatalog)`.
+    public func getCatalog(headers: Operations.GetCatalog.Input.Headers = .init()) async throws -> Operations.GetCatalog.Output {
+        try await getCatalog(Operations.GetCatalog.Input(headers: headers))
     }
     /// Sign a subscription promotional offer for the caller
     ///

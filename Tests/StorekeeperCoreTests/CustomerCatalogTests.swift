@@ -1,0 +1,51 @@
+import StorekeeperCore
+import Testing
+
+/// `Catalog.customerCatalog(for:hadIntroductoryOffer:)`: the packages one user is sold.
+@Suite("Customer catalog")
+struct CustomerCatalogTests {
+    static func catalog(variantOnSale: Bool = true) -> Catalog {
+        Catalog(
+            products: [
+                .init(id: "coins", kind: .consumable, coins: 10),
+                .init(
+                    id: "monthly",
+                    kind: .autoRenewable,
+                    entitlement: "pro",
+                    subscriptionGroup: "g",
+                    level: 2,
+                    hasIntroductoryOffer: true,
+                    introductoryOfferFreeVariant: "monthly.plain"
+                ),
+                .init(id: "monthly.plain", kind: .autoRenewable, entitlement: "pro", subscriptionGroup: "g", level: 2, onSale: variantOnSale),
+                .init(id: "yearly", kind: .autoRenewable, entitlement: "pro", subscriptionGroup: "g", level: 1, hasIntroductoryOffer: true),
+                .init(id: "old", kind: .autoRenewable, entitlement: "pro", subscriptionGroup: "g", level: 3, onSale: false),
+            ],
+            campaigns: [
+                .init(id: "off", productIds: ["monthly"], variants: [.init(name: "all", offerId: "o-off", weight: 1)], active: false),
+                .init(id: "plain", productIds: ["monthly.plain"], variants: [.init(name: "all", offerId: "o-plain", weight: 1)]),
+            ]
+        )
+    }
+
+    @Test("an eligible user: level order, no variant package, no inactive campaign's offer")
+    func eligible() {
+        let sold = Self.catalog().customerCatalog(for: "u", hadIntroductoryOffer: [])
+        #expect(sold.products.map(\.id) == ["coins", "monthly", "monthly.plain", "yearly"])
+        #expect(sold.offerings.count == 1)
+        #expect(sold.offerings[0].introductoryOfferEligible)
+        #expect(sold.offerings[0].packages.map(\.id) == ["yearly", "monthly"])
+        #expect(sold.offerings[0].packages.allSatisfy { $0.id == $0.productId && $0.offer == nil })
+    }
+
+    @Test("a user who had the trial: the variant in its place with the variant's offer; without a variant on sale, left out")
+    func hadTrial() {
+        let sold = Self.catalog().customerCatalog(for: "u", hadIntroductoryOffer: ["g"])
+        #expect(!sold.offerings[0].introductoryOfferEligible)
+        let monthly = sold.offerings[0].packages.first { $0.id == "monthly" }
+        #expect(monthly?.productId == "monthly.plain")
+        #expect(monthly?.offer == .init(campaignId: "plain", variant: "all", offerId: "o-plain"))
+        #expect(sold.offerings[0].packages.map(\.id) == ["monthly"], "yearly has a trial and no variant: an order would be refused")
+        #expect(Self.catalog(variantOnSale: false).customerCatalog(for: "u", hadIntroductoryOffer: ["g"]).offerings.isEmpty)
+    }
+}
