@@ -33,7 +33,7 @@ enum SampleCatalogs {
           ],
           "campaigns": [
             {
-              "id": "winback-2026", "productIds": ["com.example.storekeeper.membership.monthly"],
+              "id": "winback-2026", "productIds": ["com.example.storekeeper.membership.monthly", "com.example.storekeeper.membership.monthly.standard"],
               "variants": [
                 { "name": "offer", "offerId": "winback-50", "weight": 50 },
                 { "name": "control", "offerId": null, "weight": 50 }
@@ -91,7 +91,10 @@ enum SampleCatalogs {
             },
             {
               "id": "com.example.storekeeper.membership.monthly.standard", "kind": "autoRenewable", "price": 9990,
-              "groupId": "21000001", "level": 2, "period": "P1M"
+              "groupId": "21000001", "level": 2, "period": "P1M",
+              "promotionalOffers": [
+                { "id": "winback-50", "discountType": "PAY_AS_YOU_GO", "period": "P1M", "periodCount": 3, "price": 4990 }
+              ]
             },
             {
               "id": "com.example.storekeeper.membership.yearly", "kind": "autoRenewable", "price": 99990,

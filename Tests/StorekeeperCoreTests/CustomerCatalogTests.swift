@@ -1,7 +1,7 @@
 import StorekeeperCore
 import Testing
 
-/// `Catalog.customerCatalog(for:hadIntroductoryOffer:)`: the packages one user is sold.
+/// `Catalog.customerCatalog(for:subscribed:hadIntroductoryOffer:)`: the packages one user is sold.
 @Suite("Customer catalog")
 struct CustomerCatalogTests {
     static func catalog(variantOnSale: Bool = true) -> Catalog {
@@ -28,9 +28,9 @@ struct CustomerCatalogTests {
         )
     }
 
-    @Test("an eligible user: level order, no variant package, no inactive campaign's offer")
+    @Test("a subscriber eligible for the trial: level order, no variant package, no inactive campaign's offer")
     func eligible() {
-        let sold = Self.catalog().customerCatalog(for: "u", hadIntroductoryOffer: [])
+        let sold = Self.catalog().customerCatalog(for: "u", subscribed: ["g"], hadIntroductoryOffer: [])
         #expect(sold.products.map(\.id) == ["coins", "monthly", "monthly.plain", "yearly"])
         #expect(sold.offerings.count == 1)
         #expect(sold.offerings[0].introductoryOfferEligible)
@@ -40,12 +40,14 @@ struct CustomerCatalogTests {
 
     @Test("a user who had the trial: the variant in its place with the variant's offer; without a variant on sale, left out")
     func hadTrial() {
-        let sold = Self.catalog().customerCatalog(for: "u", hadIntroductoryOffer: ["g"])
+        let sold = Self.catalog().customerCatalog(for: "u", subscribed: ["g"], hadIntroductoryOffer: ["g"])
         #expect(!sold.offerings[0].introductoryOfferEligible)
         let monthly = sold.offerings[0].packages.first { $0.id == "monthly" }
         #expect(monthly?.productId == "monthly.plain")
         #expect(monthly?.offer == .init(campaignId: "plain", variant: "all", offerId: "o-plain"))
         #expect(sold.offerings[0].packages.map(\.id) == ["monthly"], "yearly has a trial and no variant: an order would be refused")
-        #expect(Self.catalog(variantOnSale: false).customerCatalog(for: "u", hadIntroductoryOffer: ["g"]).offerings.isEmpty)
+        let notSubscribed = Self.catalog().customerCatalog(for: "u", subscribed: [], hadIntroductoryOffer: ["g"])
+        #expect(notSubscribed.offerings[0].packages.first?.offer == nil, "promotional offers are for subscribers only")
+        #expect(Self.catalog(variantOnSale: false).customerCatalog(for: "u", subscribed: ["g"], hadIntroductoryOffer: ["g"]).offerings.isEmpty)
     }
 }

@@ -31,7 +31,7 @@ struct CatalogEndpointTests {
         }
     }
 
-    @Test("the caller's campaign variant: an offer listed is one the server signs; the control group sees none")
+    @Test("the caller's campaign variant, once a subscriber: an offer listed is one the server signs; the control group sees none")
     func campaignOffers() async throws {
         let file = try Catalog.load(from: ServerHarness.catalogURL.appendingPathComponent("storekeeper-catalog.json"))
         let campaign = try #require(file.campaigns.first)
@@ -39,9 +39,18 @@ struct CatalogEndpointTests {
         let granted = try #require(users.first { campaign.variant(for: $0).offerId != nil })
         let control = try #require(users.first { campaign.variant(for: $0).offerId == nil })
         try await ServerHarness.run(.sqlite) { server in
-            for user in [granted, control] {
+            func monthly(_ user: String) async throws -> Components.Schemas.Package {
                 let catalog = try await server.api(ServerHarness.userHeaders(user)).getCatalog().ok.body.json
-                let monthly = try #require(catalog.offerings.first?.packages.first { $0.id == PurchaseFlowTests.monthly })
+                #expect(catalog.offerings.first?.packages.first { $0.id == Self.yearly }?.offer == nil, "no campaign on yearly")
+                return try #require(catalog.offerings.first?.packages.first { $0.id == PurchaseFlowTests.monthly })
+            }
+            #expect(try await monthly(granted).offer == nil, "the App Store gives promotional offers to subscribers only")
+            for user in [granted, control] {
+                // A yearly subscriber: a current subscriber of the group.
+                let account = try await server.store.createAccount().id
+                let (_, bought) = try await server.orderAndBuy(Self.yearly, user: user, account: account)
+                #expect(try await server.submit(bought.signedTransaction, headers: ServerHarness.userHeaders(user)).outcome == "delivered")
+                let package = try await monthly(user)
                 let signed = try await server.call(
                     .POST,
                     "/v1/offers/signature",
@@ -49,13 +58,12 @@ struct CatalogEndpointTests {
                     headers: ServerHarness.userHeaders(user)
                 )
                 if user == granted {
-                    #expect(monthly.offer == .init(campaignId: campaign.id, variant: "offer", offerId: "winback-50"))
+                    #expect(package.offer == .init(campaignId: campaign.id, variant: "offer", offerId: "winback-50"))
                     #expect(signed.status == 200, "the listed offer is signed: \(signed.text)")
                 } else {
-                    #expect(monthly.offer == nil)
+                    #expect(package.offer == nil)
                     #expect(signed.code == "offer_not_granted")
                 }
-                #expect(catalog.offerings.first?.packages.first { $0.id == Self.yearly }?.offer == nil, "no campaign on yearly")
             }
         }
     }

@@ -41,7 +41,9 @@ extension Catalog {
     /// The catalog as `userId` is sold it. `hadIntroductoryOffer` names the groups in which the user already had an
     /// introductory offer: a product with one is sold as its variant there, or left out when it has none on sale
     /// (an order for it would be refused). A product that is another's variant is only ever sold in its place.
-    public func customerCatalog(for userId: String, hadIntroductoryOffer: Set<String>) -> CustomerCatalog {
+    /// A campaign's promotional offer is listed only in groups the user has subscribed in (`subscribed`): the App
+    /// Store gives promotional offers to current and lapsed subscribers only.
+    public func customerCatalog(for userId: String, subscribed: Set<String>, hadIntroductoryOffer: Set<String>) -> CustomerCatalog {
         let onSale = products.filter(\.onSale)
         let variants = Set(products.compactMap(\.introductoryOfferFreeVariant))
         var offerings: [CustomerCatalog.Offering] = []
@@ -58,7 +60,8 @@ extension Catalog {
                     guard let variant = product.introductoryOfferFreeVariant.flatMap(self.product), variant.onSale else { continue }
                     sold = variant
                 }
-                packages.append(.init(id: product.id, productId: sold.id, offer: grantedOffer(on: sold.id, to: userId)))
+                let offer = subscribed.contains(group) ? grantedOffer(on: sold.id, to: userId) : nil
+                packages.append(.init(id: product.id, productId: sold.id, offer: offer))
             }
             if !packages.isEmpty { offerings.append(.init(group: group, introductoryOfferEligible: !used, packages: packages)) }
         }

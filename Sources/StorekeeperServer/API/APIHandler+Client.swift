@@ -376,11 +376,12 @@ extension APIHandler {
         let (user, _) = try RequestScope.current().clientUser()
         let known = try InputText.check(input.headers.ifNoneMatch, field: "ifNoneMatch", maxBytes: 1024)
         let current = catalog.catalog
-        var used = Set<String>()
-        for group in current.subscriptionGroups where try await accounts.hadIntroductoryOffer(user, group: group) {
-            used.insert(group)
-        }
-        let sold = current.customerCatalog(for: user.rawValue, hadIntroductoryOffer: used)
+        let history = try await accounts.subscriptionHistory(user)
+        let sold = current.customerCatalog(
+            for: user.rawValue,
+            subscribed: history.subscribed,
+            hadIntroductoryOffer: history.hadIntroductoryOffer
+        )
         let body = Components.Schemas.ClientCatalog(
             userId: user.rawValue,
             products: sold.products.map { product in

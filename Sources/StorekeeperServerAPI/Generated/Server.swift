@@ -2214,7 +2214,8 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
     /// its `introductoryOfferFreeVariant` when the caller already had the group's introductory offer (a product
     /// with an introductory offer and no variant on sale is then left out, since its order would answer 409) — and
     /// the promotional offer the caller's variant of a running campaign grants on it (campaigns split users
-    /// deterministically, so the answer is stable). A product named as another's variant is not a package of its
+    /// deterministically, so the answer is stable), listed only once the caller has subscribed in the group, since
+    /// the App Store gives promotional offers to current and lapsed subscribers only. A product named as another's variant is not a package of its
     /// own. The client joins this with StoreKit's products (localized price, periods, eligibility).
     ///
     /// Answers carry an `ETag` (a hash of the body, so it changes when the catalog or the caller's eligibility

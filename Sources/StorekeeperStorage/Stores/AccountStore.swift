@@ -145,6 +145,27 @@ public struct AccountStore: Sendable {
         }
     }
 
+    /// The subscription groups the user has had a subscription in (current or lapsed), and those in which they had
+    /// an introductory offer: one read for a paywall.
+    public func subscriptionHistory(_ user: UserID) async throws -> (subscribed: Set<String>, hadIntroductoryOffer: Set<String>) {
+        try await provider.withSession { db in
+            var subscribed = Set<String>()
+            var introductory = Set<String>()
+            for row in try await db.raw(
+                """
+                SELECT subscription_group, MAX(CASE WHEN offer_type = 1 THEN 1 ELSE 0 END) AS introductory
+                FROM apple_transactions WHERE user_id = \(bind: user.rawValue) AND subscription_group IS NOT NULL
+                GROUP BY subscription_group
+                """
+            ).all() {
+                let group = try row.decode(column: "subscription_group", as: String.self)
+                subscribed.insert(group)
+                if try row.decode(column: "introductory", as: Int.self) == 1 { introductory.insert(group) }
+            }
+            return (subscribed, introductory)
+        }
+    }
+
     /// Whether the user row exists (has ever been seen).
     public func exists(_ user: UserID) async throws -> Bool {
         try await provider.withSession { db in
