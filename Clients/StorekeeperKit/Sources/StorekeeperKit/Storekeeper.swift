@@ -47,17 +47,19 @@ public actor Storekeeper {
         case submitted(transactionId: String, settlement: PurchaseSubmitter.Settlement)
     }
 
-    private let api: any APIProtocol
+    let api: any APIProtocol
     private let journal: PurchaseJournal
     private let submitter: PurchaseSubmitter
-    private var store: StoreKitAdapter
+    var store: StoreKitAdapter
     private let progress: @Sendable (Progress) async -> Void
     private let answers: AnswerVerifier?
     private let offline: OfflinePolicy
-    private let log: StorekeeperLog
+    let log: StorekeeperLog
     private let cache: CustomerInfoCache?
     private var cachedInfo: CustomerInfo?
     private var watchers: [UUID: AsyncStream<CustomerInfo>.Continuation] = [:]
+    /// The server's last catalog answer and its tag, asked again with `If-None-Match`.
+    var catalog: (tag: String, body: Components.Schemas.ClientCatalog)?
 
     /// - Parameters:
     ///   - journalURL: where the journal lives (in Application Support, excluded from backups).
@@ -525,6 +527,10 @@ public actor Storekeeper {
         }
         info.source = .kept
         var products = offline.productEntitlements
+        // The catalog held from offerings() knows what every product grants.
+        for product in catalog?.body.products ?? [] {
+            if let entitlement = product.entitlement, products[product.id] == nil { products[product.id] = entitlement }
+        }
         for source in info.user.entitlements.flatMap({ entitlement in entitlement.sources.map { ($0.productId, entitlement.entitlement) } }) {
             products[source.0] = products[source.0] ?? source.1
         }

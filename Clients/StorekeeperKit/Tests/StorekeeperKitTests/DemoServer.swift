@@ -121,12 +121,27 @@ struct DemoServer {
         return (try #require(claims["transactionId"] as? String), jws)
     }
 
-    private func post(_ path: String, _ body: [String: String]) async throws -> [String: Any] {
+    /// Turns a subscription's auto-renew off or on, as the user does in Settings.
+    func setAutoRenew(original: String, enabled: Bool) async throws {
+        _ = try await post("device/subscriptions/\(original)/auto-renew", ["enabled": enabled], expectsBody: false)
+    }
+
+    /// Moves the simulator's clock forward by an ISO 8601 period, running the renewals and expiries due.
+    func advanceClock(_ period: String) async throws {
+        _ = try await post("control/clock/advance", ["period": period])
+    }
+
+    private func post(_ path: String, _ body: [String: Any], expectsBody: Bool = true) async throws -> [String: Any] {
         var request = URLRequest(url: simulatorURL.appendingPathComponent(path))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
-        let (data, _) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        #expect(
+            (response as? HTTPURLResponse).map { (200..<300).contains($0.statusCode) } == true,
+            "\(path): \(String(decoding: data, as: UTF8.self))"
+        )
+        guard expectsBody else { return [:] }
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 }
