@@ -231,6 +231,11 @@ struct ConsoleTests {
                 let csrf = try #require(customer.hidden("csrf"))
                 let tooLong = try await support.post(action, [("csrf", csrf), ("days", "91"), ("reason", "1")])
                 #expect(tooLong.text.contains("1 to 90 days"))
+                // Another customer (one the server knows: a stranger's address is a 404).
+                _ = try await server.api(ServerHarness.adminHeaders).adminAdjustWallet(
+                    path: .init(id: "alice"),
+                    body: .json(.init(amount: 1, idempotencyKey: "alice-exists", reason: "a known customer"))
+                ).ok
                 let notTheirs = try await support.post(
                     "/admin/customers/alice/subscriptions/\(original)/extend",
                     [("csrf", csrf), ("days", "7"), ("reason", "1")]

@@ -136,7 +136,7 @@ extension ConsoleController {
     // MARK: Find
 
     func find(_ request: Request, _ signedIn: Operator) async throws -> Response {
-        let query = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
+        let query = (Self.formQuery(request, "q") ?? "").trimmingCharacters(in: .whitespaces)
         guard !query.isEmpty else { return try render("find", title: "Find a customer", ["searched": false], signedIn: signedIn) }
         guard query.utf8.count <= 200, !query.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
             let values: [String: Any] = ["failure": "Search for at most 200 printable characters."]
@@ -196,7 +196,7 @@ extension ConsoleController {
         guard let user = UserID.any(id) else {
             return try problem("No such customer", .notFound, "\(id) is not a user id.", signedIn: signedIn)
         }
-        let atText = request.uri.queryParameters.get("at").map { String($0) } ?? ""
+        let atText = Self.formQuery(request, "at") ?? ""
         var moment = Date()
         var atLabel: String?
         if !atText.isEmpty {
@@ -211,9 +211,27 @@ extension ConsoleController {
             moment = parsed
             atLabel = Self.time(parsed)
         }
+        let beforeText = Self.formQuery(request, "before") ?? ""
+        var before: Int64?
+        if !beforeText.isEmpty {
+            guard let id = Int64(beforeText), id > 0 else {
+                return try problem("Not a page", .badRequest, "“\(beforeText.prefix(40))” is not a timeline position.", signedIn: signedIn)
+            }
+            before = id
+        }
         let state = try await api.userState(user, at: moment)
-        let audit = try await api.audit.entries(for: user, after: 0, limit: 500)
-        let wallet = try await store.walletEntries(of: user.rawValue)
+        // The newest entries first, a page at a time backwards; orders and wallet lines are shown in the same span of
+        // time as the page's audit entries, so no row is on two pages or on none.
+        let page = try await api.audit.latestEntries(for: user, before: before, limit: Self.timelinePage + 1)
+        let audit = Array(page.prefix(Self.timelinePage))
+        let older = page.count > Self.timelinePage ? audit.last : nil
+        let from = older?.entry.createdAt ?? .distantPast
+        var until = Date.distantFuture
+        if let before, let previous = try await api.audit.latestEntries(for: user, before: before + 1, limit: 1).first, previous.id == before {
+            until = previous.entry.createdAt
+        }
+        func onThisPage(_ date: Date) -> Bool { date >= from && date < until }
+        let wallet = try await store.walletEntries(of: user.rawValue).filter { onThisPage($0.createdAt) }
         var timeline: [(at: Date, row: [String: Any])] = []
         for (_, entry) in audit {
             timeline.append(
@@ -226,7 +244,7 @@ extension ConsoleController {
                 )
             )
         }
-        for order in state.orders {
+        for order in state.orders where onThisPage(order.createdAt) {
             timeline.append(
                 (
                     order.createdAt,
@@ -297,12 +315,20 @@ extension ConsoleController {
                     "install": $0.appTransactionId ?? "",
                 ]
             },
-            "timeline": timeline.prefix(500).map(\.row),
+            "timeline": timeline.map(\.row),
+            "timelineOlder": older.map {
+                "/admin/customers/\(Self.link(user.rawValue))?before=\($0.id)\(atLabel == nil ? "" : "&at=" + Self.link(atText))"
+            }
+                as Any,
+            "timelineNewest": (before == nil ? nil : "/admin/customers/\(Self.link(user.rawValue))") as String? as Any,
             "riskFlags": signals.flags(riskPolicy),
             "riskRows": Self.riskRows(signals),
         ]
         return try render("customer", title: "Customer \(user.rawValue)", values, signedIn: signedIn)
     }
+
+    /// Audit entries per timeline page.
+    static let timelinePage = 200
 
     /// `YYYY-MM-DDTHH:MM[:SS]` (a browser's datetime-local, taken as UTC), or nil.
     static func moment(_ text: String) -> Date? {
@@ -531,9 +557,8 @@ extension ConsoleController {
     }
 
     func notifications(_ request: Request, _ signedIn: Operator, flash: String? = nil, failure: String? = nil) async throws -> Response {
-        let query = request.uri.queryParameters
         func field(_ name: String) -> String? {
-            guard let value = query.get(name).map({ String($0).trimmingCharacters(in: .whitespaces) }), !value.isEmpty else { return nil }
+            guard let value = Self.formQuery(request, name)?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
             return value
         }
         let status = field("status") ?? "dead"

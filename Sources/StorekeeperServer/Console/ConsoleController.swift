@@ -107,32 +107,33 @@ struct ConsoleController: Sendable {
         }
         admin.get("customers/:user") { request, context in
             try await page(request, context, needs: .viewer) { signedIn, _ in
-                try await customer(try Self.parameter(context, "user"), request, signedIn)
+                try await existingCustomer(context, signedIn) { try await customer($0, request, signedIn) }
             }
         }
         admin.post("customers/:user/wallet") { request, context in
             try await page(request, context, needs: .support, form: true) { signedIn, form in
-                try await adjustWallet(try Self.parameter(context, "user"), form, signedIn)
+                try await existingCustomer(context, signedIn) { try await adjustWallet($0, form, signedIn) }
             }
         }
         admin.post("customers/:user/entitlements/grant") { request, context in
             try await page(request, context, needs: .support, form: true) { signedIn, form in
-                try await grantEntitlement(try Self.parameter(context, "user"), form, signedIn)
+                try await existingCustomer(context, signedIn) { try await grantEntitlement($0, form, signedIn) }
             }
         }
         admin.post("customers/:user/entitlements/revoke") { request, context in
             try await page(request, context, needs: .support, form: true) { signedIn, form in
-                try await revokeEntitlement(try Self.parameter(context, "user"), form, signedIn)
+                try await existingCustomer(context, signedIn) { try await revokeEntitlement($0, form, signedIn) }
             }
         }
         admin.post("customers/:user/subscriptions/:original/extend") { request, context in
             try await page(request, context, needs: .support, form: true) { signedIn, form in
-                try await extendRenewal(try Self.parameter(context, "user"), try Self.parameter(context, "original"), form, signedIn)
+                let original = try Self.parameter(context, "original")
+                return try await existingCustomer(context, signedIn) { try await extendRenewal($0, original, form, signedIn) }
             }
         }
         admin.post("customers/:user/catch-up") { request, context in
             try await page(request, context, needs: .support, form: true) { signedIn, _ in
-                try await catchUp(try Self.parameter(context, "user"), signedIn)
+                try await existingCustomer(context, signedIn) { try await catchUp($0, signedIn) }
             }
         }
         admin.get("notifications") { request, context in
@@ -398,11 +399,39 @@ struct ConsoleController: Sendable {
         return fields
     }
 
+    /// A path segment, percent-decoded exactly once (the router hands it over as sent: `erin%2Biap%40example.com`
+    /// names `erin+iap@example.com`), at most 200 bytes without control characters.
     static func parameter(_ context: StorekeeperRequestContext, _ name: String) throws -> String {
-        guard let value = context.parameters.get(name), !value.isEmpty, value.utf8.count <= 200 else {
+        guard let raw = context.parameters.get(name), let value = raw.removingPercentEncoding, !value.isEmpty, value.utf8.count <= 200,
+            !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else {
             throw Refusal.badForm("The address names nothing usable.")
         }
         return value
+    }
+
+    /// Runs `body` with the customer the address names, decoded; a customer the server has never seen is a 404, so
+    /// no operator action creates a user.
+    func existingCustomer(
+        _ context: StorekeeperRequestContext,
+        _ signedIn: Operator,
+        _ body: (String) async throws -> Response
+    ) async throws -> Response {
+        let id = try Self.parameter(context, "user")
+        guard let user = UserID.any(id), try await api.accounts.exists(user) else {
+            return try problem("No such customer", .notFound, "There is no customer \(id).", signedIn: signedIn)
+        }
+        return try await body(id)
+    }
+
+    /// A query parameter of a form sent with GET, decoded as a form is (`+` is a space, then percent-decoding once).
+    static func formQuery(_ request: Request, _ name: String) -> String? {
+        for pair in (request.uri.query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ part: Substring) -> String? { String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
+            if parts.first.flatMap(decode) == name { return parts.count > 1 ? decode(parts[1]) ?? "" : "" }
+        }
+        return nil
     }
 
     static func randomToken() -> String {
