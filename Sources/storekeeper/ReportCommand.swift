@@ -1,3 +1,4 @@
+import AppStoreWire
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
@@ -20,7 +21,9 @@ struct RevenueReportCommand: AsyncParsableCommand {
         abstract: "Revenue by day, product, storefront and currency: gross, tax, estimated proceeds, refunds, net.",
         discussion: """
             Reads GET /v1/admin/reports/revenue from a running server with the admin key in STOREKEEPER_ADMIN_KEY \
-            (kept off the command line, where other users can see it). Amounts are in milliunits (9990 is 9.99). \
+            (kept off the command line, where other users can see it). The table prints amounts exactly, never rounded: two \
+            decimals, or three when a tenth of a cent is there (0.796); CSV gives milliunits (9990 is 9.99). Units are \
+            paid transactions; free periods (trials, free offer codes) are counted apart, as Apple's reports leave them out. \
             Example: STOREKEEPER_ADMIN_KEY=... storekeeper report revenue --from 2026-11-01 --to 2026-12-01 --csv
             """
     )
@@ -64,6 +67,7 @@ struct RevenueReportCommand: AsyncParsableCommand {
             var storefront: String
             var currency: String
             var units: Int
+            var freeUnits: Int
             var gross: Int64
             var proceeds: Int64
             var refunds: Int64
@@ -78,17 +82,14 @@ struct RevenueReportCommand: AsyncParsableCommand {
             var totals: [Line]
         }
         let report = try JSONDecoder().decode(Report.self, from: json)
-        func amount(_ milli: Int64) -> String {
-            let sign = milli < 0 ? "-" : ""
-            let magnitude = milli.magnitude
-            return "\(sign)\(magnitude / 1000).\(String(format: "%03llu", magnitude % 1000).prefix(2))"
-        }
+        // Exact, never rounded: two decimals, or three when a tenth of a cent is there (0.796 prints 0.796).
+        func amount(_ milli: Int64) -> String { ReportMoney.text(milli) }
         var out = "revenue \(report.from) to \(report.to) (estimated proceeds; \(report.skipped) not revenue: sandbox, family, no price)\n"
-        let header = ["day", "product", "storefront", "currency", "units", "gross", "proceeds", "refunds", "net", ""]
+        let header = ["day", "product", "storefront", "currency", "units", "free", "gross", "proceeds", "refunds", "net", ""]
         var rows = [header]
         for line in report.lines + report.totals {
             rows.append([
-                line.day.isEmpty ? "total" : line.day, line.productId, line.storefront, line.currency, String(line.units),
+                line.day.isEmpty ? "total" : line.day, line.productId, line.storefront, line.currency, String(line.units), String(line.freeUnits),
                 amount(line.gross), amount(line.proceeds), amount(line.refunds), amount(line.net), line.exact ? "" : "estimate",
             ])
         }

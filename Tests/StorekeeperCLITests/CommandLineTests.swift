@@ -3,6 +3,8 @@ import Crypto
 import Foundation
 import Testing
 
+@testable import storekeeper
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -342,4 +344,31 @@ import FoundationNetworking
         }
         return url.deletingLastPathComponent().appendingPathComponent("shared/reference/apple-test-vectors")
     }()
+}
+
+/// `storekeeper report revenue`'s table: amounts printed exactly, free periods apart (issue 30, item 4).
+@Suite("report revenue's table")
+struct RevenueTableTests {
+    @Test("a tenth of a cent is printed, never truncated; free units have their own column")
+    func exactAmounts() throws {
+        let json = """
+            {"from": "2026-11-01", "to": "2026-11-02", "skipped": 0,
+             "lines": [{"day": "2026-11-01", "productId": "p", "storefront": "USA", "currency": "USD", "units": 3, "freeUnits": 2,
+                        "gross": 796, "tax": 0, "proceeds": 557, "refunds": -5, "refundedProceeds": 0, "net": 1234567, "exact": true}],
+             "totals": []}
+            """
+        let table = try RevenueReportCommand.table(Data(json.utf8))
+        let lines = table.split(separator: "\n").map(String.init)
+        #expect(
+            lines[1].split(separator: " ", omittingEmptySubsequences: true).map(String.init) == [
+                "day", "product", "storefront", "currency", "units", "free", "gross", "proceeds", "refunds", "net",
+            ]
+        )
+        #expect(
+            lines[2].split(separator: " ", omittingEmptySubsequences: true).map(String.init) == [
+                "2026-11-01", "p", "USA", "USD", "3", "2", "0.796", "0.557", "-0.005", "1234.567",
+            ],
+            "\(table)"
+        )
+    }
 }

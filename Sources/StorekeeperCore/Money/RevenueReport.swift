@@ -41,8 +41,10 @@ public struct RevenueLine: Sendable, Hashable, Codable {
     public var productId: String
     public var storefront: String
     public var currency: String
-    /// Transactions (a consumable bought 3 at a time counts its quantity).
+    /// Paid transactions (a consumable bought 3 at a time counts its quantity).
     public var units: Int
+    /// Free periods (a free trial, a free offer code): not units, as Apple's sales reports leave them out.
+    public var freeUnits: Int
     public var gross: Int64
     public var tax: Int64
     public var proceeds: Int64
@@ -59,6 +61,7 @@ public struct RevenueLine: Sendable, Hashable, Codable {
         storefront: String,
         currency: String,
         units: Int,
+        freeUnits: Int = 0,
         gross: Int64,
         tax: Int64,
         proceeds: Int64,
@@ -72,6 +75,7 @@ public struct RevenueLine: Sendable, Hashable, Codable {
         self.storefront = storefront
         self.currency = currency
         self.units = units
+        self.freeUnits = freeUnits
         self.gross = gross
         self.tax = tax
         self.proceeds = proceeds
@@ -163,7 +167,11 @@ public struct RevenueReportBuilder: Sendable {
                 )
             // Each amount is at most Proceeds.maxPrice (10^13): sums of fewer than 900,000 of them cannot overflow, and
             // a line past that saturates rather than trapping.
-            line.units = line.units.addingSaturating(max(transaction.quantity, 1))
+            if estimate.customerPrice == 0 {
+                line.freeUnits = line.freeUnits.addingSaturating(max(transaction.quantity, 1))
+            } else {
+                line.units = line.units.addingSaturating(max(transaction.quantity, 1))
+            }
             line.gross = line.gross.addingSaturating(estimate.customerPrice)
             line.tax = line.tax.addingSaturating(estimate.tax)
             line.proceeds = line.proceeds.addingSaturating(estimate.proceeds)

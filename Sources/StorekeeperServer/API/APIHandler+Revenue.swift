@@ -120,6 +120,7 @@ extension APIHandler {
                 storefront: line.storefront,
                 currency: line.currency,
                 units: line.units,
+                freeUnits: line.freeUnits,
                 gross: line.gross,
                 tax: line.tax,
                 proceeds: line.proceeds,
@@ -186,6 +187,7 @@ extension APIHandler {
                     exact: true
                 )
             total.units = total.units.addingReportingOverflow(line.units).overflow ? .max : total.units + line.units
+            total.freeUnits = total.freeUnits.addingReportingOverflow(line.freeUnits).overflow ? .max : total.freeUnits + line.freeUnits
             for keyPath in [\RevenueLine.gross, \.tax, \.proceeds, \.refunds, \.refundedProceeds, \.net] {
                 let (sum, overflow) = total[keyPath: keyPath].addingReportingOverflow(line[keyPath: keyPath])
                 total[keyPath: keyPath] = overflow ? (line[keyPath: keyPath] > 0 ? .max : .min) : sum
@@ -205,11 +207,12 @@ extension APIHandler {
             guard value.contains(where: { ",\"\n\r".contains($0) }) else { return value }
             return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
-        var out = "day,product_id,storefront,currency,units,gross,tax,proceeds,refunds,refunded_proceeds,net,exact\r\n"
+        var out = "day,product_id,storefront,currency,units,free_units,gross,tax,proceeds,refunds,refunded_proceeds,net,exact\r\n"
         for line in lines {
             out +=
                 [
                     field(line.day), field(line.productId), field(line.storefront), field(line.currency), String(line.units),
+                    String(line.freeUnits),
                     String(line.gross), String(line.tax), String(line.proceeds), String(line.refunds),
                     String(line.refundedProceeds), String(line.net), line.exact ? "true" : "false",
                 ].joined(separator: ",") + "\r\n"

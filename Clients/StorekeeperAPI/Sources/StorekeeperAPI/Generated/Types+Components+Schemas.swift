@@ -503,8 +503,14 @@ extension Components {
             public var storefront: Swift.String
             /// - Remark: Generated from `#/components/schemas/RevenueLine/currency`.
             public var currency: Swift.String
+            /// Paid transactions (a quantity of 3 counts 3).
+            ///
             /// - Remark: Generated from `#/components/schemas/RevenueLine/units`.
             public var units: Swift.Int
+            /// Free periods (free trials, free offer codes), counted apart from `units` as Apple's sales reports leave them out.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RevenueLine/freeUnits`.
+            public var freeUnits: Swift.Int
             /// - Remark: Generated from `#/components/schemas/RevenueLine/gross`.
             public var gross: Swift.Int64
             /// - Remark: Generated from `#/components/schemas/RevenueLine/tax`.
@@ -526,7 +532,8 @@ extension Components {
             ///   - productId: Empty in totals.
             ///   - storefront: ISO 3166-1 alpha-3; empty when unknown, and in totals.
             ///   - currency:
-            ///   - units:
+            ///   - units: Paid transactions (a quantity of 3 counts 3).
+            ///   - freeUnits: Free periods (free trials, free offer codes), counted apart from `units` as Apple's sales reports leave them out.
             ///   - gross:
             ///   - tax:
             ///   - proceeds:
@@ -540,6 +547,7 @@ extension Components {
                 storefront: Swift.String,
                 currency: Swift.String,
                 units: Swift.Int,
+                freeUnits: Swift.Int,
                 gross: Swift.Int64,
                 tax: Swift.Int64,
                 proceeds: Swift.Int64,
@@ -553,6 +561,7 @@ extension Components {
                 self.storefront = storefront
                 self.currency = currency
                 self.units = units
+                self.freeUnits = freeUnits
                 self.gross = gross
                 self.tax = tax
                 self.proceeds = proceeds
@@ -567,6 +576,7 @@ extension Components {
                 case storefront
                 case currency
                 case units
+                case freeUnits
                 case gross
                 case tax
                 case proceeds
