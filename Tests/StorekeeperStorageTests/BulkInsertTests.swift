@@ -200,4 +200,21 @@ import Testing
             )
         }
     }
+
+    @Test func anInsertPastTheParameterLimitIsSplitAndLandsWhole() async throws {
+        // 25,000 rows of 3 values: 75,000 parameters, past PostgreSQL's 65,535 and SQLite's 32,766.
+        var insert = BulkInsert(into: "bulk_probe", columns: ["id", "label", "amount"], suffix: "ON CONFLICT (id) DO NOTHING RETURNING id")
+        for id in 1...25_000 { insert.values([Int64(id), "row \(id)", Int64(id * 2)] as [any Encodable & Sendable]) }
+        #expect(insert.statements.count == 3)
+        #expect(insert.statements.allSatisfy { $0.rows.count * 3 <= BulkInsert.maximumParameters })
+        #expect(insert.statements.flatMap(\.rows).count == 25_000)
+        let whole = insert
+        try await StorageHarness.withEachProvider { provider in
+            try await Self.createProbe(provider)
+            let returned = try await provider.withSession { db in try await whole.all(on: db).count }
+            #expect(returned == 25_000)
+            let rows = try await Self.readProbe(provider)
+            #expect(rows.count == 25_000 && rows.last == ProbeRow(id: 25_000, label: "row 25000", amount: 50_000, note: nil))
+        }
+    }
 }

@@ -54,15 +54,32 @@ struct BulkInsert: SQLExpression {
         serializer.binds.append(contentsOf: rows.joined())
     }
 
-    /// Runs the statement; nothing to insert is not an error.
-    func run(on db: any SQLDatabase) async throws {
-        guard !rows.isEmpty else { return }
-        try await db.raw("\(self)").run()
+    /// The most values one statement binds: PostgreSQL numbers parameters up to 65,535 and SQLite allows 32,766 by
+    /// default, so a larger insert is sent as several statements (in the caller's transaction, so still one commit).
+    static let maximumParameters = 32_766
+
+    /// The rows as statements of at most ``maximumParameters`` values each.
+    var statements: [BulkInsert] {
+        let perStatement = max(1, Self.maximumParameters / max(columns.count, 1))
+        guard rows.count > perStatement else { return [self] }
+        return stride(from: 0, to: rows.count, by: perStatement).map { start in
+            var part = BulkInsert(into: table, columns: columns, suffix: suffix)
+            part.rows = Array(rows[start..<min(start + perStatement, rows.count)])
+            return part
+        }
     }
 
-    /// Runs the statement and returns what its `RETURNING` suffix names.
+    /// Runs the statement (or statements); nothing to insert is not an error.
+    func run(on db: any SQLDatabase) async throws {
+        guard !rows.isEmpty else { return }
+        for statement in statements { try await db.raw("\(statement)").run() }
+    }
+
+    /// Runs the statement (or statements) and returns what its `RETURNING` suffix names.
     func all(on db: any SQLDatabase) async throws -> [any SQLRow] {
         guard !rows.isEmpty else { return [] }
-        return try await db.raw("\(self)").all()
+        var returned: [any SQLRow] = []
+        for statement in statements { returned += try await db.raw("\(statement)").all() }
+        return returned
     }
 }
