@@ -455,8 +455,11 @@ extension APIHandler {
                 message: "no running campaign grants offer \(body.offerId) to this user"
             )
         }
-        guard let app = apps.app(named: nil) ?? apps.apps.first else {
-            throw StorekeeperError(.internal, code: "no_app", message: "no app configured")
+        try InputText.check(body.bundleId, field: "bundleId")
+        // The app the offer is for signs it (its key, and for v1 its bundle id in the signed text): the one the
+        // caller names, or the only one. Another app's signature would be refused by the App Store.
+        guard let app = apps.app(named: body.bundleId) else {
+            throw StorekeeperError.invalidInput("unknown_app", "bundleId must name an app this server serves (required when it serves several)")
         }
         let variant = campaign.variant(for: user.rawValue).name
         let version = body.version ?? .v2

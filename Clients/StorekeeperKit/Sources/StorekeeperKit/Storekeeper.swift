@@ -137,7 +137,7 @@ public actor Storekeeper {
         let order: Components.Schemas.Order
         let doing = "creating the order for \(productId)"
         let output: Operations.CreateOrder.Output
-        do { output = try await api.createOrder(body: .json(.init(productId: productId))) } catch {
+        do { output = try await api.createOrder(body: .json(.init(productId: productId, bundleId: Self.bundleId))) } catch {
             throw StorekeeperError.wrapping(error, doing: doing)
         }
         switch output {
@@ -194,6 +194,10 @@ public actor Storekeeper {
         }
     }
 
+    /// The app's bundle id, named in orders and offer signatures so a server for several apps (iOS and macOS, say)
+    /// uses this app's; `nil` (no bundle, as on Linux) leaves the choice to a server with one app.
+    static let bundleId = Bundle.main.bundleIdentifier
+
     /// Which offer signature to ask for: v2 (a JWS, which StoreKit takes on every release Apple back-deployed it to,
     /// iOS 15 on) unless the tests choose v1.
     var offerSignatureVersion: Components.Schemas.OfferSignatureRequest.VersionPayload = .v2
@@ -204,7 +208,8 @@ public actor Storekeeper {
             productId: productId,
             offerId: offerId,
             version: version,
-            appAccountToken: version == .v1 ? appAccountToken.uuidString.lowercased() : nil
+            appAccountToken: version == .v1 ? appAccountToken.uuidString.lowercased() : nil,
+            bundleId: Self.bundleId
         )
         // The server would not sign it: not this user's to take, an unknown offer, no key configured.
         func refused(_ status: Int, _ code: String? = nil) -> StorekeeperError {

@@ -2213,8 +2213,8 @@ public struct Client: APIProtocol {
     /// (variants are a deterministic function of campaign id and user id). A fresh nonce is recorded for every
     /// signature. `version` `v2` (default) answers a JWS signed with the In-App Purchase key and issuer
     /// (`signature`, no `timestamp`); `v1` answers the legacy ECDSA signature fields for
-    /// `Product.PurchaseOption.promotionalOffer` (`timestamp` in milliseconds). The app used is the only
-    /// configured app, or the first when several are configured.
+    /// `Product.PurchaseOption.promotionalOffer` (`timestamp` in milliseconds). The app whose key signs is the one
+    /// `bundleId` names, or the only configured app.
     ///
     ///
     /// - Remark: HTTP `POST /v1/offers/signature`.

@@ -2716,6 +2716,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/OfferSignatureRequest/transactionId`.
             public var transactionId: Swift.String?
+            /// The app the offer is for (its key signs it); may be omitted when the server serves one app (else 400 `unknown_app`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/OfferSignatureRequest/bundleId`.
+            public var bundleId: Swift.String?
             /// Creates a new `OfferSignatureRequest`.
             ///
             /// - Parameters:
@@ -2724,18 +2728,21 @@ extension Components {
             ///   - version:
             ///   - appAccountToken: v1: signed with the offer (empty when omitted).
             ///   - transactionId: v2: the transaction the offer applies to, if any.
+            ///   - bundleId: The app the offer is for (its key signs it); may be omitted when the server serves one app (else 400 `unknown_app`).
             public init(
                 productId: Swift.String,
                 offerId: Swift.String,
                 version: Components.Schemas.OfferSignatureRequest.VersionPayload? = nil,
                 appAccountToken: Swift.String? = nil,
-                transactionId: Swift.String? = nil
+                transactionId: Swift.String? = nil,
+                bundleId: Swift.String? = nil
             ) {
                 self.productId = productId
                 self.offerId = offerId
                 self.version = version
                 self.appAccountToken = appAccountToken
                 self.transactionId = transactionId
+                self.bundleId = bundleId
             }
             public enum CodingKeys: String, CodingKey {
                 case productId
@@ -2743,6 +2750,7 @@ extension Components {
                 case version
                 case appAccountToken
                 case transactionId
+                case bundleId
             }
         }
         /// - Remark: Generated from `#/components/schemas/OfferSignatureAnswer`.

@@ -3589,8 +3589,8 @@ public enum Operations {
     /// (variants are a deterministic function of campaign id and user id). A fresh nonce is recorded for every
     /// signature. `version` `v2` (default) answers a JWS signed with the In-App Purchase key and issuer
     /// (`signature`, no `timestamp`); `v1` answers the legacy ECDSA signature fields for
-    /// `Product.PurchaseOption.promotionalOffer` (`timestamp` in milliseconds). The app used is the only
-    /// configured app, or the first when several are configured.
+    /// `Product.PurchaseOption.promotionalOffer` (`timestamp` in milliseconds). The app whose key signs is the one
+    /// `bundleId` names, or the only configured app.
     ///
     ///
     /// - Remark: HTTP `POST /v1/offers/signature`.
@@ -3720,7 +3720,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// `invalid_version`, `invalid_product_id`, `invalid_offer_id`, `invalid_app_account_token`, `malformed_json`, `user_required`, `invalid_user`.
+            /// `invalid_version`, `invalid_product_id`, `invalid_offer_id`, `invalid_app_account_token`, `invalid_bundle_id`, `unknown_app`, `malformed_json`, `user_required`, `invalid_user`.
             ///
             /// - Remark: Generated from `#/paths//v1/offers/signature/post(signOffer)/responses/400`.
             ///
@@ -3970,7 +3970,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// `no_app`, `nonce_collision` or `internal`.
+            /// `nonce_collision` or `internal`.
             ///
             /// - Remark: Generated from `#/paths//v1/offers/signature/post(signOffer)/responses/500`.
             ///
