@@ -2,6 +2,7 @@ import AppStoreWire
 import Crypto
 import Foundation
 import NIOHTTP1
+import StorekeeperAPI
 import StorekeeperServer
 import Testing
 
@@ -13,6 +14,8 @@ struct AnswerSigningTests {
     static let key = P256.Signing.PrivateKey()
 
     struct Claims: Decodable {
+        var cred: String?
+        var sub: String?
         var iat: Int64
         var nonce: String
         var request: String
@@ -48,6 +51,23 @@ struct AnswerSigningTests {
             #expect(claims.status == 200)
             #expect(claims.sha256 == Base64URL.encode(Array(SHA256.hash(data: Data(me.text.utf8)))))
             #expect(abs(Double(claims.iat) - Date().timeIntervalSince1970) < 120)
+            // Who asked: the user and the credential they presented, so an answer to another account's credentials
+            // is told apart by the app.
+            #expect(claims.sub == "signed")
+            #expect(claims.cred == Base64URL.encode(Array(SHA256.hash(data: Data(ServerHarness.token("signed").utf8)))))
+            let other = try await server.call(
+                .GET,
+                "/v1/me?at=1900000000000",
+                headers: ServerHarness.userHeaders("other") + [("Storekeeper-Nonce", nonce)]
+            )
+            let otherSignature = try #require(other.headers.first(name: "Storekeeper-Signature"))
+            let otherClaims = try #require(try Self.verified(otherSignature, key: Self.key.publicKey))
+            #expect(otherClaims.sub == "other" && otherClaims.cred != claims.cred)
+            let guest = try await server.api().createGuest().created.body.json
+            let asGuest = try await server.call(.GET, "/v1/me", headers: [("X-Storekeeper-Guest", guest.token), ("Storekeeper-Nonce", nonce)])
+            let guestSignature = try #require(asGuest.headers.first(name: "Storekeeper-Signature"))
+            let guestClaims = try #require(try Self.verified(guestSignature, key: Self.key.publicKey))
+            #expect(guestClaims.sub == guest.userId && guestClaims.cred == Base64URL.encode(Array(SHA256.hash(data: Data(guest.token.utf8)))))
             // Another key does not verify it: the app's pin means something.
             #expect(try Self.verified(jws, key: P256.Signing.PrivateKey().publicKey) == nil)
 

@@ -8,8 +8,10 @@ import StorekeeperCore
 ///
 /// When the app sends `Storekeeper-Nonce` (22–128 base64url characters, fresh for each request), a 2xx answer of a
 /// client operation carries `Storekeeper-Signature`: a compact ES256 JWS whose payload binds the nonce, the request
-/// (`"GET /v1/me"`, with its query), the status and the SHA-256 of the exact body bytes. The app pins the public key
-/// and checks all four: a tampered body, an answer replayed for another request, or one for another path is refused.
+/// (`"GET /v1/me"`, with its query), the status, the SHA-256 of the exact body bytes, and who asked: the caller's user
+/// id (`sub`) and the digest of the credential presented (`cred`). The app pins the public key and checks them all: a
+/// tampered body, an answer replayed for another request or path, or one given to another account's credentials (a
+/// proxy that swaps them) is refused.
 public struct AnswerSigner: Sendable {
     public static let nonceHeader = "Storekeeper-Nonce"
     public static let signatureHeader = "Storekeeper-Signature"
@@ -43,20 +45,31 @@ public struct AnswerSigner: Sendable {
     }
 
     /// The signature for an answer with `status` and `body` to `request` (method, a space, the path with its query).
-    public func signature(nonce: Substring, request: String, status: Int, body: UnsafeRawBufferPointer, at now: Date) throws -> String {
+    public func signature(
+        nonce: Substring,
+        request: String,
+        status: Int,
+        body: UnsafeRawBufferPointer,
+        caller: ClientIdentity? = nil,
+        at now: Date
+    ) throws -> String {
         struct Payload: Encodable {
+            var cred: String?
             var iat: Int64
             var nonce: String
             var request: String
             var sha256: String
             var status: Int
+            var sub: String?
         }
         let payload = Payload(
+            cred: caller?.credential,
             iat: Int64(now.timeIntervalSince1970.rounded(.down)),
             nonce: String(nonce),
             request: request,
             sha256: Base64URL.encode(Array(SHA256.hash(data: body))),
-            status: status
+            status: status,
+            sub: caller?.user?.rawValue
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -1,3 +1,4 @@
+import AppStoreWire
 import Crypto
 import Foundation
 import HTTPTypes
@@ -11,6 +12,20 @@ public struct ClientIdentity: Sendable, Hashable {
     public var user: UserID?
     /// How the caller authenticated, for logs and audits: `token`, `guest`, `apiKey:<name>`.
     public var method: String
+    /// The base64url SHA-256 of the credential presented (the bearer token, the guest credential or the API key): the
+    /// server signs it into its answers so an app can tell an answer to its own credentials from one to another's.
+    public var credential: String?
+
+    public init(user: UserID?, method: String, credential: String? = nil) {
+        self.user = user
+        self.method = method
+        self.credential = credential
+    }
+
+    /// The digest of a credential as the signed answers name it.
+    public static func digest(_ credential: some StringProtocol) -> String {
+        Base64URL.encode(Array(SHA256.hash(data: Data(credential.utf8))))
+    }
 }
 
 /// Authenticates client calls (user token, guest credential, API key) and admin calls (admin key).
@@ -54,7 +69,7 @@ public struct Authenticator: Sendable {
             guard let user = UserID.account(subject) else {
                 throw StorekeeperError(.unauthenticated, code: "invalid_token", message: "the token's subject is not a usable user id")
             }
-            return ClientIdentity(user: user, method: "token")
+            return ClientIdentity(user: user, method: "token", credential: ClientIdentity.digest(authorization.dropFirst(7)))
         }
         if let key = request.headers[Self.apiKeyHeader] {
             guard let name = match(key, in: apiKeys) else {
@@ -68,7 +83,7 @@ public struct Authenticator: Sendable {
                 }
                 user = parsed
             }
-            return ClientIdentity(user: user, method: "apiKey:\(name)")
+            return ClientIdentity(user: user, method: "apiKey:\(name)", credential: ClientIdentity.digest(key))
         }
         if let credential = request.headers[Self.guestHeader] {
             guard allowGuests else {
@@ -81,7 +96,7 @@ public struct Authenticator: Sendable {
                     message: "the guest credential is not one this server issued"
                 )
             }
-            return ClientIdentity(user: user, method: "guest")
+            return ClientIdentity(user: user, method: "guest", credential: ClientIdentity.digest(credential))
         }
         if request.headers[Self.legacyDeviceHeader] != nil {
             throw StorekeeperError(

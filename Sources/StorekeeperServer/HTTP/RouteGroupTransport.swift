@@ -82,6 +82,9 @@ struct RouteGroupTransport: ServerTransport {
                     request: "\(request.method.rawValue) \(request.head.path ?? "")",
                     status: response.status.code,
                     body: bytes,
+                    caller: context.caller.flatMap { caller in
+                        if case .client(let identity) = caller { identity } else { nil }
+                    },
                     at: Date()
                 )
             }

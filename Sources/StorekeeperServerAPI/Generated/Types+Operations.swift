@@ -2228,10 +2228,12 @@ public enum Operations {
                 /// - Remark: Generated from `#/paths/v1/me/GET/responses/200/headers`.
                 public struct Headers: Sendable, Hashable {
                     /// When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
-                    /// a compact JWS (ES256; header `kid` names the key) whose payload is `{"iat", "nonce", "request", "sha256",
-                    /// "status"}`: the nonce sent, the request (`GET /v1/me` with its query), the status and the base64url SHA-256
-                    /// of the exact body bytes. The app pins the public key and refuses an answer whose signature or any of these
-                    /// does not match. Every 2xx answer of a `/v1` client operation is signed this way.
+                    /// a compact JWS (ES256; header `kid` names the key) whose payload is `{"cred", "iat", "nonce", "request",
+                    /// "sha256", "status", "sub"}`: the nonce sent, the request (`GET /v1/me` with its query), the status, the
+                    /// base64url SHA-256 of the exact body bytes, the caller's user id (`sub`) and the base64url SHA-256 of the
+                    /// credential presented (`cred`: the bearer token, the guest credential or the API key). The app pins the public
+                    /// key and refuses an answer whose signature or any of these does not match, so an answer given to another
+                    /// account's credentials is refused too. Every 2xx answer of a `/v1` client operation is signed this way.
                     ///
                     ///
                     /// - Remark: Generated from `#/paths/v1/me/GET/responses/200/headers/Storekeeper-Signature`.

@@ -5,8 +5,9 @@ import Foundation
 /// jailbroken device cannot show the user a membership the server never granted.
 ///
 /// The signature is an ES256 JWS whose payload binds the nonce the SDK sent with this request, the request itself,
-/// the status and the SHA-256 of the exact body: a tampered body, an answer replayed from another request (an older
-/// one from when the user was subscribed) or one for another path is refused.
+/// the status, the SHA-256 of the exact body and the digest of the credentials the SDK sent: a tampered body, an
+/// answer replayed from another request (an older one from when the user was subscribed), one for another path, or
+/// one the server gave to another account's credentials (a proxy that swapped them) is refused.
 public struct AnswerVerifier: Sendable {
     private let key: P256.Signing.PublicKey
 
@@ -22,14 +23,16 @@ public struct AnswerVerifier: Sendable {
     }
 
     struct Claims: Decodable {
+        var cred: String?
         var nonce: String
         var request: String
         var sha256: String
         var status: Int
     }
 
-    /// Throws ``Untrusted`` unless `signature` is the pinned key's over exactly this nonce, request, status and body.
-    func verify(signature: String?, nonce: String, request: String, status: Int, body: [UInt8]) throws {
+    /// Throws ``Untrusted`` unless `signature` is the pinned key's over exactly this nonce, request, status, body and
+    /// credential digest (``digest(of:)`` of what the SDK sent; `nil` when it sent none).
+    func verify(signature: String?, nonce: String, request: String, status: Int, body: [UInt8], credential: String?) throws {
         guard let signature else { throw Untrusted(reason: "the answer is not signed") }
         let parts = signature.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Self.base64URL(parts[0]), let payload = Self.base64URL(parts[1]),
@@ -47,10 +50,17 @@ public struct AnswerVerifier: Sendable {
         guard claims.nonce == nonce else { throw Untrusted(reason: "the answer was signed for another request (nonce)") }
         guard claims.request == request else { throw Untrusted(reason: "the answer was signed for \(claims.request), not \(request)") }
         guard claims.status == status else { throw Untrusted(reason: "the answer was signed with status \(claims.status), not \(status)") }
+        guard claims.cred == credential else { throw Untrusted(reason: "the answer was signed for other credentials than the ones sent") }
         let digest: [UInt8] = Array(SHA256.hash(data: body))
         guard let signed = Self.base64URL(Substring(claims.sha256)), signed == digest else {
             throw Untrusted(reason: "the body is not the one the server signed")
         }
+    }
+
+    /// The digest of a credential as the server signs it: base64url SHA-256 of the token.
+    static func digest(of credential: String) -> String {
+        Data(SHA256.hash(data: Data(credential.utf8))).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
     /// A fresh nonce: 16 random bytes, base64url.

@@ -8,6 +8,21 @@ public enum Credentials: Sendable, Hashable {
     case bearer(String)
     case guest(String)
 
+    /// The credential's digest as the server signs it into its answers.
+    var digest: String {
+        switch self {
+        case .bearer(let token), .guest(let token): AnswerVerifier.digest(of: token)
+        }
+    }
+
+    /// The digest of the credential a request carries (what ``CredentialsMiddleware`` added), or `nil`.
+    static func digest(in request: HTTPRequest) -> String? {
+        if let authorization = request.headerFields[.authorization], authorization.hasPrefix("Bearer ") {
+            return AnswerVerifier.digest(of: String(authorization.dropFirst(7)))
+        }
+        return request.headerFields[HTTPField.Name("X-Storekeeper-Guest")!].map(AnswerVerifier.digest(of:))
+    }
+
     var header: HTTPField {
         switch self {
         case .bearer(let token): HTTPField(name: .authorization, value: "Bearer \(token)")

@@ -13,6 +13,8 @@ struct CustomerInfoCache: Sendable {
         var nonce: String?
         var request: String?
         var status: Int
+        /// The digest of the credentials the answer was given to.
+        var credential: String?
     }
 
     let url: URL
@@ -25,7 +27,7 @@ struct CustomerInfoCache: Sendable {
 
     /// The kept answer, believed only if its signature still verifies with `verifier` (when the app pinned a key);
     /// `nil` when there is none or it does not verify (the file is then removed).
-    func load(verifier: AnswerVerifier?) throws -> (user: Components.Schemas.User, verified: Bool)? {
+    func load(verifier: AnswerVerifier?) throws -> (user: Components.Schemas.User, verified: Bool, credential: String?)? {
         guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
         do {
             let answer = try JSONDecoder().decode(SignedAnswer.self, from: data)
@@ -33,7 +35,14 @@ struct CustomerInfoCache: Sendable {
                 guard let nonce = answer.nonce, let request = answer.request else {
                     throw AnswerVerifier.Untrusted(reason: "the kept answer is not signed")
                 }
-                try verifier.verify(signature: answer.signature, nonce: nonce, request: request, status: answer.status, body: Array(answer.body))
+                try verifier.verify(
+                    signature: answer.signature,
+                    nonce: nonce,
+                    request: request,
+                    status: answer.status,
+                    body: Array(answer.body),
+                    credential: answer.credential
+                )
             }
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .custom { decoder in
@@ -43,7 +52,7 @@ struct CustomerInfoCache: Sendable {
                 }
                 return date
             }
-            return (try decoder.decode(Components.Schemas.User.self, from: answer.body), verifier != nil)
+            return (try decoder.decode(Components.Schemas.User.self, from: answer.body), verifier != nil, answer.credential)
         } catch {
             remove()
             throw error

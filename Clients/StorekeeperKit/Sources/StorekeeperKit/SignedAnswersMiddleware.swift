@@ -41,7 +41,8 @@ struct SignedAnswersMiddleware: ClientMiddleware {
             nonce: nonce,
             request: "\(request.method.rawValue) \(prefix)\(request.path ?? "")",
             status: response.status.code,
-            body: bytes
+            body: bytes,
+            credential: Credentials.digest(in: request)
         )
         AnswerCapture.current?.keep(
             .init(
@@ -49,7 +50,8 @@ struct SignedAnswersMiddleware: ClientMiddleware {
                 signature: response.headerFields[Self.signatureHeader],
                 nonce: nonce,
                 request: "\(request.method.rawValue) \(prefix)\(request.path ?? "")",
-                status: response.status.code
+                status: response.status.code,
+                credential: Credentials.digest(in: request)
             )
         )
         return (response, HTTPBody(bytes))

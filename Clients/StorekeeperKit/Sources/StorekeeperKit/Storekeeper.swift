@@ -57,6 +57,9 @@ public actor Storekeeper {
     let log: StorekeeperLog
     private let cache: CustomerInfoCache?
     private var cachedInfo: CustomerInfo?
+    /// The digest of the credentials `cachedInfo` was given to: a kept answer stands in only for the same user.
+    private var cachedFor: String?
+    private let credentials: (@Sendable () async -> Credentials?)?
     private var watchers: [UUID: AsyncStream<CustomerInfo>.Continuation] = [:]
     /// The server's last catalog answer and its tag, asked again with `If-None-Match`.
     var catalog: (tag: String, body: Components.Schemas.ClientCatalog)?
@@ -91,7 +94,8 @@ public actor Storekeeper {
             cacheURL: journalURL.appendingPathExtension("customer-info"),
             offline: offline,
             log: log,
-            progress: progress
+            progress: progress,
+            credentials: credentials
         )
     }
 
@@ -103,8 +107,10 @@ public actor Storekeeper {
         cacheURL: URL? = nil,
         offline: OfflinePolicy = OfflinePolicy(),
         log: StorekeeperLog = .silent,
-        progress: @escaping @Sendable (Progress) async -> Void = { _ in }
+        progress: @escaping @Sendable (Progress) async -> Void = { _ in },
+        credentials: (@Sendable () async -> Credentials?)? = nil
     ) {
+        self.credentials = credentials
         let store = StoreKitAdapter()
         self.api = api
         self.journal = journal
@@ -120,6 +126,7 @@ public actor Storekeeper {
             do {
                 if let kept = try cache.load(verifier: answers) {
                     cachedInfo = CustomerInfo(kept.user, verified: kept.verified, source: .kept, offline: offline)
+                    cachedFor = kept.credential
                 }
             } catch {
                 log(.warning, "the kept customer info was not believed and is dropped: \(error)")
@@ -513,6 +520,7 @@ public actor Storekeeper {
         case .undocumented(let status, _): throw StorekeeperError.server(status, doing: "reading customer info")
         }
         let info = CustomerInfo(user, verified: answers != nil, source: .server, offline: offline)
+        cachedFor = capture.answer?.credential
         if let cache, let answer = capture.answer {
             do { try cache.save(answer) } catch { log(.warning, "customer info could not be kept on disk: \(error)") }
         }
@@ -528,6 +536,14 @@ public actor Storekeeper {
                 .noCustomerInfo,
                 status: error.status,
                 message: "the server cannot be reached and no answer is kept: \(error.message)"
+            )
+        }
+        // Another user's kept answer (signed in as someone else since) is not this user's.
+        if let credentials, answers != nil, let current = await credentials(), current.digest != cachedFor {
+            throw StorekeeperError(
+                .noCustomerInfo,
+                status: error.status,
+                message: "the server cannot be reached and the kept answer is another user's: \(error.message)"
             )
         }
         info.source = .kept
@@ -580,6 +596,7 @@ public actor Storekeeper {
     /// Forgets the kept answer (on disk too): call it when the user signs out, so the next user is not shown theirs.
     public func forgetCustomerInfo() {
         cachedInfo = nil
+        cachedFor = nil
         cache?.remove()
     }
 

@@ -18,13 +18,14 @@ import StoreKitStandIn
 extension OnTheDevice {
     /// Customer info against a real demo whose answers are signed: believed when the signature, nonce, request and body
     /// all match the pinned key; refused — and nothing cached or streamed — when a proxy between the SDK and the server
-    /// changes the body, replays an older answer, strips the signature, or the app pinned another key.
+    /// changes the body, replays an older answer, strips the signature, swaps the app's credentials for another
+    /// account's, or the app pinned another key.
     @Suite struct CustomerInfoTests {
         static let coins = "com.example.storekeeper.coins.60"
 
         /// What a man in the middle does to the answers of `GET /v1/me`.
         enum Attack: String, CaseIterable, Sendable {
-            case rewriteBody, replayOlderAnswer, stripSignature
+            case rewriteBody, replayOlderAnswer, stripSignature, swapCredentials
         }
 
         /// Sits between the SDK's checks and the network, like a proxy on the device.
@@ -32,6 +33,8 @@ extension OnTheDevice {
             let lock = NSLock()
             var attack: Attack?
             var recorded: (HTTPResponse, [UInt8])?
+            /// Another account's guest credential, sent instead of the app's for `swapCredentials`.
+            var otherGuest: String?
 
             func intercept(
                 _ request: HTTPRequest,
@@ -40,6 +43,10 @@ extension OnTheDevice {
                 operationID: String,
                 next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
             ) async throws -> (HTTPResponse, HTTPBody?) {
+                var request = request
+                if operationID == "getMe", let other = lock.withLock({ self.attack == .swapCredentials ? self.otherGuest : nil }) {
+                    request.headerFields[HTTPField.Name("X-Storekeeper-Guest")!] = other
+                }
                 let (response, answer) = try await next(request, body, baseURL)
                 guard operationID == "getMe" else { return (response, answer) }
                 let bytes = try await [UInt8](collecting: answer ?? HTTPBody(), upTo: 1 << 20)
@@ -48,7 +55,7 @@ extension OnTheDevice {
                     return (self.attack, recorded)
                 }
                 switch attack {
-                case nil:
+                case nil, .swapCredentials:
                     return (response, HTTPBody(bytes))
                 case .rewriteBody:
                     let text = String(decoding: bytes, as: UTF8.self)
@@ -114,7 +121,12 @@ extension OnTheDevice {
                 let genuine = try await storekeeper.customerInfo()
                 #expect(genuine.wallet["coins"] == 60)
 
-                proxy.lock.withLock { proxy.attack = attack }
+                // Another account, answered and signed by the server in its own right.
+                let other = try await demo.api().createGuest().created.body.json.token
+                proxy.lock.withLock {
+                    proxy.attack = attack
+                    proxy.otherGuest = other
+                }
                 if attack == .replayOlderAnswer {
                     // The recorded answer is the first one; make the server's current answer differ from it.
                     _ = try await demo.api(credentials).spendCoins(body: .json(.init(amount: 10, idempotencyKey: UUID().uuidString)))

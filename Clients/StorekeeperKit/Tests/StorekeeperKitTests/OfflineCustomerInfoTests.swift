@@ -60,6 +60,19 @@ extension OnTheDevice {
                 #expect(info.isEntitled(to: "chapter.2", now: info.asOf.addingTimeInterval(3_599)))
                 #expect(!info.isEntitled(to: "chapter.2", now: info.asOf.addingTimeInterval(3_601)), "not past the maximum staleness")
 
+                // Another user on this device (signed in as someone else since): the kept answer is not theirs.
+                let someoneElse = try await demo.api().createGuest().created.body.json.token
+                let otherUser = try Storekeeper(
+                    serverURL: try Self.unreachableServer(),
+                    journalURL: journal,
+                    answers: try demo.answers(),
+                    offline: policy,
+                    log: .silent
+                ) {
+                    .guest(someoneElse)
+                }
+                await #expect { try await otherUser.customerInfo() } throws: { ($0 as? StorekeeperError)?.code == .noCustomerInfo }
+
                 // A refusal is not an outage: a server that answers 401 is not stood in for.
                 let refused = try Storekeeper(
                     serverURL: demo.serverURL,
