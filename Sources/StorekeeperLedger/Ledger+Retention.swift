@@ -2,8 +2,16 @@ import Foundation
 import StorekeeperCore
 import StorekeeperStorage
 
-/// Retention answers on the user's audit trail.
+/// Retention answers on the user's audit trail, and the requests already answered.
 extension Ledger {
+    /// Claims a Retention Messaging request id: `true` the first time, `false` for a replay. Ids seen before
+    /// `forgetBefore` are forgotten.
+    public func claimRetentionRequest(_ requestId: String, signedAt: Date, forgetBefore: Date) async throws -> Bool {
+        try await write { uow in
+            try await RetentionRequestsTable.claim(requestId, signedAt: signedAt, forgetBefore: forgetBefore, now: uow.now, on: uow.db)
+        }
+    }
+
     /// Records that `user` was shown a retention answer about `originalTransactionId`.
     public func recordRetentionAnswer(user: UserID, originalTransactionId: String, detail: String) async throws {
         try await write { uow in

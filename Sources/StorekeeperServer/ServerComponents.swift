@@ -217,7 +217,19 @@ public struct ServerComponents: Sendable {
             webhookDelivery = delivery
         }
         let rules = try configuration.catalogFile.map { try Catalog.load(from: URL(fileURLWithPath: $0)).retention } ?? []
-        retention = RetentionResponder(apps: apps, rules: rules, catalog: { catalog.catalog }, store: RetentionStore(provider: provider))
+        retention = RetentionResponder(
+            apps: apps,
+            rules: rules,
+            catalog: { catalog.catalog },
+            store: RetentionStore(provider: provider),
+            claim: { requestId, signedAt in
+                try await ledger.claimRetentionRequest(
+                    requestId,
+                    signedAt: signedAt,
+                    forgetBefore: Date().addingTimeInterval(-2 * RetentionResponder.freshness)
+                )
+            }
+        )
         let retentionRecorder = RetentionRecorder(ledger: ledger, logger: logger)
         self.retentionRecorder = retentionRecorder
         var services: [any Service] = [catalog, retentionRecorder]

@@ -130,7 +130,7 @@ struct RetentionMessagingTests {
         }
     }
 
-    @Test("a forged or malformed retention request is refused with a JSON error and answers nothing")
+    @Test("a forged, malformed, replayed or stale retention request is refused with a JSON error and answers nothing")
     func forgedRequestsRefused() async throws {
         try await ServerHarness.run(.sqlite) { server in
             let store = server.store
@@ -144,6 +144,16 @@ struct RetentionMessagingTests {
             let answered = try await server.call(.POST, "/apple/retention", raw: String(decoding: genuine.body, as: UTF8.self))
             #expect(answered.status == 200, "\(answered.text)")
             #expect((answered["alternateProduct"] as? [String: Any])?["productId"] as? String == PurchaseFlowTests.yearly)
+
+            // The same request again (a captured one, replayed): refused, no second answer.
+            let replayed = try await server.call(.POST, "/apple/retention", raw: String(decoding: genuine.body, as: UTF8.self))
+            #expect(replayed.status == 409 && replayed.code == "replayed_request", "\(replayed.text)")
+            // Genuinely signed, but ten minutes ago: stale.
+            var old = genuine.payload
+            old.requestIdentifier = UUID().uuidString.lowercased()
+            old.signedDate = Date().addingTimeInterval(-600)
+            let stale = try await server.call(.POST, "/apple/retention", json: ["signedPayload": try SharedIdentities.chain.signer().sign(old)])
+            #expect(stale.status == 422 && stale.code == "stale_request", "\(stale.text)")
 
             // Signed by a chain Apple never issued.
             let stranger = try AppStoreSigningChain.generate(.init(name: "Not Apple"))

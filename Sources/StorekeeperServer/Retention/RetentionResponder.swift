@@ -8,8 +8,11 @@ import StorekeeperStorage
 /// and picks the first matching rule's answer — a message, another product of the group, or a promotional offer
 /// signed with the app's In-App Purchase key (V2, bound to the subscription's original transaction).
 ///
-/// Nothing is written on the way: the answer is recorded afterwards (``RetentionRecorder``), so the request costs
-/// one verification (the chain is cached after the first), three indexed reads and at most one signature.
+/// A request signed more than ``freshness`` ago is refused as stale, and each request id is answered once (claimed in
+/// the database, so every server process agrees): a captured request replayed gets no second freshly signed offer.
+/// Otherwise nothing is written on the way: the answer is recorded afterwards (``RetentionRecorder``), so the request
+/// costs one verification (the chain is cached after the first), the claim, three indexed reads and at most one
+/// signature.
 struct RetentionResponder: Sendable {
     /// What was decided for one request.
     struct Decision: Sendable {
@@ -24,6 +27,11 @@ struct RetentionResponder: Sendable {
     let rules: [RetentionRule]
     let catalog: @Sendable () -> Catalog
     let store: RetentionStore
+    /// Claims a request id (signed at the date given); `false` when it was answered before.
+    let claim: @Sendable (_ requestId: String, _ signedAt: Date) async throws -> Bool
+
+    /// How old a signed request may be when it arrives.
+    static let freshness: TimeInterval = 300
 
     /// The app a request names by its (not yet verified) `appAppleId`; the only app when there is one.
     func app(for signedPayload: String) throws -> AppRegistry.App {
@@ -52,6 +60,14 @@ struct RetentionResponder: Sendable {
         guard let original = request.originalTransactionId, !original.isEmpty, original.utf8.count <= 64,
             let productId = request.productId, !productId.isEmpty, productId.utf8.count <= 200
         else { throw StorekeeperError.rejected(.invalidInput, "missing_fields", "the retention request names no subscription or product") }
+        guard let signedAt = request.signedDate, signedAt >= Date().addingTimeInterval(-Self.freshness) else {
+            throw StorekeeperError.rejected(.refused, "stale_request", "the retention request was signed more than 5 minutes ago")
+        }
+        // Apple names each request; without a name, the signed payload itself is the request.
+        let requestId = request.requestIdentifier.map { String($0.prefix(128)) } ?? "payload:" + ClientIdentity.digest(signedPayload)
+        guard try await claim(requestId, signedAt) else {
+            throw StorekeeperError.rejected(.conflict, "replayed_request", "this retention request was answered before")
+        }
         let locale = String((request.userLocale ?? "").prefix(35))
         let history = try await store.history(originalTransactionId: original)
         var decision = Decision(request: request, app: app, rule: nil, history: history, body: nil)

@@ -6385,9 +6385,11 @@ public struct Client: APIProtocol {
     /// tried in order against the product, the locale (`en-US` or the language `en`) and the subscriber's history
     /// (paid periods of the subscription, refunds, offers redeemed before): the first match answers with a
     /// `message`, an `alternateProduct` of the same group, or a `promotionalOffer` signed (V2 JWS, bound to the
-    /// original transaction) with the app's In-App Purchase key. Nothing is written before the answer; the choice
-    /// is audited (`retention.answered`) afterwards. 404 `no_rule` when no rule applies: Apple then shows the
-    /// default message for the product and locale.
+    /// original transaction) with the app's In-App Purchase key. A request signed more than 5 minutes ago is
+    /// refused (422 `stale_request`), and each `requestIdentifier` is answered once (409 `replayed_request`), so a
+    /// captured request replayed gets no second signed offer; the claim is the only write before the answer, and
+    /// the choice is audited (`retention.answered`) afterwards. 404 `no_rule` when no rule applies: Apple then shows
+    /// the default message for the product and locale.
     ///
     ///
     /// - Remark: HTTP `POST /apple/retention`.
@@ -6489,6 +6491,28 @@ public struct Client: APIProtocol {
                         preconditionFailure("bestContentType chose an invalid content type.")
                     }
                     return .notFound(.init(body: body))
+                case 409:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.NotificationRefused.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas._Error.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .conflict(.init(body: body))
                 case 413:
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Components.Responses.TooLarge.Body

@@ -10284,9 +10284,11 @@ public enum Operations {
     /// tried in order against the product, the locale (`en-US` or the language `en`) and the subscriber's history
     /// (paid periods of the subscription, refunds, offers redeemed before): the first match answers with a
     /// `message`, an `alternateProduct` of the same group, or a `promotionalOffer` signed (V2 JWS, bound to the
-    /// original transaction) with the app's In-App Purchase key. Nothing is written before the answer; the choice
-    /// is audited (`retention.answered`) afterwards. 404 `no_rule` when no rule applies: Apple then shows the
-    /// default message for the product and locale.
+    /// original transaction) with the app's In-App Purchase key. A request signed more than 5 minutes ago is
+    /// refused (422 `stale_request`), and each `requestIdentifier` is answered once (409 `replayed_request`), so a
+    /// captured request replayed gets no second signed offer; the claim is the only write before the answer, and
+    /// the choice is audited (`retention.answered`) afterwards. 404 `no_rule` when no rule applies: Apple then shows
+    /// the default message for the product and locale.
     ///
     ///
     /// - Remark: HTTP `POST /apple/retention`.
@@ -10519,6 +10521,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Refused and counted (see `/v1/admin/notifications/refusals`; the body is not kept): `malformed_json`, `malformed`, `invalid_signature`, `invalid_certificate`, `wrong_app`, `wrong_environment`, `invalid_password`, `missing_notification_uuid`, `unknown_app`.
+            ///
+            /// - Remark: Generated from `#/paths//apple/retention/post(answerRetentionRequest)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.NotificationRefused)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.NotificationRefused {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
                             response: self
                         )
                     }

@@ -481,9 +481,11 @@ public protocol APIProtocol: Sendable {
     /// tried in order against the product, the locale (`en-US` or the language `en`) and the subscriber's history
     /// (paid periods of the subscription, refunds, offers redeemed before): the first match answers with a
     /// `message`, an `alternateProduct` of the same group, or a `promotionalOffer` signed (V2 JWS, bound to the
-    /// original transaction) with the app's In-App Purchase key. Nothing is written before the answer; the choice
-    /// is audited (`retention.answered`) afterwards. 404 `no_rule` when no rule applies: Apple then shows the
-    /// default message for the product and locale.
+    /// original transaction) with the app's In-App Purchase key. A request signed more than 5 minutes ago is
+    /// refused (422 `stale_request`), and each `requestIdentifier` is answered once (409 `replayed_request`), so a
+    /// captured request replayed gets no second signed offer; the claim is the only write before the answer, and
+    /// the choice is audited (`retention.answered`) afterwards. 404 `no_rule` when no rule applies: Apple then shows
+    /// the default message for the product and locale.
     ///
     ///
     /// - Remark: HTTP `POST /apple/retention`.
@@ -1286,9 +1288,11 @@ extension APIProtocol {
     /// tried in order against the product, the locale (`en-US` or the language `en`) and the subscriber's history
     /// (paid periods of the subscription, refunds, offers redeemed before): the first match answers with a
     /// `message`, an `alternateProduct` of the same group, or a `promotionalOffer` signed (V2 JWS, bound to the
-    /// original transaction) with the app's In-App Purchase key. Nothing is written before the answer; the choice
-    /// is audited (`retention.answered`) afterwards. 404 `no_rule` when no rule applies: Apple then shows the
-    /// default message for the product and locale.
+    /// original transaction) with the app's In-App Purchase key. A request signed more than 5 minutes ago is
+    /// refused (422 `stale_request`), and each `requestIdentifier` is answered once (409 `replayed_request`), so a
+    /// captured request replayed gets no second signed offer; the claim is the only write before the answer, and
+    /// the choice is audited (`retention.answered`) afterwards. 404 `no_rule` when no rule applies: Apple then shows
+    /// the default message for the product and locale.
     ///
     ///
     /// - Remark: HTTP `POST /apple/retention`.
