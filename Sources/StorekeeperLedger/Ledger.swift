@@ -20,6 +20,8 @@ public final class Ledger: Sendable {
     private let combiner: BatchCombiner<any LedgerJob, Void>
     /// Told after each batch's transaction ended: the outbox may have grown (event delivery wakes on it).
     private let commitListeners = CommitListeners()
+    /// The writer's last failure to commit a batch (cleared by the next commit), for `/health`.
+    private let writerHealth = WriterHealth()
 
     /// - Parameter maximumBatch: how many commands may share one database transaction.
     public init(provider: any DatabaseProvider, rules: LedgerRules, maximumBatch: Int = 256, logger: Logger) {
@@ -28,8 +30,9 @@ public final class Ledger: Sendable {
         self.logger = logger
         let storedHeaders = StoredHeaders()
         let listeners = commitListeners
+        let health = writerHealth
         combiner = BatchCombiner(maximumBatch: maximumBatch, dedicatedDrainer: true) { jobs in
-            await LedgerBatch.run(jobs, provider: provider, rules: rules, storedHeaders: storedHeaders.digests, logger: logger)
+            await LedgerBatch.run(jobs, provider: provider, rules: rules, storedHeaders: storedHeaders.digests, health: health, logger: logger)
             listeners.notify()
             let committed = jobs.compactMap { job -> [String]? in
                 guard let job = job as? InboxJob, case .success? = job.result.withLock({ $0 }) else { return nil }
@@ -632,6 +635,13 @@ public final class Ledger: Sendable {
         try await Task {
             try await self.write { uow in try await JobStateTable.release(name, owner: owner, cursor: cursor, now: uow.now, on: uow.db) }
         }.value
+    }
+
+    /// Why the writer could not commit its last batch, when that happened within `seconds` and nothing committed since:
+    /// a database that takes the probe's one-row update can still refuse every purchase (a full disk lets a row be
+    /// rewritten in place but no new page be written), so `/health` fails on this too.
+    public func recentWriteFailure(within seconds: TimeInterval, now: Date = Date()) -> String? {
+        writerHealth.failure(since: now.addingTimeInterval(-seconds))
     }
 
     /// Writes and commits this process's health row, on a transaction of its own (not batched): a database that

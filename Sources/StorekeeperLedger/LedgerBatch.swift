@@ -32,6 +32,7 @@ enum LedgerBatch {
         provider: any DatabaseProvider,
         rules: LedgerRules,
         storedHeaders: Set<String>,
+        health: WriterHealth,
         logger: Logger
     ) async {
         var sorted = Sorted()
@@ -55,6 +56,7 @@ enum LedgerBatch {
                 )
             }
             hand(outcome, to: batch)
+            health.committed()
             return
         } catch {
             logger.notice("a ledger batch failed as a whole; running it again step by step", metadata: ["error": "\(error)"])
@@ -64,7 +66,12 @@ enum LedgerBatch {
                 try await isolated(batch, uow: UnitOfWork(db: db, kind: kind, now: Date(), logger: logger), rules: rules, logger: logger)
             }
             hand(outcome, to: batch)
+            // Run step by step, the transaction may commit while every step failed on the database itself (a full
+            // disk refuses each new row): that is the writer failing, whatever the commit says.
+            let faults = outcome.deliveries.values.compactMap(\.failure) + outcome.writes.values.compactMap(\.failure)
+            if let fault = faults.first(where: DatabaseFailure.isDatabaseFault) { health.failed(fault) } else { health.committed() }
         } catch {
+            health.failed(error)
             for (_, job) in batch.deliveries { job.result.withLock { $0 = .failure(error) } }
             for (_, job) in batch.inbox { job.result.withLock { $0 = .failure(error) } }
             for (_, job) in batch.writes { job.result.withLock { $0 = .failure(error) } }
@@ -202,5 +209,13 @@ enum LedgerBatch {
         }
         try await uow.flush()
         return outcome
+    }
+}
+
+extension Result {
+    /// The error, when this is a failure.
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

@@ -12,6 +12,13 @@ public enum DatabaseFailure {
         return false
     }
 
+    /// The database itself failed (a full disk, an I/O error, a lost connection), not the caller's data: a driver
+    /// error that is neither a unique violation nor invalid input.
+    public static func isDatabaseFault(_ error: any Error) -> Bool {
+        guard error is PSQLError || error is SQLiteError else { return false }
+        return !isUniqueViolation(error) && !isInvalidInput(error)
+    }
+
     /// The input itself cannot be stored (PostgreSQL's data exceptions, class 22: a NUL byte in text, a number out
     /// of range, bad encoding): the request is at fault, not the database.
     public static func isInvalidInput(_ error: any Error) -> Bool {

@@ -1,17 +1,22 @@
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 import StorekeeperCore
 import StorekeeperLedger
 import StorekeeperStorage
 
-/// `/health` (readiness: the database takes a write), `/health/live`, `/metrics` (Prometheus) and `/openapi.yaml`.
+/// `/health` (readiness: the database takes a write and the writer's last batch committed), `/health/live`, `/metrics` (Prometheus) and `/openapi.yaml`.
 struct OperationsController {
     let ledger: Ledger
     let metrics: ServerMetrics
     let openAPI: String
     /// This process's row in `health_probes`.
     let instance = UUID().uuidString
+
+    /// How long a failed batch commit keeps `/health` failing when nothing commits after it (then the probe alone
+    /// decides, so an instance taken out of rotation gets traffic again to show whether it recovered).
+    static let writerFailureWindow: TimeInterval = 30
 
     /// `/health`'s answer (not the API's error shape: load balancers read the status).
     struct Health: Encodable {
@@ -26,6 +31,13 @@ struct OperationsController {
         router.get("health") { _, context in
             do {
                 try await ledger.probe(instance: instance)
+                if let reason = ledger.recentWriteFailure(within: Self.writerFailureWindow) {
+                    context.logger.warning("health: the writer's last batch failed", metadata: ["error": "\(reason)"])
+                    return try context.json(
+                        Health(status: "unavailable", database: "failing", message: "the database refused the last writes"),
+                        status: .serviceUnavailable
+                    )
+                }
                 return try context.json(Health(status: "ok", database: "ok"))
             } catch {
                 return try context.json(

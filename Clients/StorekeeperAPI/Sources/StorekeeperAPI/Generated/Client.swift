@@ -7142,6 +7142,11 @@ public struct Client: APIProtocol {
     }
     /// Readiness (the database takes a write)
     ///
+    /// Writes and commits this process's probe row; also not ready for 30 s after the writer's last batch failed on
+    /// the database itself (a full disk can take the probe's one-row rewrite while refusing every new row), unless a
+    /// batch committed since.
+    ///
+    ///
     /// - Remark: HTTP `GET /health`.
     /// - Remark: Generated from `#/paths//health/get(getHealth)`.
     public func getHealth(_ input: Operations.GetHealth.Input) async throws -> Operations.GetHealth.Output {
