@@ -44,12 +44,14 @@ public actor PurchaseSubmitter {
         self.finish = finish
     }
 
-    /// Submits every entry due at `now`, oldest first, one at a time (the server answers a replay the same way, so
-    /// order only matters for fairness).
+    /// Submits every entry due at `now` (every entry, backoff or not, with `ignoringBackoff`: a launch tries all at
+    /// once), oldest first, one at a time (the server answers a replay the same way, so order only matters for
+    /// fairness).
     @discardableResult
-    public func submitDue(now: Date = Date()) async throws -> [String: Settlement] {
+    public func submitDue(now: Date = Date(), ignoringBackoff: Bool = false) async throws -> [String: Settlement] {
         var settled: [String: Settlement] = [:]
-        for entry in await journal.due(at: now) where !inFlight.contains(entry.id) {
+        let entries = ignoringBackoff ? await journal.all() : await journal.due(at: now)
+        for entry in entries where !inFlight.contains(entry.id) {
             // Another pass (a listener's, a purchase's) may be sending it now: one attempt at a time per entry, so
             // a settled transaction is finished once.
             inFlight.insert(entry.id)

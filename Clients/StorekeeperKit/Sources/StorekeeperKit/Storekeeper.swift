@@ -72,6 +72,7 @@ public actor Storekeeper {
     ///     entitlements meanwhile.
     ///   - log: where background failures and each step are told.
     ///   - progress: told each step of a purchase (for the app's logs).
+    ///   - requestTimeout: how long one request to the server may take before it counts as a network failure.
     ///   - credentials: the user's current credentials, read for every request.
     ///
     /// With a pinned key, the last signed customer-info answer is kept beside the journal (`<journal>.customer-info`)
@@ -84,10 +85,11 @@ public actor Storekeeper {
         offline: OfflinePolicy = OfflinePolicy(),
         log: StorekeeperLog = StorekeeperLog(),
         progress: @escaping @Sendable (Progress) async -> Void = { _ in },
+        requestTimeout: Duration = .seconds(30),
         credentials: @escaping @Sendable () async -> Credentials?
     ) throws {
         self.init(
-            api: StorekeeperConnection.client(serverURL: serverURL, answers: answers, credentials: credentials),
+            api: StorekeeperConnection.client(serverURL: serverURL, requestTimeout: requestTimeout, answers: answers, credentials: credentials),
             journal: try PurchaseJournal(url: journalURL),
             retry: retry,
             answers: answers,
@@ -255,8 +257,9 @@ public actor Storekeeper {
     /// At launch, once: recovers what an earlier launch left (``resume(now:)``), then listens for transactions that
     /// do not come from ``purchase(_:offer:)`` — Ask to Buy approvals, renewals, refunds seen on the device, purchases
     /// on other devices — and for promoted in-app purchases the user starts on the App Store. Each transaction goes
-    /// through the journal like a purchase; a promoted purchase runs ``purchase(_:offer:)`` when `promoted` says so
-    /// (return `false` to hold it, for example until the user has signed in).
+    /// through the journal like a purchase; a promoted purchase runs ``purchase(_:offer:)`` when `promoted` says so.
+    /// Return `false` to hold it (for example until the user has signed in): it waits in ``heldPromotedPurchases``
+    /// until the app buys it with ``purchaseHeldPromotion(_:)`` (or drops it with ``dropHeldPromotion(_:)``).
     public func start(promoted: @escaping @Sendable (_ productId: String) async -> Bool = { _ in true }) async throws {
         guard listeners.isEmpty else { return }
         try await resume()
@@ -274,12 +277,55 @@ public actor Storekeeper {
         let intents = store.purchaseIntents()
         listeners.append(
             Task { [weak self] in
-                for await intent in intents where await promoted(intent.productId) {
+                for await intent in intents {
                     guard let self else { return }
-                    _ = try? await self.purchase(intent.productId, offer: intent.offerId, winBack: intent.offerIsWinBack)
+                    guard await promoted(intent.productId) else {
+                        await self.hold(intent)
+                        continue
+                    }
+                    do {
+                        _ = try await self.purchase(intent.productId, offer: intent.offerId, winBack: intent.offerIsWinBack)
+                    } catch {
+                        self.log(.warning, "the promoted purchase of \(intent.productId) failed: \(error)")
+                    }
                 }
             }
         )
+    }
+
+    /// A promoted purchase the app held (its `promoted` answer was `false`), waiting for the app to buy it.
+    public struct HeldPromotion: Sendable, Hashable {
+        public let productId: String
+        /// The offer the user chose with it on the App Store (iOS 18), if any.
+        public let offerId: String?
+        public let isWinBackOffer: Bool
+    }
+
+    private var held: [HeldPromotion] = []
+
+    private func hold(_ intent: StoreKitAdapter.Intent) {
+        let promotion = HeldPromotion(productId: intent.productId, offerId: intent.offerId, isWinBackOffer: intent.offerIsWinBack)
+        // The App Store may send the same intent again: held once.
+        if !held.contains(promotion) { held.append(promotion) }
+        log(.info, "promoted purchase of \(intent.productId) held for the app")
+    }
+
+    /// The promoted purchases the app held, oldest first.
+    public var heldPromotedPurchases: [HeldPromotion] { held }
+
+    /// Buys a held promoted purchase now (say, once the user signed in), with the offer the user chose, and stops
+    /// holding it. A product that is not held throws `productUnavailable`.
+    public func purchaseHeldPromotion(_ productId: String) async throws -> PurchaseOutcome {
+        guard let index = held.firstIndex(where: { $0.productId == productId }) else {
+            throw StorekeeperError(.productUnavailable, message: "no promoted purchase of \(productId) is held")
+        }
+        let promotion = held.remove(at: index)
+        return try await purchase(promotion.productId, offer: promotion.offerId, winBack: promotion.isWinBackOffer)
+    }
+
+    /// Stops holding a promoted purchase (the user declined it).
+    public func dropHeldPromotion(_ productId: String) {
+        held.removeAll { $0.productId == productId }
     }
 
     /// Stops the listeners and the retries (the journal keeps whatever is not settled).
@@ -416,13 +462,14 @@ public actor Storekeeper {
     }
 
     /// At launch: every transaction StoreKit still holds unfinished goes into the journal (a purchase the app died
-    /// in the middle of), then everything due is submitted.
+    /// in the middle of), then everything in the journal is submitted at once — a kept purchase still in its backoff
+    /// too (after many failed attempts the wait reaches minutes; a launch is a new chance and does not wait it out).
     @discardableResult
     public func resume(now: Date = Date()) async throws -> [String: PurchaseSubmitter.Settlement] {
         for (transactionId, jws) in await store.unfinished() {
             try await journal.record(.init(id: transactionId, payload: .purchase(signedTransaction: jws, orderId: nil), createdAt: now))
         }
-        return try await submitter.submitDue(now: now)
+        return try await submitter.submitDue(now: now, ignoringBackoff: true)
     }
 
     #if os(visionOS)
