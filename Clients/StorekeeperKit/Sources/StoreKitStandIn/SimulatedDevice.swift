@@ -111,17 +111,34 @@ public enum SimulatedDevice {
         var appAccountToken: UUID?
     }
 
-    static func unfinished() -> [Stored] {
-        guard let state = try? state() else { return [] }
-        return box.lock.withLock { read(state) }
+    /// What the device holds of the account's transactions, in one file written in one atomic step, as StoreKit's
+    /// own store changes: the unfinished ones, and every id it has seen (`nil` until its first sync). A kill between
+    /// two files could list a transaction twice or forget a charged one; one file cannot.
+    struct Record: Codable, Sendable {
+        var unfinished: [Stored] = []
+        var known: [String]?
+
+        /// Adds `transaction` as unfinished (once) and, when `known`, as seen.
+        mutating func keep(_ transaction: Stored, known isKnown: Bool) {
+            unfinished.removeAll { $0.id == transaction.id }
+            unfinished.append(transaction)
+            if isKnown { known = Array(Set((known ?? []) + [String(transaction.id)])).sorted() }
+        }
     }
 
-    static func keepUnfinished(_ transaction: Stored) throws {
+    static func unfinished() -> [Stored] {
+        guard let state = try? state() else { return [] }
+        return box.lock.withLock { record(state).unfinished }
+    }
+
+    /// Keeps a transaction of the app's own (a purchase, a redeemed offer code) unfinished, and, when the app got it
+    /// back (`known`), not news for `Transaction.updates`: one write.
+    static func keep(_ transaction: Stored, known: Bool) throws {
         let state = try state()
         try box.lock.withLock {
-            var list = read(state).filter { $0.id != transaction.id }
-            list.append(transaction)
-            try JSONEncoder().encode(list).write(to: file(state), options: .atomic)
+            var record = record(state)
+            record.keep(transaction, known: known)
+            try write(record, state)
         }
     }
 
@@ -140,8 +157,9 @@ public enum SimulatedDevice {
             } else {
                 try? line.write(to: log)
             }
-            let list = read(state).filter { $0.id != id }
-            try? JSONEncoder().encode(list).write(to: file(state), options: .atomic)
+            var record = record(state)
+            record.unfinished.removeAll { $0.id == id }
+            try? write(record, state)
         }
     }
 
@@ -167,26 +185,21 @@ public enum SimulatedDevice {
         }
         let transactions = try signed.map { try Transaction(jws: $0).stored }
         return try box.lock.withLock {
-            let knownFile = state.storage.appendingPathComponent("known-transactions.json")
-            guard FileManager.default.fileExists(atPath: knownFile.path) else {
-                try writeList(state, "known-transactions.json", transactions.map { String($0.id) })
+            var record = record(state)
+            guard let seen = record.known else {
+                record.known = transactions.map { String($0.id) }.sorted()
+                try write(record, state)
                 return []
             }
-            var known = Set(readList(state, "known-transactions.json"))
+            var known = Set(seen)
             let new = transactions.filter { !known.contains(String($0.id)) }
             guard !new.isEmpty else { return [] }
+            // Seen and kept unfinished in the same write: a kill can lose neither half.
             known.formUnion(new.map { String($0.id) })
-            try writeList(state, "known-transactions.json", known.sorted())
-            try JSONEncoder().encode(read(state) + new).write(to: file(state), options: .atomic)
+            record.known = known.sorted()
+            for transaction in new { record.keep(transaction, known: false) }
+            try write(record, state)
             return new
-        }
-    }
-
-    /// A transaction the app got from its own purchase: not news for `Transaction.updates`.
-    static func markKnown(_ id: UInt64) throws {
-        let state = try state()
-        try box.lock.withLock {
-            try writeList(state, "known-transactions.json", Array(Set(readList(state, "known-transactions.json") + [String(id)])).sorted())
         }
     }
 
@@ -199,13 +212,18 @@ public enum SimulatedDevice {
         try JSONEncoder().encode(list).write(to: state.storage.appendingPathComponent(name), options: .atomic)
     }
 
-    /// The stored list; the caller holds the lock.
-    private static func read(_ state: State) -> [Stored] {
-        guard let data = FileManager.default.contents(atPath: file(state).path) else { return [] }
-        return (try? JSONDecoder().decode([Stored].self, from: data)) ?? []
+    /// The device's record; the caller holds the lock.
+    private static func record(_ state: State) -> Record {
+        guard let data = FileManager.default.contents(atPath: file(state).path) else { return Record() }
+        return (try? JSONDecoder().decode(Record.self, from: data)) ?? Record()
     }
 
-    private static func file(_ state: State) -> URL { state.storage.appendingPathComponent("unfinished-transactions.json") }
+    /// Replaces the record in one atomic step (a temporary file renamed over it); the caller holds the lock.
+    private static func write(_ record: Record, _ state: State) throws {
+        try JSONEncoder().encode(record).write(to: file(state), options: .atomic)
+    }
+
+    private static func file(_ state: State) -> URL { state.storage.appendingPathComponent("device-transactions.json") }
 
     static func get(_ path: String) async throws -> (Int, [String: Any]) {
         try await send(URLRequest(url: try state().simulatorURL.appendingPathComponent(path)))
@@ -317,9 +335,8 @@ public enum SimulatedDevice {
             throw StoreKitError.systemError(SimulatorRefusal(status: status, code: answer["code"] as? String))
         }
         let transaction = try Transaction(jws: jws)
-        // StoreKit keeps a transaction on the device until the app finishes it.
-        try keepUnfinished(transaction.stored)
-        try markKnown(transaction.id)
+        // StoreKit keeps a transaction on the device until the app finishes it; the app has it, so it is no update.
+        try keep(transaction.stored, known: true)
         return .success(.verified(transaction))
     }
 
@@ -363,8 +380,7 @@ public enum SimulatedDevice {
             throw StoreKitError.systemError(SimulatorRefusal(status: status, code: answer["code"] as? String))
         }
         let transaction = try Transaction(jws: jws)
-        try keepUnfinished(transaction.stored)
-        if returned { try markKnown(transaction.id) }
+        try keep(transaction.stored, known: returned)
         return transaction
     }
 

@@ -109,8 +109,10 @@ struct DemoServer {
     }
 
     /// A simulated App Store purchase on a fresh device account: what StoreKit would hand the app.
-    func buy(_ productId: String, appAccountToken: String) async throws -> (transactionId: String, signedTransaction: String) {
-        let accountId = try await newAccount()
+    func buy(_ productId: String, appAccountToken: String, account: String? = nil) async throws -> (transactionId: String, signedTransaction: String)
+    {
+        let accountId: String
+        if let account { accountId = account } else { accountId = try await newAccount() }
         let purchase = try await post("device/purchases", ["account": accountId, "productId": productId, "appAccountToken": appAccountToken])
         let jws = try #require(purchase["signedTransaction"] as? String)
         let payload = try #require(jws.split(separator: ".").dropFirst().first)
