@@ -25,14 +25,34 @@ public struct PurchaseBenchmark: Sendable {
         public var database: ServerConfiguration.Database
         public var users: Int
         public var warmup: Int
+        /// Production purchases spread over the past year, delivered before the warm-up: what a year's report reads.
+        public var history: Int
+        /// While measuring, a year's revenue report and the console overview's reads (30 days of revenue and
+        /// subscription analytics) run in a loop through the admin API.
+        public var readLoad: Bool
+        /// SQLite's read-only connections (0: every read on the writer's connection).
+        public var sqliteReaders: Int
 
-        public init(purchases: Int, concurrency: Int, rate: Int?, database: ServerConfiguration.Database, users: Int = 1000, warmup: Int = 1000) {
+        public init(
+            purchases: Int,
+            concurrency: Int,
+            rate: Int?,
+            database: ServerConfiguration.Database,
+            users: Int = 1000,
+            warmup: Int = 1000,
+            history: Int = 0,
+            readLoad: Bool = false,
+            sqliteReaders: Int = 2
+        ) {
+            self.sqliteReaders = sqliteReaders
             self.purchases = purchases
             self.concurrency = concurrency
             self.rate = rate
             self.database = database
             self.users = users
             self.warmup = warmup
+            self.history = history
+            self.readLoad = readLoad
         }
     }
 
@@ -46,6 +66,9 @@ public struct PurchaseBenchmark: Sendable {
         public var maxMilliseconds: Double
         public var delivered: Int
         public var failures: Int
+        /// Report loops completed meanwhile (with `readLoad`): year reports, overview reads.
+        public var yearReports: Int = 0
+        public var overviews: Int = 0
     }
 
     let options: Options
@@ -76,6 +99,19 @@ public struct PurchaseBenchmark: Sendable {
         for index in 0..<total {
             signed.append(try await store.purchase(productId: "com.example.bench.coins", account: accounts[index % accounts.count]).signedTransaction)
         }
+        // A year of production purchases, one every 365 days / history apart.
+        var history: [String] = []
+        if options.history > 0 {
+            let yearAgo = Date().addingTimeInterval(-365 * 86_400)
+            let past = try SimulatedAppStore(catalog: simulatorCatalog, signingChain: chain, seed: 2, start: yearAgo, environment: .production)
+            let buyer = try await past.createAccount().id
+            let step = 365 * 86_400 / Double(options.history)
+            for _ in 0..<options.history {
+                history.append(try await past.purchase(productId: "com.example.bench.coins", account: buyer).signedTransaction)
+                try await past.advance(by: step)
+            }
+        }
+        let adminKey = "bench-admin-key-0123456789abcdef"
         let tokens = (0..<options.users).map {
             UserTokenVerifier.hs256Token(subject: "bench-user-\($0)", secret: secret, lifetime: 86_400)
         }
@@ -84,7 +120,7 @@ public struct PurchaseBenchmark: Sendable {
             .write(to: catalogFile)
         defer { try? FileManager.default.removeItem(at: catalogFile) }
 
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             port: 0,
             database: options.database,
             catalogFile: catalogFile.path,
@@ -96,8 +132,9 @@ public struct PurchaseBenchmark: Sendable {
                     extraRootsPEM: [try chain.rootPEM()]
                 )
             ],
-            auth: AuthConfiguration(jwtHS256Secret: secret)
+            auth: AuthConfiguration(jwtHS256Secret: secret, adminKeys: ["bench": adminKey])
         )
+        configuration.sqliteReaders = options.sqliteReaders
         let ports = AsyncStream<Int>.makeStream()
         let app = try await StorekeeperServer.buildApplication(
             configuration: configuration,
@@ -133,7 +170,65 @@ public struct PurchaseBenchmark: Sendable {
                     return (false, DispatchTime.now().uptimeNanoseconds - started)
                 }
             }
+            if !history.isEmpty {
+                let past = history.map { ByteBuffer(string: #"{"signedTransaction":""# + $0 + #""}"#) }
+                @Sendable func deliverPast(_ index: Int) async -> (ok: Bool, nanoseconds: UInt64) {
+                    var request = HTTPClientRequest(url: url)
+                    request.method = .POST
+                    request.headers.add(name: "Content-Type", value: "application/json")
+                    request.headers.add(name: "Authorization", value: "Bearer " + tokens[index % tokens.count])
+                    request.body = .bytes(past[index])
+                    let response = try? await client.execute(request, timeout: .seconds(60))
+                    _ = try? await response?.body.collect(upTo: 1 << 16)
+                    return (response?.status == .ok, 0)
+                }
+                let delivered = await Self.drive(range: 0..<past.count, concurrency: options.concurrency, rate: nil, deliverPast)
+                let refused = delivered.filter { !$0.ok }.count
+                if refused > 0 { logger.warning("bench-purchases: \(refused) history purchases were not delivered") }
+            }
             _ = await Self.drive(range: 0..<options.warmup, concurrency: options.concurrency, rate: nil, submit)
+            // The readers: a year's revenue report, and the console overview's reads, each in a loop until the
+            // measured purchases are done.
+            let loops = ReadLoops()
+            let readLogger = logger
+            let base = "http://127.0.0.1:\(port)/v1/admin/reports/"
+            let today = Date()
+            let readPaths: [(String, Int)] =
+                options.readLoad
+                ? [
+                    (
+                        "revenue?from=\(RevenueReportBuilder.day(today.addingTimeInterval(-364 * 86_400)))&to=\(RevenueReportBuilder.day(today.addingTimeInterval(86_400)))",
+                        0
+                    ),
+                    (
+                        "revenue?from=\(RevenueReportBuilder.day(today.addingTimeInterval(-29 * 86_400)))&to=\(RevenueReportBuilder.day(today.addingTimeInterval(86_400)))",
+                        1
+                    ),
+                    (
+                        "subscriptions?from=\(RevenueReportBuilder.day(today.addingTimeInterval(-29 * 86_400)))&to=\(RevenueReportBuilder.day(today.addingTimeInterval(86_400)))",
+                        1
+                    ),
+                ] : []
+            let readers = Task {
+                await withTaskGroup(of: Void.self) { readers in
+                    for (path, counter) in readPaths {
+                        readers.addTask {
+                            while loops.measuring.load(ordering: .relaxed) {
+                                var request = HTTPClientRequest(url: base + path)
+                                request.headers.add(name: "X-Admin-Key", value: adminKey)
+                                guard let response = try? await client.execute(request, timeout: .seconds(300)),
+                                    (try? await response.body.collect(upTo: 256 << 20)) != nil, response.status == .ok
+                                else {
+                                    readLogger.warning("bench-purchases: a report read failed")
+                                    try? await Task.sleep(for: .milliseconds(100))
+                                    continue
+                                }
+                                if counter == 0 { loops.year.add(1, ordering: .relaxed) } else { loops.overview.add(1, ordering: .relaxed) }
+                            }
+                        }
+                    }
+                }
+            }
             let started = DispatchTime.now().uptimeNanoseconds
             let samples = await Self.drive(
                 range: options.warmup..<total,
@@ -142,6 +237,8 @@ public struct PurchaseBenchmark: Sendable {
                 submit
             )
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            loops.measuring.store(false, ordering: .relaxed)
+            await readers.value
             let latencies = samples.map(\.nanoseconds).sorted()
             func percentile(_ p: Double) -> Double {
                 latencies.isEmpty ? 0 : Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]) / 1e6
@@ -156,7 +253,9 @@ public struct PurchaseBenchmark: Sendable {
                 p99Milliseconds: percentile(0.99),
                 maxMilliseconds: Double(latencies.last ?? 0) / 1e6,
                 delivered: samples.count - failures,
-                failures: failures
+                failures: failures,
+                yearReports: loops.year.load(ordering: .relaxed),
+                overviews: loops.overview.load(ordering: .relaxed) / 2
             )
             try await client.shutdown()
             await group.triggerGracefulShutdown()
@@ -198,6 +297,13 @@ public struct PurchaseBenchmark: Sendable {
             return all
         }
     }
+}
+
+/// The report readers' switch and counts.
+private final class ReadLoops: Sendable {
+    let measuring = Atomic(true)
+    let year = Atomic(0)
+    let overview = Atomic(0)
 }
 
 /// The next work item, shared by the load generator's workers.

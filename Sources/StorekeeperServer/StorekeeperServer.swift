@@ -24,11 +24,12 @@ public enum StorekeeperServer {
         _ database: ServerConfiguration.Database,
         tls: PostgresTLS = PostgresTLS(),
         maximumConnections: Int = 20,
+        sqliteReaders: Int = SQLiteDatabaseProvider.defaultReaders,
         logger: Logger
     ) async throws -> any DatabaseProvider & Service {
         switch database {
         case .sqlite(let path):
-            return try await SQLiteDatabaseProvider(location: .file(path), logger: logger)
+            return try await SQLiteDatabaseProvider(location: .file(path), readers: sqliteReaders, logger: logger)
         case .sqliteInMemory:
             return try await SQLiteDatabaseProvider(location: .memory, logger: logger)
         case .postgres(let url):
@@ -60,6 +61,7 @@ public enum StorekeeperServer {
                 configuration.database,
                 tls: configuration.postgresTLS,
                 maximumConnections: configuration.postgresMaximumConnections,
+                sqliteReaders: configuration.sqliteReaders,
                 logger: logger
             )
         }

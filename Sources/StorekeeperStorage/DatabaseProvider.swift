@@ -18,9 +18,17 @@ public protocol DatabaseProvider: Sendable {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws. SQLite takes the write
     /// lock up front (`BEGIN IMMEDIATE`), so two writers never deadlock upgrading read locks.
     func withTransaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+
+    /// Runs `body`, which only reads, on a connection that does not hold up the writer: a long report must not
+    /// stall purchases. SQLite gives it a read-only connection of its own (WAL readers run beside the writer).
+    func withReader<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
 }
 
 extension DatabaseProvider {
+    /// Where every session is pooled (PostgreSQL), a reader is any session.
+    public func withReader<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await withSession(body)
+    }
 
     /// Asks the database a trivial question (liveness of the connection).
     public func ping() async throws {

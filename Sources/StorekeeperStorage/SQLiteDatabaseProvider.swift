@@ -16,7 +16,9 @@ import Darwin
 /// The embedded default: one SQLite file in WAL mode with durable commits (`synchronous = FULL`).
 ///
 /// SQLite has one writer at a time, so work on the connection is serialized by an async lock: callers wait
-/// without blocking threads, and a transaction never interleaves with another caller's statements.
+/// without blocking threads, and a transaction never interleaves with another caller's statements. Reads that may run
+/// long (reports, the console) go to read-only connections of their own (``withReader(_:)``): in WAL mode readers
+/// see the last commit and run beside the writer, so a year's revenue report does not stall purchases.
 public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
     public enum Location: Sendable, Hashable {
         case memory
@@ -31,9 +33,27 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
     private let closed = Mutex(false)
     private let location: Location
     private let logger: Logger
+    /// Read-only connections for ``withReader(_:)`` (none for an in-memory database, which only the writer sees).
+    private let readers: [Reader]
+    /// How many callers each reader has now, to pick the least busy.
+    private let readerLoad: Mutex<[Int]>
+
+    private struct Reader: Sendable {
+        let connection: SQLiteConnection
+        let database: any SQLDatabase
+        let lock = AsyncLock()
+    }
+
+    /// Read-only connections beside the writer, unless the caller asks otherwise.
+    public static let defaultReaders = 2
 
     /// Opens (creating if needed) the database and sets WAL, durable commits, foreign keys and a busy timeout.
-    public init(location: Location, logger: Logger = Logger(label: "storekeeper.storage.sqlite")) async throws {
+    /// - Parameter readers: read-only connections for ``withReader(_:)`` (0: reads run on the writer's connection).
+    public init(
+        location: Location,
+        readers readerCount: Int = defaultReaders,
+        logger: Logger = Logger(label: "storekeeper.storage.sqlite")
+    ) async throws {
         self.location = location
         self.logger = logger
         let storage: SQLiteConnection.Storage
@@ -58,9 +78,23 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         }
         let database = connection.sql(queryLogLevel: nil)
         self.database = database
+        var readers: [Reader] = []
         do {
             try await Self.configure(database, location: location)
+            if case .file(let path) = location {
+                for _ in 0..<max(0, min(readerCount, 8)) {
+                    let reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+                    readers.append(Reader(connection: reader, database: reader.sql(queryLogLevel: nil)))
+                    try await reader.sql().raw("PRAGMA query_only = ON").run()
+                    try await reader.sql().raw("PRAGMA busy_timeout = 5000").run()
+                    try await reader.sql().raw("PRAGMA cache_size = -8192").run()
+                }
+            }
+            self.readers = readers
+            self.readerLoad = Mutex(Array(repeating: 0, count: readers.count))
         } catch {
+            self.readers = readers
+            self.readerLoad = Mutex(Array(repeating: 0, count: readers.count))
             // Closed from a task of its own: sqlite-nio skips work submitted from a cancelled task.
             await Task { try? await self.close() }.value
             throw error
@@ -92,7 +126,9 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         guard !closed.withLock({ $0 }) else { return }
         let connection = self.connection
         let executor = self.executor
+        let readers = self.readers.map(\.connection)
         Task {
+            for reader in readers { try? await reader.close() }
             try? await connection.close()
             await executor.shutdown()
         }
@@ -114,6 +150,31 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
 
     public func withSession<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await lock.withLock { try await body(database) }
+    }
+
+    /// Runs `body` on the least busy read-only connection, in one read transaction (a consistent snapshot of the last
+    /// commit), beside the writer; an in-memory database has no readers and uses the writer's connection.
+    public func withReader<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        guard !readers.isEmpty else { return try await withSession(body) }
+        let index = readerLoad.withLock { load -> Int in
+            let chosen = load.indices.min { load[$0] < load[$1] } ?? 0
+            load[chosen] += 1
+            return chosen
+        }
+        defer { readerLoad.withLock { $0[index] -= 1 } }
+        let reader = readers[index]
+        return try await reader.lock.withLock {
+            try await reader.database.raw("BEGIN").run()
+            let value: T
+            do {
+                value = try await body(reader.database)
+            } catch {
+                try? await reader.database.raw("ROLLBACK").run()
+                throw error
+            }
+            try? await reader.database.raw("COMMIT").run()
+            return value
+        }
     }
 
     /// Runs `body` in one `BEGIN IMMEDIATE … COMMIT` holding the connection, on the connection's own thread: each
@@ -199,6 +260,7 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
                 return !closed
             })
         else { return }
+        for reader in readers { try? await reader.connection.close() }
         do {
             try await connection.close()
         } catch {

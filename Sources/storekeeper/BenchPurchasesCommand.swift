@@ -11,7 +11,11 @@ struct BenchPurchasesCommand: AsyncParsableCommand {
         discussion: """
             Example: swift build -c release --product storekeeper && \
             .build/release/storekeeper bench-purchases --purchases 20000 --concurrency 64
-            With --postgres-url the server uses PostgreSQL; otherwise a fresh SQLite file (WAL, synchronous=FULL).
+            With --postgres-url the server uses PostgreSQL; otherwise a fresh SQLite file (WAL, synchronous=FULL). \
+            With --history N and --read-load, N production purchases spread over the past year are delivered first, \
+            and a year's revenue report and the console overview's reads (30 days of revenue and subscription \
+            analytics) run in a loop while the purchases are measured: compare the latency with a run without \
+            --read-load.
             """
     )
 
@@ -21,6 +25,11 @@ struct BenchPurchasesCommand: AsyncParsableCommand {
     @Option(help: "Warm-up purchases before measuring.") var warmup = 1_000
     @Option(name: .customLong("postgres-url"), help: "Run on this PostgreSQL database instead of SQLite.") var postgresURL: String?
     @Option(name: .customLong("sqlite-path"), help: "SQLite file (default: a fresh temporary file).") var sqlitePath: String?
+    @Option(help: "Production purchases spread over the past year, delivered before measuring.") var history = 0
+    @Flag(name: .customLong("read-load"), help: "Run a year's revenue report and the console overview's reads in a loop while measuring.")
+    var readLoad = false
+    @Option(name: .customLong("sqlite-readers"), help: "SQLite's read-only connections for reports (0: reads on the writer's connection).")
+    var sqliteReaders = 2
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
@@ -31,7 +40,16 @@ struct BenchPurchasesCommand: AsyncParsableCommand {
         defer { if sqlitePath == nil { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } } }
         let database: ServerConfiguration.Database = postgresURL.map { .postgres(url: $0) } ?? .sqlite(path: path)
         let result = try await PurchaseBenchmark(
-            options: .init(purchases: purchases, concurrency: concurrency, rate: rate, database: database, warmup: warmup)
+            options: .init(
+                purchases: purchases,
+                concurrency: concurrency,
+                rate: rate,
+                database: database,
+                warmup: warmup,
+                history: history,
+                readLoad: readLoad,
+                sqliteReaders: sqliteReaders
+            )
         ).run()
         if json {
             let encoder = JSONEncoder()
@@ -40,7 +58,7 @@ struct BenchPurchasesCommand: AsyncParsableCommand {
         } else {
             print(
                 String(
-                    format: "%@: %d purchases in %.2f s = %.0f/s; latency p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.1f ms; failures %d",
+                    format: "%@: %d purchases in %.2f s = %.0f/s; latency p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.1f ms; failures %d%@",
                     postgresURL == nil ? "sqlite" : "postgres",
                     result.purchases,
                     result.seconds,
@@ -49,7 +67,8 @@ struct BenchPurchasesCommand: AsyncParsableCommand {
                     result.p90Milliseconds,
                     result.p99Milliseconds,
                     result.maxMilliseconds,
-                    result.failures
+                    result.failures,
+                    readLoad ? "; meanwhile \(result.yearReports) year reports, \(result.overviews) overviews" : ""
                 )
             )
         }

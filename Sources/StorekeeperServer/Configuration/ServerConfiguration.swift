@@ -35,6 +35,9 @@ public struct ServerConfiguration: Sendable {
     public var postgresTLS: PostgresTLS = PostgresTLS()
     /// The most connections this process holds to PostgreSQL (`db.postgres.maxConnections`).
     public var postgresMaximumConnections: Int = 20
+    /// Read-only SQLite connections for reports and the console beside the writer's (0: every read on the writer's
+    /// connection, as before they existed; `bench-purchases --sqlite-readers` compares the two).
+    public var sqliteReaders: Int = SQLiteDatabaseProvider.defaultReaders
     /// The level of the server's logs.
     public var logLevel: Logger.Level = .info
     /// App Store Connect's reports for reconciliation (`reports.*`); nil: no reconciliation.

@@ -10,7 +10,7 @@ public struct AuditStore: Sendable {
 
     /// A user's entries, oldest first, after the entry id `after` (for paging).
     public func entries(for user: UserID, after: Int64 = 0, limit: Int = 200) async throws -> [(id: Int64, entry: AuditEntry)] {
-        try await provider.withSession { db in
+        try await provider.withReader { db in
             try await db.raw(
                 """
                 SELECT id, user_id, action, subject, amount, period_start, period_end, cause, detail, created_at
@@ -23,7 +23,7 @@ public struct AuditStore: Sendable {
 
     /// A user's entries, newest first, before the entry id `before` (all when `nil`): a timeline paging backwards.
     public func latestEntries(for user: UserID, before: Int64? = nil, limit: Int = 200) async throws -> [(id: Int64, entry: AuditEntry)] {
-        try await provider.withSession { db in
+        try await provider.withReader { db in
             try await db.raw(
                 """
                 SELECT id, user_id, action, subject, amount, period_start, period_end, cause, detail, created_at

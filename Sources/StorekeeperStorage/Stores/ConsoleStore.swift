@@ -96,7 +96,7 @@ public struct ConsoleStore: Sendable {
 
     /// The latest actions, newest first; of one subject when given.
     public func actions(subject: String? = nil, limit: Int = 100) async throws -> [Action] {
-        try await provider.withSession { db in
+        try await provider.withReader { db in
             let filter: SQLQueryString = subject.map { "WHERE subject = \(bind: $0) " } ?? ""
             return try await db.raw(
                 "SELECT id, operator, role, action, subject, detail, created_at FROM operator_actions " + filter
@@ -132,7 +132,7 @@ public struct ConsoleStore: Sendable {
     /// Customers `query` names: as a user id, a transaction or original transaction id, an order id, or an
     /// `appAccountToken` (an order's or a transaction's). Each look-up is by an indexed column.
     public func find(_ query: String) async throws -> [Match] {
-        try await provider.withSession { db in
+        try await provider.withReader { db in
             var matches: [Match] = []
             for row in try await db.raw("SELECT id, kind, merged_into FROM users WHERE id = \(bind: query)").all() {
                 let merged = try row.decode(column: "merged_into", as: String?.self)
@@ -214,7 +214,7 @@ public struct ConsoleStore: Sendable {
 
     /// The customer's wallet entries, newest first.
     public func walletEntries(of user: String, limit: Int = 200) async throws -> [WalletLine] {
-        try await provider.withSession { db in
+        try await provider.withReader { db in
             try await db.raw(
                 """
                 SELECT currency, amount, balance_after, cause, reason, created_at FROM wallet_entries WHERE user_id = \(bind: user)
@@ -244,7 +244,7 @@ public struct ConsoleStore: Sendable {
     /// Every original transaction the customer owns, once per app and environment, newest first (bounded: a
     /// customer with thousands of purchase lines is caught up on their latest `limit`).
     public func originals(of user: String, limit: Int = 200) async throws -> [Original] {
-        try await provider.withSession { db in
+        try await provider.withReader { db in
             try await db.raw(
                 """
                 SELECT original_transaction_id, bundle_id, environment, MIN(product_kind) AS product_kind, MAX(purchase_date) AS latest

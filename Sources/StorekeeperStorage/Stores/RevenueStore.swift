@@ -32,7 +32,7 @@ public struct RevenueStore: Sendable {
             to: to,
             into: Reconciliation.StorekeeperSideBuilder(from: from, to: to, period: period, smallBusiness: smallBusiness)
         ) { $0.add(history: $1) }
-        let refunds = try await provider.withSession { db in
+        let refunds = try await provider.withReader { db in
             // Refunds Storekeeper applied in the range (revocations still standing), whenever the purchase was. The
             // commerce columns are apple_transactions' alone.
             try await db.raw(
@@ -59,7 +59,7 @@ public struct RevenueStore: Sendable {
         initial.hasEvents = true
         let sink = RowSink(SubscriptionSideProgress(side: initial))
         let notShared = "(t.ownership_type IS NULL OR t.ownership_type <> 'FAMILY_SHARED')"
-        try await provider.withSession { db in
+        try await provider.withReader { db in
             // Streamed in original transaction order: memory holds one subscription at a time, not the day's.
             try await db.raw(
                 """
@@ -155,7 +155,7 @@ public struct RevenueStore: Sendable {
             """,
             into: SubscriptionAnalyticsBuilder(from: from, to: to)
         ) { $0.add(history: $1) }
-        let counts = try await provider.withSession { db in
+        let counts = try await provider.withReader { db in
             try await db.raw(
                 """
                 SELECT kind, subtype, product, COUNT(*) AS n FROM (
@@ -208,7 +208,7 @@ public struct RevenueStore: Sendable {
         add: @escaping @Sendable (inout State, [RevenueTransaction]) -> Void
     ) async throws -> State {
         let accumulator = HistoryAccumulator(state)
-        try await provider.withSession { db in
+        try await provider.withReader { db in
             try await db.raw(query).run { row in
                 accumulator.progress.withLock { progress in
                     guard progress.failure == nil else { return }
