@@ -28,6 +28,8 @@ struct ConsoleController: Sendable {
     let logger: Logger
     /// Figures that read a month of transactions or the whole review list, kept a minute.
     let cache = ConsoleCache(maxAge: 60)
+    /// Wrong secrets per operator and per address, and their lockouts.
+    let throttle = SignInThrottle()
 
     static let sessionCookie = "sk_console"
     static let loginCookie = "sk_console_login"
@@ -93,7 +95,7 @@ struct ConsoleController: Sendable {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: stylesheet))
         }
         admin.get("login") { request, _ in try loginPage(request, failure: nil) }
-        admin.post("login") { request, _ in try await signIn(request) }
+        admin.post("login") { request, context in try await signIn(request, from: context.remoteAddress?.ipAddress) }
         admin.post("logout") { request, context in
             try await page(request, context, needs: .viewer, form: true) { signedIn, _ in
                 try await store.delete(signedIn.session.tokenHash)
@@ -235,7 +237,7 @@ struct ConsoleController: Sendable {
         return response
     }
 
-    func signIn(_ request: Request) async throws -> Response {
+    func signIn(_ request: Request, from address: String?) async throws -> Response {
         let fields: [String: String]
         do {
             fields = try await Self.form(request)
@@ -247,10 +249,29 @@ struct ConsoleController: Sendable {
             return try loginPage(request, failure: "The sign-in form expired. Try again.", status: .forbidden)
         }
         let name = fields["name"] ?? ""
+        // The name field as typed is never logged (a secret typed there by mistake would land in the log): only a
+        // name that is one of the configured operators'.
+        let shownName = Self.loggableName(name, operators: configuration.operators)
+        let known = shownName == name
+        let keys = ["operator:" + (known ? name : "?unknown"), "address:" + (address ?? "unknown")]
+        if let until = throttle.lockedUntil(keys) {
+            logger.notice("console sign-in refused: locked out", metadata: ["operator": "\(shownName)", "address": "\(address ?? "unknown")"])
+            let minutes = max(1, Int((until.timeIntervalSinceNow / 60).rounded(.up)))
+            return try loginPage(request, failure: "Too many wrong secrets: try again in \(minutes) minute(s).", status: .tooManyRequests)
+        }
         guard let found = configuration.signIn(name: name, secret: fields["secret"] ?? "") else {
-            logger.notice("console sign-in refused", metadata: ["operator": "\(name.prefix(64))"])
+            logger.notice("console sign-in refused", metadata: ["operator": "\(shownName)", "address": "\(address ?? "unknown")"])
+            for key in throttle.failed(keys) {
+                logger.warning(
+                    "console sign-in locked out after \(SignInThrottle.maximumFailures) wrong secrets",
+                    metadata: [
+                        "key": "\(key.hasPrefix("operator:") ? "operator:" + shownName : key)", "minutes": "\(Int(SignInThrottle.lockout / 60))",
+                    ]
+                )
+            }
             return try loginPage(request, failure: "Unknown operator or wrong secret.", status: .unauthorized)
         }
+        throttle.succeeded(keys)
         let token = Self.randomToken()
         let now = Date()
         let session = ConsoleStore.Session(
@@ -268,6 +289,12 @@ struct ConsoleController: Sendable {
         response.setCookie(cookie(Self.sessionCookie, token, maxAge: Int(configuration.sessionLifetime.components.seconds), request))
         response.setCookie(cookie(Self.loginCookie, "", maxAge: 0, request))
         return response
+    }
+
+    /// What a sign-in's name field may be logged as: the name when it is a configured operator's, else a placeholder
+    /// (what was typed may be a secret typed into the wrong field).
+    static func loggableName(_ name: String, operators: [ConsoleConfiguration.Operator]) -> String {
+        operators.contains { Array($0.name.utf8) == Array(name.utf8) } ? name : "(not an operator)"
     }
 
     /// A console cookie: HttpOnly, SameSite=Strict, and Secure when the console is reached over TLS.
