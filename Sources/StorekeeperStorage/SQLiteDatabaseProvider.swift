@@ -35,6 +35,9 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
     private let logger: Logger
     /// Read-only connections for ``withReader(_:)`` (none for an in-memory database, which only the writer sees).
     private let readers: [Reader]
+    /// The readers' one thread, run at a lower scheduling priority than the writer's and the requests' threads: a long
+    /// report then takes the CPU the purchases leave, on a machine with few cores.
+    private let readerPool: NIOThreadPool?
     /// How many callers each reader has now, to pick the least busy.
     private let readerLoad: Mutex<[Int]>
 
@@ -79,11 +82,22 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         let database = connection.sql(queryLogLevel: nil)
         self.database = database
         var readers: [Reader] = []
+        let readerPool: NIOThreadPool? = readerCount > 0 && location != .memory ? NIOThreadPool(numberOfThreads: 1) : nil
+        self.readerPool = readerPool
+        if let readerPool {
+            readerPool.start()
+            readerPool.submit { _ in Self.lowerThisThreadsPriority() }
+        }
         do {
             try await Self.configure(database, location: location)
-            if case .file(let path) = location {
+            if case .file(let path) = location, let readerPool {
                 for _ in 0..<max(0, min(readerCount, 8)) {
-                    let reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+                    let reader = try await SQLiteConnection.open(
+                        storage: .file(path: path),
+                        threadPool: readerPool,
+                        logger: logger,
+                        on: MultiThreadedEventLoopGroup.singleton.any()
+                    )
                     readers.append(Reader(connection: reader, database: reader.sql(queryLogLevel: nil)))
                     try await reader.sql().raw("PRAGMA query_only = ON").run()
                     try await reader.sql().raw("PRAGMA busy_timeout = 5000").run()
@@ -127,8 +141,10 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         let connection = self.connection
         let executor = self.executor
         let readers = self.readers.map(\.connection)
+        let readerPool = self.readerPool
         Task {
             for reader in readers { try? await reader.close() }
+            try? await readerPool?.shutdownGracefully()
             try? await connection.close()
             await executor.shutdown()
         }
@@ -261,6 +277,7 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
             })
         else { return }
         for reader in readers { try? await reader.connection.close() }
+        try? await readerPool?.shutdownGracefully()
         do {
             try await connection.close()
         } catch {
@@ -268,6 +285,16 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
             throw error
         }
         await executor.shutdown()
+    }
+}
+
+extension SQLiteDatabaseProvider {
+    /// Nice 10 for the calling thread (Linux schedules threads one by one; elsewhere nothing changes).
+    static func lowerThisThreadsPriority() {
+        #if os(Linux)
+        // Linux keeps the nice value per thread, and `who` 0 names the calling thread (not the whole process).
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        #endif
     }
 }
 
