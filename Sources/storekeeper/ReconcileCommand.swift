@@ -13,15 +13,18 @@ struct ReconcileCommand: AsyncParsableCommand {
             Asks a running server (POST /v1/admin/reconciliation/run, one day at a time, with a progress bar on a \
             terminal; with --month, POST /v1/admin/reconciliation/months/{month}/run against the financial report) with the admin key in STOREKEEPER_ADMIN_KEY, then prints each day's status and the findings: \
             apple_only (lost orders), storekeeper_only (delivered, never sold by Apple), refunds never taken back, \
-            prices and proceeds that differ. The server needs reports.vendorNumber and reports.key.*. Re-running a day \
+            prices and proceeds that differ. A day is Apple's report day: midnight to midnight in the server's \
+            reports.timeZone (America/Los_Angeles unless configured), not UTC. The server needs reports.vendorNumber \
+            and reports.key.*. Re-running a day \
             replaces its findings. Exits 2 when there are findings, 1 on an error.
             Example: STOREKEEPER_ADMIN_KEY=... storekeeper reconcile --from 2026-11-01 --to 2026-11-08
             """
     )
 
     @Option(help: "The server's address.") var server = "http://127.0.0.1:8080"
-    @Option(help: "First day, YYYY-MM-DD (UTC).") var from: String?
-    @Option(help: "The day after the last, YYYY-MM-DD (UTC).") var to: String?
+    @Option(help: "First day, YYYY-MM-DD, as Apple's reports cut days (the server's reports.timeZone, Pacific by default).")
+    var from: String?
+    @Option(help: "The day after the last, YYYY-MM-DD (Apple's report days).") var to: String?
     @Option(help: "A month, YYYY-MM, against Apple's monthly financial report (instead of --from and --to).") var month: String?
     @Flag(help: "Print the findings as CSV.") var csv = false
 
@@ -66,7 +69,7 @@ struct ReconcileCommand: AsyncParsableCommand {
             return date
         }
         guard let start = date(from), let end = date(to), start < end, end.timeIntervalSince(start) <= 366 * 86_400 else {
-            throw ValidationError("--from and --to are YYYY-MM-DD days (UTC), --from first, at most 366 days apart")
+            throw ValidationError("--from and --to are YYYY-MM-DD report days, --from first, at most 366 days apart")
         }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullDate]

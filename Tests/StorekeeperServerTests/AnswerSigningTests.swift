@@ -40,7 +40,9 @@ struct AnswerSigningTests {
     @Test("a nonce gets a signature over nonce, request, status and body", arguments: TestDatabase.available)
     func signed(database: TestDatabase) async throws {
         try await ServerHarness.run(database, configure: { $0.auth.answerSigningKeyPEM = Self.key.pemRepresentation }) { server in
-            let user = ServerHarness.userHeaders("signed")
+            // One token for every request below (a new one is minted at each call, with its own time).
+            let token = ServerHarness.token("signed")
+            let user = [("Authorization", "Bearer \(token)")]
             let nonce = Base64URL.encode(Array(SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }))
             let me = try await server.call(.GET, "/v1/me?at=1900000000000", headers: user + [("Storekeeper-Nonce", nonce)])
             #expect(me.status == 200)
@@ -54,7 +56,7 @@ struct AnswerSigningTests {
             // Who asked: the user and the credential they presented, so an answer to another account's credentials
             // is told apart by the app.
             #expect(claims.sub == "signed")
-            #expect(claims.cred == Base64URL.encode(Array(SHA256.hash(data: Data(ServerHarness.token("signed").utf8)))))
+            #expect(claims.cred == Base64URL.encode(Array(SHA256.hash(data: Data(token.utf8)))))
             let other = try await server.call(
                 .GET,
                 "/v1/me?at=1900000000000",

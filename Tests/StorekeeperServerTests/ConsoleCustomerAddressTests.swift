@@ -65,6 +65,26 @@ struct ConsoleCustomerAddressTests {
         }
     }
 
+    @Test("each order is on the timeline once (issue 30, item 9)")
+    func orderOnceOnTheTimeline() async throws {
+        try await ServerHarness.run(.sqlite, configure: ConsoleTests.configure) { server in
+            let account = try await server.store.createAccount().id
+            let (orderId, bought) = try await server.orderAndBuy(PurchaseFlowTests.coins, user: "olga", account: account)
+            #expect(try await server.submit(bought.signedTransaction, headers: ServerHarness.userHeaders("olga"), orderId: orderId).status == 200)
+            try await ConsoleTests.browse(server) { support in
+                #expect(try await support.signIn("sam", ConsoleTests.operators[1].2).status == 303)
+                let page = try await support.get("/admin/customers/olga")
+                let timeline = try #require(
+                    page.text.components(separatedBy: "<h2>Timeline</h2>").dropFirst().first?.components(separatedBy: "</table>").first
+                )
+                let rows = timeline.components(separatedBy: "<tr").filter { $0.contains("<td>\(orderId)</td>") }
+                let created = rows.filter { $0.contains("order.created") || $0.contains("order created") }.count
+                #expect(timeline.contains("order.created"), "the order's audit entry")
+                #expect(created == 1, "once, not as an audit entry and again as an order row: \(created)")
+            }
+        }
+    }
+
     @Test("Find reads a space sent as + in its form")
     func findWithSpaces() async throws {
         try await ServerHarness.run(.sqlite, configure: ConsoleTests.configure) { server in

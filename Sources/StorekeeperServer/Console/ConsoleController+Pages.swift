@@ -244,17 +244,8 @@ extension ConsoleController {
                 )
             )
         }
-        for order in state.orders where onThisPage(order.createdAt) {
-            timeline.append(
-                (
-                    order.createdAt,
-                    [
-                        "at": Self.time(order.createdAt), "what": "order created", "subject": order.orderId, "amount": "", "cause": order.productId,
-                        "detail": "now \(order.status.rawValue)", "kind": "order",
-                    ]
-                )
-            )
-        }
+        // Orders are on the timeline through their audit entries (`order.created`, `order.delivered`, …); the
+        // Orders table below shows where each stands now.
         for line in wallet where !audit.contains(where: { $0.entry.cause.rawValue == line.cause }) {
             timeline.append(
                 (
