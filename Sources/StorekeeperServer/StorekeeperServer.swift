@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import Hummingbird
 import Logging
@@ -94,6 +95,9 @@ public enum StorekeeperServer {
                     "products": "\(components.catalog.catalog.products.count)",
                 ]
             )
+            if configuration.auth.metricsToken == nil {
+                logger.notice("/metrics is open to anyone who reaches the port: set auth.metricsToken, or keep the port private")
+            }
         }
         return app
     }
@@ -116,7 +120,13 @@ public enum StorekeeperServer {
             purchases: client.group().add(middleware: PurchaseOutcomeMiddleware()).add(middleware: RequestScopeMiddleware()),
             admin: v1.group("admin").add(middleware: AdminAuthMiddleware(auth: components.auth)).add(middleware: RequestScopeMiddleware())
         )
-        OperationsController(ledger: components.ledger, metrics: components.metrics, openAPI: try openAPIDocument()).add(to: routes)
+        OperationsController(
+            ledger: components.ledger,
+            metrics: components.metrics,
+            openAPI: try openAPIDocument(),
+            metricsTokenDigest: components.configuration.auth.metricsToken.map { SHA256.hash(data: Data($0.utf8)) }
+        )
+        .add(to: routes)
         AppleNotificationsController(
             apps: components.apps,
             ledger: components.ledger,

@@ -22,6 +22,8 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
     public var leeway: Duration
     /// PEM P-256 private key that signs answers to apps that send a nonce (``AnswerSigner``); none: unsigned.
     public var answerSigningKeyPEM: String?
+    /// The bearer token `/metrics` asks for (Prometheus' `authorization: {credentials: …}`); none: open.
+    public var metricsToken: String?
 
     public init(
         jwtHS256Secret: String? = nil,
@@ -33,9 +35,11 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
         allowGuests: Bool = true,
         allowLegacyGuestClaims: Bool = true,
         leeway: Duration = .seconds(60),
-        answerSigningKeyPEM: String? = nil
+        answerSigningKeyPEM: String? = nil,
+        metricsToken: String? = nil
     ) {
         self.answerSigningKeyPEM = answerSigningKeyPEM
+        self.metricsToken = metricsToken
         self.allowLegacyGuestClaims = allowLegacyGuestClaims
         self.jwtHS256Secret = jwtHS256Secret
         self.jwtES256PublicKeyPEM = jwtES256PublicKeyPEM
@@ -50,7 +54,8 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
     /// Reads `auth.*`: `jwt.hs256Secret` (secret), `jwt.es256PublicKey` (PEM file path), `jwt.issuer`,
     /// `jwt.audience`, `apiKeys` and `adminKeys` (`name:key` pairs, an array or one comma-separated string; secret),
     /// `guests` (true), `legacyGuestClaims` (true), `answerSigningKey` (PEM file path of the P-256 key that signs
-    /// answers). Environment form: `AUTH_JWT_HS256SECRET`, `AUTH_ADMIN_KEYS`, `AUTH_ANSWER_SIGNING_KEY`, ...
+    /// answers), `metricsToken` (secret, 16+ characters: the bearer token `/metrics` asks for). Environment form:
+    /// `AUTH_JWT_HS256SECRET`, `AUTH_ADMIN_KEYS`, `AUTH_ANSWER_SIGNING_KEY`, `AUTH_METRICS_TOKEN`, ...
     init(reader: StrictConfigReader) throws {
         func pairs(_ key: String) throws -> [String: String] {
             var result: [String: String] = [:]
@@ -83,8 +88,12 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
             adminKeys: try pairs("adminKeys"),
             allowGuests: try reader.bool("guests", default: true),
             allowLegacyGuestClaims: try reader.bool("legacyGuestClaims", default: true),
-            answerSigningKeyPEM: try file("answerSigningKey")
+            answerSigningKeyPEM: try file("answerSigningKey"),
+            metricsToken: try reader.string("metricsToken", isSecret: true)
         )
+        if let token = metricsToken, token.utf8.count < 16 || token.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) {
+            throw ConfigurationError.invalid("auth.metricsToken must be 16+ printable characters without spaces")
+        }
         if let secret = jwtHS256Secret, secret.utf8.count < 32 {
             throw ConfigurationError.invalid("auth.jwt.hs256Secret must be at least 32 bytes")
         }
@@ -93,6 +102,6 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
     public var description: String {
         "AuthConfiguration(hs256: \(jwtHS256Secret == nil ? "off" : "on"), es256: \(jwtES256PublicKeyPEM == nil ? "off" : "on"), "
             + "apiKeys: \(apiKeys.keys.sorted()), adminKeys: \(adminKeys.keys.sorted()), guests: \(allowGuests), "
-            + "signed answers: \(answerSigningKeyPEM == nil ? "off" : "on"))"
+            + "signed answers: \(answerSigningKeyPEM == nil ? "off" : "on"), metrics: \(metricsToken == nil ? "open" : "token"))"
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import Logging
@@ -11,6 +12,8 @@ struct OperationsController {
     let ledger: Ledger
     let metrics: ServerMetrics
     let openAPI: String
+    /// SHA-256 of the bearer token `/metrics` asks for; `nil`: open.
+    let metricsTokenDigest: SHA256.Digest?
     /// This process's row in `health_probes`.
     let instance = UUID().uuidString
 
@@ -46,8 +49,19 @@ struct OperationsController {
                 )
             }
         }
-        router.get("metrics") { _, _ in
-            Response(
+        router.get("metrics") { request, _ in
+            if let expected = metricsTokenDigest {
+                // Compared as digests, so the time taken says nothing about how much of the token matched.
+                let presented = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
+                guard SHA256.hash(data: Data(presented.utf8)) == expected else {
+                    return Response(
+                        status: .unauthorized,
+                        headers: [.contentType: "text/plain; charset=utf-8", .wwwAuthenticate: "Bearer realm=\"metrics\""],
+                        body: .init(byteBuffer: ByteBuffer(string: "send the metrics token (auth.metricsToken) as a Bearer token\n"))
+                    )
+                }
+            }
+            return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(string: metrics.exposition()))

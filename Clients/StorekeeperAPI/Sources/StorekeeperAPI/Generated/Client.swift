@@ -7289,7 +7289,10 @@ public struct Client: APIProtocol {
     }
     /// Prometheus metrics
     ///
-    /// Requests per route, deliveries, refusals by code, verification failures and Apple call latencies.
+    /// Requests per route, deliveries, refusals by code, verification failures, Apple call latencies and business
+    /// figures. With `auth.metricsToken` configured it asks for `Authorization: Bearer <token>` (Prometheus'
+    /// `authorization` scrape setting) and answers 401 without it; otherwise it is open.
+    ///
     ///
     /// - Remark: HTTP `GET /metrics`.
     /// - Remark: Generated from `#/paths//metrics/get(getMetrics)`.
@@ -7337,6 +7340,28 @@ public struct Client: APIProtocol {
                         preconditionFailure("bestContentType chose an invalid content type.")
                     }
                     return .ok(.init(body: body))
+                case 401:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.GetMetrics.Output.Unauthorized.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "text/plain"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "text/plain":
+                        body = try converter.getResponseBodyAsBinary(
+                            OpenAPIRuntime.HTTPBody.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .plainText(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .unauthorized(.init(body: body))
                 default:
                     return .undocumented(
                         statusCode: response.status.code,

@@ -531,7 +531,10 @@ public protocol APIProtocol: Sendable {
     func getLiveness(_ input: Operations.GetLiveness.Input) async throws -> Operations.GetLiveness.Output
     /// Prometheus metrics
     ///
-    /// Requests per route, deliveries, refusals by code, verification failures and Apple call latencies.
+    /// Requests per route, deliveries, refusals by code, verification failures, Apple call latencies and business
+    /// figures. With `auth.metricsToken` configured it asks for `Authorization: Bearer <token>` (Prometheus'
+    /// `authorization` scrape setting) and answers 401 without it; otherwise it is open.
+    ///
     ///
     /// - Remark: HTTP `GET /metrics`.
     /// - Remark: Generated from `#/paths//metrics/get(getMetrics)`.
@@ -1383,7 +1386,10 @@ extension APIProtocol {
     }
     /// Prometheus metrics
     ///
-    /// Requests per route, deliveries, refusals by code, verification failures and Apple call latencies.
+    /// Requests per route, deliveries, refusals by code, verification failures, Apple call latencies and business
+    /// figures. With `auth.metricsToken` configured it asks for `Authorization: Bearer <token>` (Prometheus'
+    /// `authorization` scrape setting) and answers 401 without it; otherwise it is open.
+    ///
     ///
     /// - Remark: HTTP `GET /metrics`.
     /// - Remark: Generated from `#/paths//metrics/get(getMetrics)`.
