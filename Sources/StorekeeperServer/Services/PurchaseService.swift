@@ -315,25 +315,35 @@ public struct PurchaseService: Sendable {
 
     /// Verifies and delivers a StoreKit 2 transaction history (`Transaction.all`): the StoreKit 2 recovery path.
     public func restore(_ signedTransactions: [String], identity: ClientIdentity) async throws -> [ItemResult] {
-        var results: [ItemResult] = []
-        for jws in signedTransactions {
-            do {
-                let transaction = try await verify(jws, source: .restore)
-                switch try await deliver(transaction, orderId: nil, identity: identity) {
-                case .delivered(let delivery): results.append(.delivered(delivery))
-                case .parked(let id):
-                    results.append(
-                        .refused(
-                            transactionId: id,
-                            error: StorekeeperError(.refused, code: "unattributed", message: "no user to deliver to", outcome: .retry)
-                        )
-                    )
-                case .ownedByAnotherUser: break
+        // All at once: the ledger combines concurrent deliveries into a few batches, each one commit, where one at a
+        // time cost a commit (an fsync on SQLite) per transaction. Answered in the order sent.
+        try await withThrowingTaskGroup(of: (Int, ItemResult?).self) { group in
+            for (index, jws) in signedTransactions.enumerated() {
+                group.addTask {
+                    do {
+                        let transaction = try await verify(jws, source: .restore)
+                        switch try await deliver(transaction, orderId: nil, identity: identity) {
+                        case .delivered(let delivery): return (index, .delivered(delivery))
+                        case .parked(let id):
+                            return (
+                                index,
+                                .refused(
+                                    transactionId: id,
+                                    error: StorekeeperError(.refused, code: "unattributed", message: "no user to deliver to", outcome: .retry)
+                                )
+                            )
+                        case .ownedByAnotherUser: return (index, nil)
+                        }
+                    } catch let error as StorekeeperError {
+                        return (index, .refused(transactionId: nil, error: error))
+                    }
                 }
-            } catch let error as StorekeeperError {
-                results.append(.refused(transactionId: nil, error: error))
             }
+            var results: [(Int, ItemResult)] = []
+            for try await (index, result) in group {
+                if let result { results.append((index, result)) }
+            }
+            return results.sorted { $0.0 < $1.0 }.map(\.1)
         }
-        return results
     }
 }
