@@ -408,9 +408,7 @@ public actor Storekeeper {
         do { signed = try await store.currentEntitlements(sync: sync).map(\.jws) } catch {
             throw StorekeeperError.wrapping(error, doing: "reading StoreKit's current entitlements")
         }
-        // The server takes 500 per request.
-        for start in stride(from: 0, to: signed.count, by: 500) {
-            let chunk = Array(signed[start..<min(start + 500, signed.count)])
+        for chunk in Self.restoreChunks(signed) {
             let output: Operations.RestorePurchases.Output
             do { output = try await api.restorePurchases(body: .json(.init(signedTransactions: chunk))) } catch {
                 throw StorekeeperError.wrapping(error, doing: "restoring purchases")
@@ -422,6 +420,23 @@ public actor Storekeeper {
             }
         }
         return try await fetchCustomerInfo()
+    }
+
+    /// Restore requests for `signed`: the server takes 500 transactions per request and bodies of 1 MB by default (a
+    /// signed transaction with its certificate chain is about 3.5 KB), so chunks of at most 500 and 768 KB, in order.
+    static func restoreChunks(_ signed: [String]) -> [[String]] {
+        var chunks: [[String]] = []
+        var bytes = 0
+        for jws in signed {
+            if let last = chunks.last, last.count < 500, bytes + jws.utf8.count <= 768 * 1024 {
+                chunks[chunks.count - 1].append(jws)
+            } else {
+                chunks.append([jws])
+                bytes = 0
+            }
+            bytes += jws.utf8.count + 3
+        }
+        return chunks
     }
 
     /// What a spend came to.

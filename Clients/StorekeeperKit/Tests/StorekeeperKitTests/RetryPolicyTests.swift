@@ -43,3 +43,17 @@ import Testing
         #expect(Set(delays).count > 1_500, "not in step")
     }
 }
+
+/// Restore requests fit the server's limits: 500 transactions and 1 MB a body (issue 30, item 11).
+@Suite struct RestoreChunkTests {
+    @Test func chunksStayUnderFiveHundredAndTheBodyLimitInOrder() {
+        let big = (0..<700).map { "\($0)-" + String(repeating: "x", count: 3_500) }
+        let chunks = Storekeeper.restoreChunks(big)
+        #expect(chunks.joined().elementsEqual(big), "every transaction once, in order")
+        #expect(chunks.allSatisfy { $0.count <= 500 && $0.reduce(0) { $0 + $1.utf8.count + 3 } <= 768 * 1024 })
+        #expect(chunks.count == 4)
+        let small = (0..<1_001).map { "t\($0)" }
+        #expect(Storekeeper.restoreChunks(small).map(\.count) == [500, 500, 1])
+        #expect(Storekeeper.restoreChunks([]).isEmpty)
+    }
+}
