@@ -102,6 +102,19 @@ def main():
         shot("customer-at-moment")
         check(lambda: "Entitlements at 2020-01-01" in body(), "the moment is shown")
 
+        step = "the customer page fits a laptop screen (1280 px)"
+        driver.get(a.url + f"/admin/customers/{a.user}")
+        wide = driver.execute_script(
+            "return [...document.querySelectorAll('main .card')]"
+            ".filter(c => c.scrollWidth > c.clientWidth + 1).map(c => (c.querySelector('h2') || c).textContent.trim().slice(0, 40))"
+        )
+        check(lambda: wide == [], f"no card scrolls sideways: {wide}")
+        clipped = driver.execute_script(
+            "return [...document.querySelectorAll('main button')]"
+            ".filter(b => b.getBoundingClientRect().right > document.documentElement.clientWidth).map(b => b.textContent.trim())"
+        )
+        check(lambda: clipped == [], f"every button is on screen: {clipped}")
+
         step = "adjust the wallet"
         driver.get(a.url + f"/admin/customers/{a.user}")
         submit(f"form[action='/admin/customers/{a.user}/wallet']", {"amount": "40", "reason": "browser goodwill"})
