@@ -59,11 +59,12 @@ extension SimulatedAppStore {
             receiptType: environment,
             appAppleId: catalog.appAppleId,
             bundleId: catalog.bundleId,
-            applicationVersion: "1",
+            // Apple's sandbox always signs 1.0 here; the simulator has no build number to give in production either.
+            applicationVersion: "1.0",
             versionExternalIdentifier: 0,
             receiptCreationDate: now,
             originalPurchaseDate: account.originalAppPurchaseDate,
-            originalApplicationVersion: "1",
+            originalApplicationVersion: "1.0",
             appTransactionId: account.appTransactionId,
             originalPlatform: .iOS
         )
