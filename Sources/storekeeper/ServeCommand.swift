@@ -35,7 +35,8 @@ struct ServeCommand: AsyncParsableCommand {
             db.postgres.url (DB_POSTGRES_URL), catalog.file, apps (APPS: names), apps.<name>.bundleId, \
             apps.<name>.appAppleId, apps.<name>.sharedSecret, apps.<name>.apiKey.{id,issuer,path}, \
             auth.jwt.hs256Secret, auth.jwt.es256PublicKey, auth.jwt.issuer, auth.jwt.audience, auth.apiKeys, \
-            auth.adminKeys (name:key,...), auth.guests, policy.transfer (refuse | transfer). See README.md.
+            auth.adminKeys (name:key,...), auth.adminKeyScopes (name:scope+scope,...; unnamed keys hold admin), \
+            auth.guests, policy.transfer (refuse | transfer). See README.md.
             """
     )
 

@@ -149,6 +149,12 @@ import Testing
                 environmentValue: "ops:admin-key-0123456789abcdef",
                 json: "ops:admin-key-0123456789abcdef"
             ) { $0.auth.adminKeys == ["ops": "admin-key-0123456789abcdef"] },
+            Key(
+                dotted: "auth.adminKeyScopes",
+                environment: "AUTH_ADMIN_KEY_SCOPES",
+                environmentValue: "ops:events:read+users:read",
+                json: "ops:events:read+users:read"
+            ) { $0.auth.adminKeyScopes == ["ops": [.eventsRead, .usersRead]] },
             Key(dotted: "auth.guests", environment: "AUTH_GUESTS", environmentValue: "false", json: false) { $0.auth.allowGuests == false },
             Key(dotted: "auth.legacyGuestClaims", environment: "AUTH_LEGACY_GUEST_CLAIMS", environmentValue: "false", json: false) {
                 $0.auth.allowLegacyGuestClaims == false

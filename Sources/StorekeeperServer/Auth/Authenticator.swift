@@ -43,6 +43,7 @@ public struct Authenticator: Sendable {
     let tokens: UserTokenVerifier
     let apiKeys: [(name: String, digest: SHA256.Digest)]
     let adminKeys: [(name: String, digest: SHA256.Digest)]
+    let adminScopes: [String: Set<AdminScope>]
     let allowGuests: Bool
     let guests: GuestStore
 
@@ -51,6 +52,7 @@ public struct Authenticator: Sendable {
         tokens = try UserTokenVerifier(configuration: configuration)
         apiKeys = configuration.apiKeys.sorted { $0.key < $1.key }.map { ($0.key, SHA256.hash(data: Data($0.value.utf8))) }
         adminKeys = configuration.adminKeys.sorted { $0.key < $1.key }.map { ($0.key, SHA256.hash(data: Data($0.value.utf8))) }
+        adminScopes = Dictionary(uniqueKeysWithValues: configuration.adminKeys.keys.map { ($0, configuration.scopes(ofAdminKey: $0)) })
         allowGuests = configuration.allowGuests
     }
 
@@ -122,12 +124,12 @@ public struct Authenticator: Sendable {
         return (user, identity)
     }
 
-    /// The admin key's name, or a 401.
-    public func admin(_ request: Request) throws -> String {
+    /// The admin key's name and scopes, or a 401.
+    public func admin(_ request: Request) throws -> AdminCaller {
         guard let key = request.headers[Self.adminKeyHeader], let name = match(key, in: adminKeys) else {
             throw StorekeeperError(.unauthenticated, code: "admin_key_required", message: "a valid X-Admin-Key is required")
         }
-        return name
+        return AdminCaller(name: name, scopes: adminScopes[name] ?? [])
     }
 
     private func match(_ key: String, in keys: [(name: String, digest: SHA256.Digest)]) -> String? {

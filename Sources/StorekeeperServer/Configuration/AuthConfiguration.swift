@@ -14,6 +14,8 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
     public var apiKeys: [String: String]
     /// Admin API keys: name → key.
     public var adminKeys: [String: String]
+    /// The scopes of admin keys, by key name; a key not named here holds `admin` (every scope).
+    public var adminKeyScopes: [String: Set<AdminScope>]
     /// Whether guests (a server-issued credential, no account) may buy: App Review requires it.
     public var allowGuests: Bool
     /// Whether guests from before credentials may claim one with Apple-signed proof (`POST /v1/guests/claim`).
@@ -32,6 +34,7 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
         jwtAudience: String? = nil,
         apiKeys: [String: String] = [:],
         adminKeys: [String: String] = [:],
+        adminKeyScopes: [String: Set<AdminScope>] = [:],
         allowGuests: Bool = true,
         allowLegacyGuestClaims: Bool = true,
         leeway: Duration = .seconds(60),
@@ -47,12 +50,14 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
         self.jwtAudience = jwtAudience
         self.apiKeys = apiKeys
         self.adminKeys = adminKeys
+        self.adminKeyScopes = adminKeyScopes
         self.allowGuests = allowGuests
         self.leeway = leeway
     }
 
     /// Reads `auth.*`: `jwt.hs256Secret` (secret), `jwt.es256PublicKey` (PEM file path), `jwt.issuer`,
     /// `jwt.audience`, `apiKeys` and `adminKeys` (`name:key` pairs, an array or one comma-separated string; secret),
+    /// `adminKeyScopes` (`name:scope+scope` entries naming an admin key's scopes; unnamed keys hold `admin`),
     /// `guests` (true), `legacyGuestClaims` (true), `answerSigningKey` (PEM file path of the P-256 key that signs
     /// answers), `metricsToken` (secret, 16+ characters: the bearer token `/metrics` asks for). Environment form:
     /// `AUTH_JWT_HS256SECRET`, `AUTH_ADMIN_KEYS`, `AUTH_ANSWER_SIGNING_KEY`, `AUTH_METRICS_TOKEN`, ...
@@ -79,13 +84,32 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
             }
         }
         let pem = try file("jwt.es256PublicKey")
+        let adminKeys = try pairs("adminKeys")
+        var scopes: [String: Set<AdminScope>] = [:]
+        for item in try reader.list("adminKeyScopes") ?? [] {
+            let parts = item.split(separator: ":", maxSplits: 1).map(String.init)
+            let named = parts.count == 2 ? parts[1].split(whereSeparator: { $0 == "+" || $0 == " " }) : []
+            let parsed = named.compactMap { AdminScope(rawValue: String($0)) }
+            guard parts.count == 2, !named.isEmpty, parsed.count == named.count else {
+                throw ConfigurationError.invalid(
+                    "auth.adminKeyScopes entries must be name:scope+scope with scopes among \(AdminScope.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+            guard adminKeys[parts[0]] != nil else {
+                throw ConfigurationError.invalid("auth.adminKeyScopes names \(parts[0]), which auth.adminKeys does not")
+            }
+            guard scopes.updateValue(Set(parsed), forKey: parts[0]) == nil else {
+                throw ConfigurationError.invalid("auth.adminKeyScopes names \(parts[0]) twice")
+            }
+        }
         self.init(
             jwtHS256Secret: try reader.string("jwt.hs256Secret", isSecret: true),
             jwtES256PublicKeyPEM: pem,
             jwtIssuer: try reader.string("jwt.issuer"),
             jwtAudience: try reader.string("jwt.audience"),
             apiKeys: try pairs("apiKeys"),
-            adminKeys: try pairs("adminKeys"),
+            adminKeys: adminKeys,
+            adminKeyScopes: scopes,
             allowGuests: try reader.bool("guests", default: true),
             allowLegacyGuestClaims: try reader.bool("legacyGuestClaims", default: true),
             answerSigningKeyPEM: try file("answerSigningKey"),
@@ -101,7 +125,10 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
 
     public var description: String {
         "AuthConfiguration(hs256: \(jwtHS256Secret == nil ? "off" : "on"), es256: \(jwtES256PublicKeyPEM == nil ? "off" : "on"), "
-            + "apiKeys: \(apiKeys.keys.sorted()), adminKeys: \(adminKeys.keys.sorted()), guests: \(allowGuests), "
+            + "apiKeys: \(apiKeys.keys.sorted()), adminKeys: \(adminKeys.keys.sorted().map { "\($0) (\(scopes(ofAdminKey: $0).sorted().map(\.rawValue).joined(separator: "+")))" }), guests: \(allowGuests), "
             + "signed answers: \(answerSigningKeyPEM == nil ? "off" : "on"), metrics: \(metricsToken == nil ? "open" : "token"))"
     }
+
+    /// The scopes the admin key `name` holds.
+    public func scopes(ofAdminKey name: String) -> Set<AdminScope> { adminKeyScopes[name] ?? [.admin] }
 }

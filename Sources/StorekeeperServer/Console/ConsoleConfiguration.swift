@@ -73,9 +73,22 @@ public struct ConsoleConfiguration: Sendable, CustomStringConvertible {
     }
 }
 
-/// What an operator may do: viewers read, support also acts on customers, admins also change the catalog and run jobs.
+/// What an operator may do, as admin API scopes: viewers read, support also acts on customers (entitlements, wallets,
+/// purchases to assign, notifications to retry), admins hold every scope (the catalog, webhooks, jobs).
 public enum ConsoleRole: String, Sendable, Hashable, Comparable, CaseIterable {
     case viewer, support, admin
+
+    /// The admin scopes the role holds; the console checks its pages and forms against them, as the admin API does.
+    public var scopes: Set<AdminScope> {
+        let reads: Set<AdminScope> = [.usersRead, .catalogRead, .reportsRead, .eventsRead, .notificationsRead]
+        switch self {
+        case .viewer: return reads
+        case .support: return reads.union([.usersWrite, .walletWrite, .notificationsWrite])
+        case .admin: return [.admin]
+        }
+    }
+
+    func holds(_ scope: AdminScope) -> Bool { scopes.contains(.admin) || scopes.contains(scope) }
 
     var rank: Int {
         switch self {

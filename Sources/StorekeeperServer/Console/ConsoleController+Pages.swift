@@ -269,7 +269,7 @@ extension ConsoleController {
             "link": Self.link(user.rawValue),
             "atInput": atLabel.map { String($0.prefix(19)) } ?? "",
             "atLabel": atLabel as Any,
-            "canAct": signedIn.role >= .support,
+            "canAct": signedIn.holds(.usersWrite),
             "csrf": signedIn.session.csrf,
             "idempotencyKey": "console-" + Self.randomToken().prefix(24),
             "flash": flash as Any,
@@ -278,7 +278,7 @@ extension ConsoleController {
                 var row: [String: Any] = ["entitlement": entitlement.entitlement, "active": entitlement.active ? "yes" : "no"]
                 row["until"] = Self.time(entitlement.expiresAt)
                 row["product"] = entitlement.sources.map(\.productId).joined(separator: ", ")
-                row["canRevoke"] = entitlement.active && signedIn.role >= .support && atLabel == nil
+                row["canRevoke"] = entitlement.active && signedIn.holds(.usersWrite) && atLabel == nil
                 return row
             },
             "catalogEntitlements": Array(Set(api.catalog.catalog.products.compactMap(\.entitlement))).sorted(),
@@ -289,7 +289,7 @@ extension ConsoleController {
                 row["expires"] = Self.time(subscription.expiresAt)
                 row["autoRenew"] = subscription.autoRenew.map { $0 ? "on" : "off" } ?? ""
                 row["originalLink"] = Self.link(subscription.originalTransactionId)
-                row["canExtend"] = signedIn.role >= .support && subscription.state.rawValue != "expired"
+                row["canExtend"] = signedIn.holds(.usersWrite) && subscription.state.rawValue != "expired"
                 return row
             },
             "orders": state.orders.map {
@@ -623,7 +623,7 @@ extension ConsoleController {
         row["error"] = item.lastError ?? ""
         row["original"] = item.received.originalTransactionId ?? ""
         row["retryable"] = item.status == "dead" || item.status == "pending"
-        row["canAct"] = signedIn.role >= .support
+        row["canAct"] = signedIn.holds(.notificationsWrite)
         row["csrf"] = signedIn.session.csrf
         return row
     }
@@ -652,7 +652,7 @@ extension ConsoleController {
             "items": items.map {
                 [
                     "id": $0.transactionId, "link": Self.link($0.transactionId), "product": $0.productId, "environment": $0.environment,
-                    "reason": $0.reason, "parked": Self.time($0.createdAt), "canAct": signedIn.role >= .support, "csrf": signedIn.session.csrf,
+                    "reason": $0.reason, "parked": Self.time($0.createdAt), "canAct": signedIn.holds(.usersWrite), "csrf": signedIn.session.csrf,
                 ]
             },
         ]
@@ -680,7 +680,7 @@ extension ConsoleController {
         let campaigns = api.catalog.catalog.campaigns.sorted { $0.id < $1.id }.map { campaign -> [String: Any] in
             var row: [String: Any] = ["id": campaign.id, "link": Self.link(campaign.id), "products": campaign.productIds.joined(separator: ", ")]
             row["active"] = campaign.active
-            row["canEdit"] = signedIn.role >= .admin
+            row["canEdit"] = signedIn.holds(.catalogWrite)
             row["csrf"] = signedIn.session.csrf
             row["variants"] = campaign.variants.enumerated().map { index, variant -> [String: Any] in
                 ["index": index, "name": variant.name, "offer": variant.offerId ?? "no offer (control)", "weight": variant.weight]
@@ -699,7 +699,7 @@ extension ConsoleController {
                     return [
                         "id": product.id, "link": Self.link(product.id), "kind": product.kind.rawValue, "grants": grants,
                         "onSale": product.onSale ? "yes" : "no",
-                        "canEdit": signedIn.role >= .admin,
+                        "canEdit": signedIn.holds(.catalogWrite),
                     ]
                 },
             ],
@@ -820,7 +820,7 @@ extension ConsoleController {
                 "jobs": Self.jobNames.map { name -> [String: Any] in
                     let log = api.metrics.runLog.entry(name.replacingOccurrences(of: "-", with: "_"))
                     var row: [String: Any] = ["name": name, "configured": configured[name] == true ? "yes" : "no"]
-                    row["canRun"] = signedIn.role >= .admin && configured[name] == true
+                    row["canRun"] = signedIn.holds(.jobsRun) && configured[name] == true
                     row["csrf"] = signedIn.session.csrf
                     row["lastRun"] = Self.time(log?.lastRun)
                     row["items"] = log?.lastItems.map(String.init) ?? ""
@@ -848,7 +848,7 @@ extension ConsoleController {
                         "types": endpoint.eventTypes.isEmpty ? "all" : endpoint.eventTypes.joined(separator: ", "),
                         "state": endpoint.paused ? "paused" : "running", "pending": endpoint.pending, "dead": endpoint.dead,
                         "oldest": Self.time(endpoint.oldestPendingAt),
-                        "canControl": signedIn.role >= .admin, "csrf": signedIn.session.csrf,
+                        "canControl": signedIn.holds(.webhooksWrite), "csrf": signedIn.session.csrf,
                         "toggle": endpoint.paused ? "resume" : "pause", "toggleLabel": endpoint.paused ? "Resume" : "Pause",
                         "hasDead": endpoint.dead > 0, "replayable": endpoint.kind == .events,
                     ]

@@ -77,6 +77,7 @@ struct ConsoleController: Sendable {
         var name: String { session.operatorName }
 
         var view: [String: Any] { ["operator": name, "role": role.rawValue, "csrf": session.csrf] }
+        func holds(_ scope: AdminScope) -> Bool { role.holds(scope) }
     }
 
     /// Why a request ends before its page: sign in first, not allowed, or a form that cannot be used.
@@ -97,96 +98,101 @@ struct ConsoleController: Sendable {
         admin.get("login") { request, _ in try loginPage(request, failure: nil) }
         admin.post("login") { request, context in try await signIn(request, from: context.remoteAddress?.ipAddress) }
         admin.post("logout") { request, context in
-            try await page(request, context, needs: .viewer, form: true) { signedIn, _ in
+            try await page(request, context, needs: nil, form: true) { signedIn, _ in
                 try await store.delete(signedIn.session.tokenHash)
                 var response = Self.redirect("/admin/login")
                 response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0, request))
                 return response
             }
         }
-        admin.get { request, context in try await page(request, context, needs: .viewer) { signedIn, _ in try await overview(signedIn) } }
-        admin.get("find") { request, context in try await page(request, context, needs: .viewer) { signedIn, _ in try await find(request, signedIn) }
+        admin.get { request, context in try await page(request, context, needs: .reportsRead) { signedIn, _ in try await overview(signedIn) } }
+        admin.get("find") { request, context in
+            try await page(request, context, needs: .usersRead) { signedIn, _ in try await find(request, signedIn) }
         }
         admin.get("customers/:user") { request, context in
-            try await page(request, context, needs: .viewer) { signedIn, _ in
+            try await page(request, context, needs: .usersRead) { signedIn, _ in
                 try await existingCustomer(context, signedIn) { try await customer($0, request, signedIn) }
             }
         }
         admin.post("customers/:user/wallet") { request, context in
-            try await page(request, context, needs: .support, form: true) { signedIn, form in
+            try await page(request, context, needs: .walletWrite, form: true) { signedIn, form in
                 try await existingCustomer(context, signedIn) { try await adjustWallet($0, form, signedIn) }
             }
         }
         admin.post("customers/:user/entitlements/grant") { request, context in
-            try await page(request, context, needs: .support, form: true) { signedIn, form in
+            try await page(request, context, needs: .usersWrite, form: true) { signedIn, form in
                 try await existingCustomer(context, signedIn) { try await grantEntitlement($0, form, signedIn) }
             }
         }
         admin.post("customers/:user/entitlements/revoke") { request, context in
-            try await page(request, context, needs: .support, form: true) { signedIn, form in
+            try await page(request, context, needs: .usersWrite, form: true) { signedIn, form in
                 try await existingCustomer(context, signedIn) { try await revokeEntitlement($0, form, signedIn) }
             }
         }
         admin.post("customers/:user/subscriptions/:original/extend") { request, context in
-            try await page(request, context, needs: .support, form: true) { signedIn, form in
+            try await page(request, context, needs: .usersWrite, form: true) { signedIn, form in
                 let original = try Self.parameter(context, "original")
                 return try await existingCustomer(context, signedIn) { try await extendRenewal($0, original, form, signedIn) }
             }
         }
         admin.post("customers/:user/catch-up") { request, context in
-            try await page(request, context, needs: .support, form: true) { signedIn, _ in
+            try await page(request, context, needs: .usersWrite, form: true) { signedIn, _ in
                 try await existingCustomer(context, signedIn) { try await catchUp($0, signedIn) }
             }
         }
         admin.get("notifications") { request, context in
-            try await page(request, context, needs: .viewer) { signedIn, _ in try await notifications(request, signedIn) }
+            try await page(request, context, needs: .notificationsRead) { signedIn, _ in try await notifications(request, signedIn) }
         }
         admin.get("notifications/:id") { request, context in
-            try await page(request, context, needs: .viewer) { signedIn, _ in try await notification(try Self.parameter(context, "id"), signedIn) }
+            try await page(request, context, needs: .notificationsRead) { signedIn, _ in
+                try await notification(try Self.parameter(context, "id"), signedIn)
+            }
         }
-        admin.get("review") { request, context in try await page(request, context, needs: .viewer) { signedIn, _ in try await review(signedIn) } }
+        admin.get("review") { request, context in try await page(request, context, needs: .usersRead) { signedIn, _ in try await review(signedIn) } }
         admin.post("notifications/:id/retry") { request, context in
-            try await page(request, context, needs: .support, form: true) { signedIn, _ in
+            try await page(request, context, needs: .notificationsWrite, form: true) { signedIn, _ in
                 try await retry(try Self.parameter(context, "id"), signedIn)
             }
         }
         admin.get("pending") { request, context in
-            try await page(request, context, needs: .viewer) { signedIn, _ in try await pending(signedIn, flash: nil) }
+            try await page(request, context, needs: .usersRead) { signedIn, _ in try await pending(signedIn, flash: nil) }
         }
         admin.post("pending/:transaction/assign") { request, context in
-            try await page(request, context, needs: .support, form: true) { signedIn, form in
+            try await page(request, context, needs: .usersWrite, form: true) { signedIn, form in
                 try await assign(try Self.parameter(context, "transaction"), form, signedIn)
             }
         }
         admin.get("catalog") { request, context in
-            try await page(request, context, needs: .viewer) { signedIn, _ in try catalog(signedIn, flash: nil) }
+            try await page(request, context, needs: .catalogRead) { signedIn, _ in try catalog(signedIn, flash: nil) }
         }
         admin.get("catalog/products/:id") { request, context in
-            try await page(request, context, needs: .admin) { signedIn, _ in try product(try Self.parameter(context, "id"), signedIn, failure: nil) }
+            try await page(request, context, needs: .catalogWrite) { signedIn, _ in
+                try product(try Self.parameter(context, "id"), signedIn, failure: nil)
+            }
         }
         admin.post("catalog/products/:id") { request, context in
-            try await page(request, context, needs: .admin, form: true) { signedIn, form in
+            try await page(request, context, needs: .catalogWrite, form: true) { signedIn, form in
                 try await saveProduct(try Self.parameter(context, "id"), form, signedIn)
             }
         }
         admin.post("catalog/campaigns/:id") { request, context in
-            try await page(request, context, needs: .admin, form: true) { signedIn, form in
+            try await page(request, context, needs: .catalogWrite, form: true) { signedIn, form in
                 try await saveCampaign(try Self.parameter(context, "id"), form, signedIn)
             }
         }
         admin.get("webhooks") { request, context in
-            try await page(request, context, needs: .viewer) { signedIn, _ in try await webhooks(signedIn, flash: nil) }
+            try await page(request, context, needs: .eventsRead) { signedIn, _ in try await webhooks(signedIn, flash: nil) }
         }
         admin.post("webhooks/:name/:action") { request, context in
-            try await page(request, context, needs: .admin, form: true) { signedIn, form in
+            try await page(request, context, needs: .webhooksWrite, form: true) { signedIn, form in
                 try await controlWebhook(try Self.parameter(context, "name"), try Self.parameter(context, "action"), form, signedIn)
             }
         }
         admin.get("jobs") { request, context in
-            try await page(request, context, needs: .viewer) { signedIn, _ in try await jobs(signedIn, flash: nil) }
+            try await page(request, context, needs: .reportsRead) { signedIn, _ in try await jobs(signedIn, flash: nil) }
         }
         admin.post("jobs/:job/run") { request, context in
-            try await page(request, context, needs: .admin, form: true) { signedIn, _ in
+            try await page(request, context, needs: .jobsRun, form: true) { signedIn, _ in
                 try await runJob(try Self.parameter(context, "job"), signedIn)
             }
         }
@@ -194,11 +200,12 @@ struct ConsoleController: Sendable {
 
     // MARK: Sessions
 
-    /// Runs `body` for a signed-in operator with at least `role`; a form's CSRF token must be the session's.
+    /// Runs `body` for a signed-in operator whose role holds `scope` (any signed-in operator for `nil`); a form's
+    /// CSRF token must be the session's.
     func page(
         _ request: Request,
         _ context: StorekeeperRequestContext,
-        needs role: ConsoleRole,
+        needs scope: AdminScope?,
         form: Bool = false,
         _ body: (Operator, [String: String]) async throws -> Response
     ) async throws -> Response {
@@ -216,8 +223,11 @@ struct ConsoleController: Sendable {
                     throw Refusal.badForm("The form was refused: its security token is missing or stale. Reload the page and try again.")
                 }
             }
-            guard sessionRole >= role else {
-                throw Refusal.forbidden("\(sessionRole.rawValue.capitalized)s cannot do this; it needs the \(role.rawValue) role.")
+            if let scope, !signedIn.holds(scope) {
+                let roles = ConsoleRole.allCases.filter { $0.holds(scope) }.map(\.rawValue).joined(separator: " or ")
+                throw Refusal.forbidden(
+                    "\(sessionRole.rawValue.capitalized)s cannot do this; it needs the \(scope.rawValue) scope (the \(roles) role)."
+                )
             }
             return try await body(signedIn, fields)
         } catch Refusal.signIn {
@@ -387,7 +397,7 @@ struct ConsoleController: Sendable {
     /// operation audits).
     func asOperator<T: Sendable>(_ signedIn: Operator, _ body: () async throws -> T) async throws -> T {
         var scope = signedIn.context
-        scope.caller = .admin(signedIn.name)
+        scope.caller = .admin(AdminCaller(name: signedIn.name, scopes: signedIn.role.scopes))
         return try await RequestScope.$context.withValue(scope) { try await body() }
     }
 

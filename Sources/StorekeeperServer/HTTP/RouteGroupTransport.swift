@@ -38,8 +38,22 @@ struct RouteGroupTransport: ServerTransport {
             throw StorekeeperError(.internal, code: "unroutable_operation", message: "no route group serves \(path)")
         }
         let signs = signer
+        // Admin operations check the scope openapi.yaml declares; one without a scope stops the server's start.
+        let scope = path.hasPrefix("/v1/admin/") ? try AdminScope.required(method: method.rawValue, path: path) : nil
         group.on(RouterPath(subpath), method: method) { request, context in
-            try await Self.serve(handler, request: request, context: context, signer: signs)
+            if let scope {
+                guard case .admin(let admin) = context.caller else {
+                    throw StorekeeperError(.unauthenticated, code: "admin_key_required", message: "a valid X-Admin-Key is required")
+                }
+                guard admin.holds(scope) else {
+                    throw StorekeeperError(
+                        .notPermitted,
+                        code: "insufficient_scope",
+                        message: "the admin key \(admin.name) does not hold the scope \(scope.rawValue) this operation needs"
+                    )
+                }
+            }
+            return try await Self.serve(handler, request: request, context: context, signer: signs)
         }
     }
 

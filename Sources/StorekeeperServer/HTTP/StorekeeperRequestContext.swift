@@ -27,8 +27,8 @@ public struct StorekeeperRequestContext: RequestContext, RemoteAddressRequestCon
 public enum Caller: Sendable, Hashable {
     /// A client of the app: a user token, a guest credential or the backend's API key.
     case client(ClientIdentity)
-    /// An operator, by admin key name.
-    case admin(String)
+    /// An operator: an admin key, or a console operator acting through the admin API, with its scopes.
+    case admin(AdminCaller)
 }
 
 extension StorekeeperRequestContext {
@@ -49,8 +49,8 @@ extension StorekeeperRequestContext {
 
     /// The operator's admin key name (the admin group's middleware authenticated it).
     func admin() throws -> String {
-        guard case .admin(let name) = caller else { throw Self.unauthenticated }
-        return name
+        guard case .admin(let admin) = caller else { throw Self.unauthenticated }
+        return admin.name
     }
 
     /// `value` as the API's JSON, with `status`.

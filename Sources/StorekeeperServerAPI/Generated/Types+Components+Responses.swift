@@ -160,6 +160,34 @@ extension Components {
                 self.body = body
             }
         }
+        public struct AdminForbidden: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/AdminForbidden/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/AdminForbidden/content/application\/json`.
+                case json(Components.Schemas._Error)
+                /// The associated value of the enum case if `self` is `.json`.
+                ///
+                /// - Throws: An error if `self` is not `.json`.
+                /// - SeeAlso: `.json`.
+                public var json: Components.Schemas._Error {
+                    get throws {
+                        switch self {
+                        case let .json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.AdminForbidden.Body
+            /// Creates a new `AdminForbidden`.
+            ///
+            /// - Parameters:
+            ///   - body: Received HTTP response body
+            public init(body: Components.Responses.AdminForbidden.Body) {
+                self.body = body
+            }
+        }
         public struct InvalidUser: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/InvalidUser/content`.
             @frozen public enum Body: Sendable, Hashable {
