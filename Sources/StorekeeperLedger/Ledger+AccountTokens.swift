@@ -29,7 +29,6 @@ extension Ledger {
                     createdAt: uow.now
                 )
             )
-            try await uow.flush()
             return true
         }
     }

@@ -25,7 +25,6 @@ extension Ledger {
                     createdAt: uow.now
                 )
             )
-            try await uow.flush()
         }
     }
 }

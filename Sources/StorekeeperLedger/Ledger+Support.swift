@@ -52,7 +52,6 @@ extension Ledger {
                     details: ["change": "granted", "grant": grant, "endsAt": until.map { String($0.millis) } ?? "", "reason": reason]
                 )
             )
-            try await uow.flush()
             return grant
         }
     }
@@ -91,7 +90,6 @@ extension Ledger {
                     )
                 )
             }
-            try await uow.flush()
             return revoked
         }
     }

@@ -23,8 +23,17 @@ public final class Ledger: Sendable {
     /// The writer's last failure to commit a batch (cleared by the next commit), for `/health`.
     private let writerHealth = WriterHealth()
 
-    /// - Parameter maximumBatch: how many commands may share one database transaction.
-    public init(provider: any DatabaseProvider, rules: LedgerRules, maximumBatch: Int = 256, logger: Logger) {
+    /// - Parameters:
+    ///   - maximumBatch: how many commands may share one database transaction.
+    ///   - onRerun: told, with ``DatabaseFailure/cause(_:)``, each time a batch failed as a whole and runs again step
+    ///     by step (a metric: on PostgreSQL a `deadlock` there means two servers took rows in different orders).
+    public init(
+        provider: any DatabaseProvider,
+        rules: LedgerRules,
+        maximumBatch: Int = 256,
+        onRerun: @escaping @Sendable (String) -> Void = { _ in },
+        logger: Logger
+    ) {
         self.provider = provider
         self.rules = rules
         self.logger = logger
@@ -32,7 +41,15 @@ public final class Ledger: Sendable {
         let listeners = commitListeners
         let health = writerHealth
         combiner = BatchCombiner(maximumBatch: maximumBatch, dedicatedDrainer: true) { jobs in
-            await LedgerBatch.run(jobs, provider: provider, rules: rules, storedHeaders: storedHeaders.digests, health: health, logger: logger)
+            await LedgerBatch.run(
+                jobs,
+                provider: provider,
+                rules: rules,
+                storedHeaders: storedHeaders.digests,
+                health: health,
+                onRerun: onRerun,
+                logger: logger
+            )
             listeners.notify()
             let committed = jobs.compactMap { job -> [String]? in
                 guard let job = job as? InboxJob, case .success? = job.result.withLock({ $0 }) else { return nil }
@@ -100,7 +117,6 @@ public final class Ledger: Sendable {
                     )
                 )
             }
-            try await uow.flush()
         }
     }
 
@@ -137,7 +153,6 @@ public final class Ledger: Sendable {
                     createdAt: uow.now
                 )
             )
-            try await uow.flush()
             return delivery
         }
     }
@@ -155,7 +170,6 @@ public final class Ledger: Sendable {
                 now: uow.now,
                 on: uow.db
             )
-            try await uow.flush()
         }
     }
 
@@ -181,12 +195,10 @@ public final class Ledger: Sendable {
         let logger = self.logger
         return try await write { uow in
             do {
-                try await withSavepoint("sk_together", on: uow.db) {
-                    let own = uow.child()
+                try await uow.savepoint("sk_together") { own in
                     try await AppleMessages.deliver(ordered, rules: rules, in: own)
                     _ = try await AppleMessages.applyEffects(ordered, isolated: false, deliveriesDone: true, rules: rules, in: own)
                     if markProcessed { try await NotificationsTable.markProcessed(ordered.map(\.id), now: uow.now, on: uow.db) }
-                    try await own.flush()
                 }
                 return [:]
             } catch {
@@ -196,7 +208,6 @@ public final class Ledger: Sendable {
             if markProcessed {
                 try await NotificationsTable.markProcessed(ordered.map(\.id).filter { failed[$0] == nil }, now: uow.now, on: uow.db)
             }
-            try await uow.flush()
             return failed.mapValues { "\($0)" }
         }
     }
@@ -319,7 +330,6 @@ public final class Ledger: Sendable {
                     ]
                 )
             )
-            try await uow.flush()
         }
     }
 
@@ -350,7 +360,6 @@ public final class Ledger: Sendable {
                     createdAt: order.createdAt
                 )
             )
-            try await uow.flush()
         }
     }
 
@@ -360,7 +369,6 @@ public final class Ledger: Sendable {
         try await write { uow in
             guard try await OrdersTable.cancel(id, user: user, now: uow.now, on: uow.db) else { return false }
             uow.record(AuditEntry(action: .orderCancelled, user: user, subject: id, cause: .order(id), createdAt: uow.now))
-            try await uow.flush()
             return true
         }
     }
@@ -394,7 +402,6 @@ public final class Ledger: Sendable {
                     allowNegative: false,
                     in: uow
                 )
-                try await uow.flush()
                 return posting
             }
         }
@@ -425,7 +432,6 @@ public final class Ledger: Sendable {
                     allowNegative: true,
                     in: uow
                 )
-                try await uow.flush()
                 return posting
             }
         }
@@ -503,7 +509,6 @@ public final class Ledger: Sendable {
                     )
                 )
             }
-            try await uow.flush()
             return MergeSummary(transactions: counts.transactions, entitlements: grants.count, orders: counts.orders, coins: coins)
         }
     }
@@ -550,7 +555,6 @@ public final class Ledger: Sendable {
                     createdAt: uow.now
                 )
             )
-            try await uow.flush()
             return .issued(GuestStore.Issued(user: guest, token: guestId + "." + secret))
         }
     }
@@ -581,7 +585,6 @@ public final class Ledger: Sendable {
                     createdAt: uow.now
                 )
             )
-            try await uow.flush()
             return true
         }
     }

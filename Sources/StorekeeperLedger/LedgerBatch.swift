@@ -33,6 +33,7 @@ enum LedgerBatch {
         rules: LedgerRules,
         storedHeaders: Set<String>,
         health: WriterHealth,
+        onRerun: @Sendable (String) -> Void,
         logger: Logger
     ) async {
         var sorted = Sorted()
@@ -48,7 +49,8 @@ enum LedgerBatch {
         let kind = provider.kind
         do {
             let outcome = try await provider.withTransaction { db in
-                try await together(
+                try await EventsTable.lockLedger(kind: kind, on: db)
+                return try await together(
                     batch,
                     uow: UnitOfWork(db: db, kind: kind, now: Date(), logger: logger),
                     rules: rules,
@@ -59,11 +61,13 @@ enum LedgerBatch {
             health.committed()
             return
         } catch {
+            onRerun(DatabaseFailure.cause(error))
             logger.notice("a ledger batch failed as a whole; running it again step by step", metadata: ["error": "\(error)"])
         }
         do {
             let outcome = try await provider.withTransaction { db in
-                try await isolated(batch, uow: UnitOfWork(db: db, kind: kind, now: Date(), logger: logger), rules: rules, logger: logger)
+                try await EventsTable.lockLedger(kind: kind, on: db)
+                return try await isolated(batch, uow: UnitOfWork(db: db, kind: kind, now: Date(), logger: logger), rules: rules, logger: logger)
             }
             hand(outcome, to: batch)
             // Run step by step, the transaction may commit while every step failed on the database itself (a full
@@ -137,7 +141,7 @@ enum LedgerBatch {
                 outcome.writes[index] = await savepointed(job, on: uow)
             }
         }
-        try await uow.flush()
+        try await uow.finish()
         return outcome
     }
 
@@ -145,12 +149,7 @@ enum LedgerBatch {
     private static func savepointed(_ job: WriteJob, on uow: UnitOfWork) async -> Result<any Sendable, any Error> {
         do {
             return .success(
-                try await withSavepoint("sk_write", on: uow.db) {
-                    let own = uow.child()
-                    let value = try await job.body(own)
-                    try await own.flush()
-                    return value
-                }
+                try await uow.savepoint("sk_write") { own in try await job.body(own) }
             )
         } catch {
             return .failure(error)
@@ -174,13 +173,13 @@ enum LedgerBatch {
             }
             messages.sort { ($0.signedDate, $0.id) < ($1.signedDate, $1.id) }
             do {
-                try await withSavepoint("sk_apply", on: uow.db) {
+                try await uow.savepoint("sk_apply") { own in
                     let failed = try await AppleMessages.applyEffects(
                         messages,
                         isolated: true,
                         deliveriesDone: false,
                         rules: rules,
-                        in: uow
+                        in: own
                     )
                     try await NotificationsTable.markProcessed(
                         messages.map(\.id).filter { failed[$0] == nil },
@@ -194,11 +193,8 @@ enum LedgerBatch {
         }
         for (index, job) in batch.deliveries {
             do {
-                outcome.deliveries[index] = try await withSavepoint("sk_delivery", on: uow.db) {
-                    let own = uow.child()
-                    let result = try await DeliveryPlanner.deliver([job.request], in: own)[0]
-                    try await own.flush()
-                    return result
+                outcome.deliveries[index] = try await uow.savepoint("sk_delivery") { own in
+                    try await DeliveryPlanner.deliver([job.request], in: own)[0]
                 }
             } catch {
                 outcome.deliveries[index] = .failure(error)
@@ -207,7 +203,7 @@ enum LedgerBatch {
         for (index, job) in batch.writes {
             outcome.writes[index] = await savepointed(job, on: uow)
         }
-        try await uow.flush()
+        try await uow.finish()
         return outcome
     }
 }

@@ -5,8 +5,13 @@ import StorekeeperCore
 import StorekeeperStorage
 
 /// One database transaction's worth of changes: the connection they are made on, the moment they are made at, and
-/// the audit entries and outbox events they produce, written together at the end (``flush()``) with one statement
-/// per table.
+/// the audit entries and outbox events they produce, written together once at the end (``finish()``) with one
+/// statement per table.
+///
+/// Work in a savepoint gets a child (``savepoint(_:_:)``) whose records join its parent's only when the savepoint is
+/// released, so a rolled-back step leaves no audit entry or event behind. Writing every event once, at the end, is
+/// what keeps PostgreSQL free of deadlocks between servers: the users' outbox sequence rows are locked in one sorted
+/// order per transaction, never in the order the batch's steps happened to touch them.
 ///
 /// It lives inside a single transaction body and is used by one task at a time; it is `Sendable` only to cross the
 /// transaction closure, never to be shared.
@@ -15,19 +20,32 @@ final class UnitOfWork: @unchecked Sendable {
     let kind: DatabaseKind
     let now: Date
     let logger: Logger
+    /// The unit of work this one's records join when its savepoint is released; nil for the transaction's own.
+    private let parent: UnitOfWork?
     private var audit: [AuditEntry] = []
     private var events: [LedgerEvent] = []
 
-    init(db: any SQLDatabase, kind: DatabaseKind, now: Date, logger: Logger) {
+    convenience init(db: any SQLDatabase, kind: DatabaseKind, now: Date, logger: Logger) {
+        self.init(db: db, kind: kind, now: now, logger: logger, parent: nil)
+    }
+
+    private init(db: any SQLDatabase, kind: DatabaseKind, now: Date, logger: Logger, parent: UnitOfWork?) {
         self.db = db
         self.kind = kind
         self.now = now
         self.logger = logger
+        self.parent = parent
     }
 
-    /// A unit of work for a savepoint inside this one: same connection and moment, its own records, flushed by
-    /// whoever opened the savepoint before releasing it.
-    func child() -> UnitOfWork { UnitOfWork(db: db, kind: kind, now: now, logger: logger) }
+    /// Runs `body` in a savepoint with a unit of work of its own: released, its records join this one's; rolled
+    /// back (`body` threw), they are dropped with its changes.
+    func savepoint<T: Sendable>(_ name: String, _ body: (UnitOfWork) async throws -> T) async throws -> T {
+        let own = UnitOfWork(db: db, kind: kind, now: now, logger: logger, parent: self)
+        let value = try await withSavepoint(name, on: db) { try await body(own) }
+        audit.append(contentsOf: own.audit)
+        events.append(contentsOf: own.events)
+        return value
+    }
 
     /// Records why something changed (invariant 4).
     func record(_ entry: AuditEntry) { audit.append(entry) }
@@ -37,8 +55,9 @@ final class UnitOfWork: @unchecked Sendable {
     /// Queues an event for the outbox, in this transaction.
     func emit(_ event: LedgerEvent) { events.append(event) }
 
-    /// Writes what was recorded; called once the work is done, before the commit.
-    func flush() async throws {
+    /// Writes what the transaction recorded, its savepoints' included; called once, as its last step before the
+    /// commit.
+    func finish() async throws {
         let entries = audit
         let pending = events
         audit = []

@@ -63,6 +63,7 @@ public struct ServerComponents: Sendable {
                 transferPolicy: configuration.transferPolicy,
                 coinClawback: lifecycle.coinClawback
             ),
+            onRerun: { cause in metrics.ledgerBatchRerun(cause: cause) },
             logger: logger
         )
         self.ledger = ledger

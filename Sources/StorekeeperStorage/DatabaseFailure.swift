@@ -12,6 +12,17 @@ public enum DatabaseFailure {
         return false
     }
 
+    /// Why a whole transaction failed, as the ledger counts it: `deadlock` (PostgreSQL 40P01), `serialization`
+    /// (40001), `unique` (a race with another server), `database` (the database itself), or `other`.
+    public static func cause(_ error: any Error) -> String {
+        if let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] {
+            if state == "40P01" { return "deadlock" }
+            if state == "40001" { return "serialization" }
+        }
+        if isUniqueViolation(error) { return "unique" }
+        return isDatabaseFault(error) ? "database" : "other"
+    }
+
     /// The database itself failed (a full disk, an I/O error, a lost connection), not the caller's data: a driver
     /// error that is neither a unique violation nor invalid input.
     public static func isDatabaseFault(_ error: any Error) -> Bool {

@@ -74,7 +74,7 @@ import Testing
             await #expect(throws: (any Error).self) {
                 try await ledger.write { uow in
                     uow.emit(LedgerEvent(type: .walletChanged, user: UserID(rawValue: "ann"), subject: "coins", occurredAt: uow.now))
-                    try await uow.flush()
+                    try await uow.finish()
                     throw StorekeeperError(.conflict, code: "boom", message: "after the event was written")
                 }
             }

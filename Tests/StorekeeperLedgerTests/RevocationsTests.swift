@@ -29,7 +29,7 @@ import Testing
                 cause: .notification("test-\(signed.timeIntervalSince1970)"),
                 in: uow
             )
-            try await uow.flush()
+            try await uow.finish()
             return outcome
         }
     }
@@ -37,7 +37,7 @@ import Testing
     static func reinstate(_ ledger: Ledger, _ id: String, signed: Date) async throws -> Bool {
         try await ledger.write { uow in
             let done = try await Revocations.reinstate(transactionId: id, decidedAt: signed, cause: .notification("test"), in: uow)
-            try await uow.flush()
+            try await uow.finish()
             return done
         }
     }
@@ -119,7 +119,7 @@ import Testing
                 let message = snapshot(state, seconds, event: event)
                 let applied = try await ledger.write { uow in
                     let applied = try await AppleMessages.applySnapshots([(message, .notification(event))], in: uow)
-                    try await uow.flush()
+                    try await uow.finish()
                     return applied
                 }
                 #expect(applied == [applies], "\(event)")

@@ -99,7 +99,7 @@ import Testing
                     now: uow.now,
                     on: uow.db
                 )
-                try await uow.flush()
+                try await uow.finish()
             }
             let tables = try await Self.userKeyedTables(provider)
             let movable = tables.filter { !Self.history.contains($0) }

@@ -64,10 +64,8 @@ enum AppleMessages {
             // What Apple was paid for is delivered even when a message's own effects fail: every message's
             // transactions together first, then each message's effects on its own.
             do {
-                try await withSavepoint("sk_deliveries", on: uow.db) {
-                    let own = uow.child()
+                try await uow.savepoint("sk_deliveries") { own in
                     try await deliver(messages, rules: rules, in: own)
-                    try await own.flush()
                 }
                 deliveriesDone = true
             } catch {
@@ -86,11 +84,9 @@ enum AppleMessages {
                 continue
             }
             do {
-                try await withSavepoint("sk_message", on: uow.db) {
-                    let own = uow.child()
+                try await uow.savepoint("sk_message") { own in
                     if !deliveriesDone, message.effect.deliver { try await deliver([message], rules: rules, in: own) }
                     try await applyOwnEffects(message, rules: rules, in: own)
-                    try await own.flush()
                 }
             } catch {
                 failures[message.id] = error
@@ -102,18 +98,14 @@ enum AppleMessages {
             return failures
         }
         do {
-            try await withSavepoint("sk_states", on: uow.db) {
-                let own = uow.child()
+            try await uow.savepoint("sk_states") { own in
                 _ = try await applySnapshots(snapshots, in: own)
-                try await own.flush()
             }
         } catch {
             for message in plain {
                 do {
-                    try await withSavepoint("sk_message", on: uow.db) {
-                        let own = uow.child()
+                    try await uow.savepoint("sk_message") { own in
                         try await applyOwnEffects(message, rules: rules, in: own)
-                        try await own.flush()
                     }
                 } catch {
                     failures[message.id] = error

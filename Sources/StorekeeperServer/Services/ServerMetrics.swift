@@ -45,6 +45,11 @@ public struct ServerMetrics: Sendable {
         kind: .counter,
         help: "Notifications the processor applied, or failed to apply (retried later)."
     )
+    static let ledgerReruns = Family(
+        name: "storekeeper_ledger_batch_reruns_total",
+        kind: .counter,
+        help: "Ledger batches that failed as a whole and ran again step by step, by cause (deadlock, serialization, unique, database, other)."
+    )
     static let jobRuns = Family(name: "storekeeper_job_runs_total", kind: .counter, help: "Runs of the periodic jobs.")
     static let jobItems = Family(name: "storekeeper_job_items_total", kind: .counter, help: "Items the periodic jobs handled.")
     static let orders = Family(
@@ -192,7 +197,7 @@ public struct ServerMetrics: Sendable {
         refunds, refundedAmount, consumptionAnswers, consumptionDelay, notificationBacklog, pendingRecovery,
         pendingRecoveryAge, consumptionOpen, consumptionOverdue, businessRefreshed, reconciliationRuns, reconciliationFindings,
         customersToReview, webhookDeliveries, webhookDuration, webhookQueued, webhookOldest, transactionsFinished, accountTokensSet,
-        retentionRequests, retentionDuration,
+        retentionRequests, retentionDuration, ledgerReruns,
     ]
 
     static let requestBuckets: [Duration] = [
@@ -228,6 +233,7 @@ public struct ServerMetrics: Sendable {
         for answer in ["message", "alternateProduct", "promotionalOffer", "none", "refused"] { counter(Self.retentionRequests, [("answer", answer)]) }
         _ = duration(Self.retentionDuration, [])
         counter(Self.riskFlags, [("flag", "introductory_offer_repeated")])
+        for cause in ["deadlock", "serialization", "unique", "database", "other"] { counter(Self.ledgerReruns, [("cause", cause)]) }
         _ = seconds(Self.consumptionDelay, [])
         for status in ["reconciled", "not_available", "failed"] { counter(Self.reconciliationRuns, [("status", status)]) }
         reconciliationFindings([:])
@@ -275,6 +281,11 @@ public struct ServerMetrics: Sendable {
     /// A transaction delivered (`result` new) or found already delivered (`repeat`).
     public func delivered(kind: String, environment: String, result: String) {
         counter(Self.deliveries, [("product_kind", kind), ("environment", environment), ("result", result)]).increment()
+    }
+
+    /// A ledger batch that failed as a whole and runs again step by step.
+    public func ledgerBatchRerun(cause: String) {
+        counter(Self.ledgerReruns, [("cause", cause)]).increment()
     }
 
     /// A request refused with a client error code.

@@ -10,8 +10,19 @@ import StorekeeperCore
 /// `position` in commit order: on PostgreSQL positions are taken under a transaction-scoped advisory lock, so no
 /// transaction can commit a smaller position after a larger one became visible (SQLite has one writer anyway).
 public enum EventsTable {
-    /// The advisory lock key under which PostgreSQL positions are taken.
+    /// The advisory lock key under which PostgreSQL positions are taken, and ledger batches run.
     static let positionLock: Int64 = 4_242_424_243
+
+    /// On PostgreSQL, waits until no other server's ledger batch is running, and keeps them waiting until this
+    /// transaction ends; taken as a batch transaction's first statement. Batches touch many users' rows (wallets,
+    /// outbox sequences, grants) in orders their commands decide, so two servers' batches could each hold a row the
+    /// other needs and deadlock; one batch at a time cannot. Each server already runs one batch at a time, and the
+    /// outbox's position lock already serialised every batch's end, so this costs servers sharing a database little
+    /// (their verification, the costly part of a purchase, still runs in parallel outside the transaction).
+    public static func lockLedger(kind: DatabaseKind, on db: any SQLDatabase) async throws {
+        guard kind == .postgres else { return }
+        try await db.raw("SELECT pg_advisory_xact_lock(\(bind: positionLock))").run()
+    }
 
     /// A stored event.
     public struct Stored: Sendable, Hashable {
