@@ -76,13 +76,17 @@ public final class CatalogService: Service, Sendable {
     }
 
     public func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            try? await Task.sleep(for: interval)
-            if Task.isShuttingDownGracefully || Task.isCancelled { break }
-            do {
-                try await reload()
-            } catch {
-                logger.warning("catalog reload failed; keeping the previous one", metadata: ["error": "\(error)"])
+        // The wait between reloads ends at shutdown: a plain sleep held SIGTERM for up to one interval.
+        try await untilGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: self.interval)
+                do {
+                    try await self.reload()
+                } catch where Task.isCancelled || error is CancellationError {
+                    return
+                } catch {
+                    self.logger.warning("catalog reload failed; keeping the previous one", metadata: ["error": "\(error)"])
+                }
             }
         }
     }
