@@ -82,7 +82,7 @@ public final class CatalogService: Service, Sendable {
                 try await Task.sleep(for: self.interval)
                 do {
                     try await self.reload()
-                } catch where Task.isCancelled || error is CancellationError {
+                } catch  where Task.isCancelled || error is CancellationError {
                     return
                 } catch {
                     self.logger.warning("catalog reload failed; keeping the previous one", metadata: ["error": "\(error)"])
