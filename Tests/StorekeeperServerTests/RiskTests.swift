@@ -5,6 +5,8 @@ import NIOHTTP1
 import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
+import SQLKit
+import StorekeeperStorage
 import Testing
 
 /// Issue 17's risk signals (seed 003's refund abuse): refunds, their amount and coins refunded after being spent,
@@ -92,6 +94,67 @@ struct RiskTests {
                 throw error
             }
             try await browser.shutdown()
+
+            // Later counts read only what happened since (issue 30 item 16): ned now spends and is refunded, and
+            // rex's debt is paid off by an operator; the next count has ned and still rex (his refunds stay).
+            let nedSpent = try await server.call(
+                .POST,
+                "/v1/wallet/spend",
+                json: ["amount": 50, "idempotencyKey": "ned-spree"],
+                headers: ServerHarness.userHeaders("ned")
+            )
+            #expect(nedSpent.status == 200, "\(nedSpent.text)")
+            try await store.decideRefund(transactionId: try #require(purchase.transaction.transactionId), approve: true)
+            try await server.deliverAndApply()
+            let later = await server.simulatedNow.addingTimeInterval(301)
+            _ = try await server.runJob("business-metrics", now: later)
+            let counted = MonitoringTests.Exposition(try await server.call(.GET, "/metrics").text)
+            #expect(counted.value("storekeeper_customers_to_review", ["signal": "all"]) == 2)
+            #expect(counted.value("storekeeper_customers_to_review", ["signal": "refunded_after_spending"]) == 2)
+            #expect(counted.value("storekeeper_customers_to_review", ["signal": "refunds"]) == 1)
+        }
+    }
+
+    @Test("a review reads on its own connection: it never waits for the writer", arguments: [TestDatabase.sqlite])
+    func reviewBesideTheWriter(database: TestDatabase) async throws {
+        try await ServerHarness.withDatabase(database) { configuration in
+            guard case .sqlite(let path) = configuration else { return }
+            let provider = try await SQLiteDatabaseProvider(location: .file(path))
+            _ = try await Migrator(migrations: StorekeeperSchema.migrations, logger: ServerHarness.quietLogger("migrate")).migrate(provider)
+            let risk = RiskStore(provider: provider)
+            let held = AsyncStream<Void>.makeStream()
+            let release = AsyncStream<Void>.makeStream()
+            let finished = try await withThrowingTaskGroup(of: Bool.self) { tasks in
+                // The writer, busy (a long report or a stalled batch would hold it the same way).
+                tasks.addTask {
+                    try await provider.withSession { db in
+                        try await db.raw("BEGIN IMMEDIATE").run()
+                        held.continuation.yield()
+                        for await _ in release.stream { break }
+                        try await db.raw("ROLLBACK").run()
+                    }
+                    return true
+                }
+                for await _ in held.stream { break }
+                tasks.addTask {
+                    _ = try await risk.review(RiskPolicy(), limit: 10)
+                    _ = try await risk.signals(of: try await risk.touched(since: try await risk.watermark()))
+                    return true
+                }
+                tasks.addTask {
+                    try await Task.sleep(for: .seconds(30))
+                    return false
+                }
+                let first = try await tasks.next() ?? false
+                release.continuation.yield()
+                release.continuation.finish()
+                var others: [Bool] = []
+                for try await other in tasks.prefix(1) { others.append(other) }
+                tasks.cancelAll()
+                return first
+            }
+            #expect(finished, "the review waited for the writer")
+            try await provider.close()
         }
     }
 

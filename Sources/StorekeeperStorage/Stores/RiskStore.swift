@@ -78,9 +78,66 @@ public struct RiskStore: Sendable {
         return signals
     }
 
-    /// Customers whose signals pass `policy`, most flags first (at most `limit`).
+    /// How far a review has read: the outbox's last position and the last audit entry, so the next one looks only
+    /// at customers something happened to since.
+    public struct Watermark: Sendable, Hashable {
+        public var event: Int64
+        public var audit: Int64
+    }
+
+    /// The outbox's and the audit trail's ends now.
+    public func watermark() async throws -> Watermark {
+        try await provider.withReader { db in
+            let event = try await db.raw("SELECT MAX(position) AS n FROM events").first()?.decode(column: "n", as: Int64?.self) ?? 0
+            let audit = try await db.raw("SELECT MAX(id) AS n FROM audit_entries").first()?.decode(column: "n", as: Int64?.self) ?? 0
+            return Watermark(event: event, audit: audit)
+        }
+    }
+
+    /// The customers whose signals may have changed after `mark`: every user of an outbox event (deliveries,
+    /// refunds, wallet changes, merges) or of a risky audit entry after it, and every user sharing an install with
+    /// one of them. Read on a reader connection, by indexed ranges: it never holds up a purchase.
+    public func touched(since mark: Watermark, limit: Int = 100_000) async throws -> Set<String> {
+        try await provider.withReader { db in
+            var users = Set<String>()
+            for row in try await db.raw(
+                "SELECT DISTINCT user_id FROM events WHERE position > \(bind: mark.event) LIMIT \(bind: limit)"
+            ).all() {
+                users.insert(try row.decode(column: "user_id", as: String.self))
+            }
+            for row in try await db.raw(
+                "SELECT DISTINCT user_id FROM audit_entries WHERE id > \(bind: mark.audit) AND action IN \(Self.riskyActions)"
+            ).all() {
+                users.insert(try row.decode(column: "user_id", as: String.self))
+            }
+            var sharing = Set<String>()
+            for user in users {
+                for row in try await db.raw(
+                    """
+                    SELECT DISTINCT other.user_id FROM apple_transactions mine
+                    JOIN apple_transactions other ON other.app_transaction_id = mine.app_transaction_id
+                    WHERE mine.user_id = \(bind: user) AND mine.app_transaction_id IS NOT NULL AND other.user_id <> mine.user_id
+                    """
+                ).all() {
+                    sharing.insert(try row.decode(column: "user_id", as: String.self))
+                }
+            }
+            return users.union(sharing)
+        }
+    }
+
+    /// The signals of each of `users`, on a reader connection.
+    public func signals(of users: Set<String>) async throws -> [RiskSignals] {
+        try await provider.withReader { db in
+            var found: [RiskSignals] = []
+            for user in users.sorted() { found.append(try await Self.signals(of: user, on: db)) }
+            return found
+        }
+    }
+
+    /// Customers whose signals pass `policy`, most flags first (at most `limit`). Read on a reader connection.
     public func review(_ policy: RiskPolicy, limit: Int = 200) async throws -> [RiskSignals] {
-        try await provider.withSession { db in
+        try await provider.withReader { db in
             var candidates = Set<String>()
             func collect(_ query: SQLQueryString) async throws {
                 for row in try await db.raw(query).all() where candidates.count < limit * 4 {
