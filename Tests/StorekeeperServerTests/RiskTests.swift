@@ -2,10 +2,10 @@ import AppStoreSimulator
 import AppStoreWire
 import Foundation
 import NIOHTTP1
+import SQLKit
 import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
-import SQLKit
 import StorekeeperStorage
 import Testing
 
