@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import ServiceLifecycle
 import StorekeeperCore
 import StorekeeperStorage
 import Synchronization
@@ -13,7 +14,7 @@ import Synchronization
 /// burst of purchases and notifications costs a few set-based statements and one durable commit. No command
 /// returns before the commit that made its change durable. Inside a batch every change goes through a
 /// ``UnitOfWork``: the tables' one insert each, the audit entries and the outbox events written with it.
-public final class Ledger: Sendable {
+public final class Ledger: Service, Sendable {
     public let provider: any DatabaseProvider
     let rules: LedgerRules
     let logger: Logger
@@ -58,6 +59,14 @@ public final class Ledger: Sendable {
             storedHeaders.add(committed.joined())
             return jobs.map { _ in () }
         }
+    }
+
+    /// Runs the ledger's writer as a lifecycle service: batches back to back on a high-priority task of its own,
+    /// until graceful shutdown, then what is still queued. Run it after the database's service and before the
+    /// services that write through the ledger, so it stops after them and before the database closes. Without it
+    /// running, each batch is run by one of its submitters.
+    public func run() async throws {
+        await combiner.run()
     }
 
     /// Calls `listener` after every batch the ledger commits (cheap and non-blocking: it runs on the writer).

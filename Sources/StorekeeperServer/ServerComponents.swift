@@ -233,7 +233,8 @@ public struct ServerComponents: Sendable {
         )
         let retentionRecorder = RetentionRecorder(ledger: ledger, logger: logger)
         self.retentionRecorder = retentionRecorder
-        var services: [any Service] = [catalog, retentionRecorder]
+        // The ledger first: services shut down in reverse order, so it drains after everything that writes through it.
+        var services: [any Service] = [ledger, catalog, retentionRecorder]
         if let webhookDelivery { services.append(webhookDelivery) }
         if lifecycle.metricsInterval != nil { services.append(businessMetrics) }
         if let reconciler = jobs.reconciler, configuration.reports?.reconcileInterval != nil { services.append(reconciler) }

@@ -279,7 +279,8 @@ public final class SQLiteDatabaseProvider: DatabaseProvider, Service {
         for reader in readers { try? await reader.connection.close() }
         try? await readerPool?.shutdownGracefully()
         do {
-            try await connection.close()
+            // After the transaction under way, if any: closing beneath it would fail its commit.
+            try await lock.withLock { try await connection.close() }
         } catch {
             await executor.shutdown()
             throw error

@@ -89,4 +89,26 @@ import Testing
         waiter.cancel()
         try await TimeLimit.run("the cancelled wait") { await waiter.value }
     }
+
+    /// Issue 30 item 15: several tasks may wait on one signal; one signal wakes every one of them (with one waiter
+    /// slot, the second wait replaced the first, which then slept out its whole timeout).
+    @Test
+    func oneSignalWakesEveryWaiter() async throws {
+        let signal = WakeUpSignal()
+        let waiting = LockedBox(0)
+        try await TimeLimit.run("three waiters") {
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        waiting.withLock { $0 += 1 }
+                        await signal.wait(timeout: .seconds(3600))
+                    }
+                }
+                while waiting.value < 3 { await Task.yield() }
+                try? await Task.sleep(for: .milliseconds(50))
+                signal.signal()
+                await group.waitForAll()
+            }
+        }
+    }
 }

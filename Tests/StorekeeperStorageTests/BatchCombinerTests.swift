@@ -1,4 +1,6 @@
+import Logging
 import SQLKit
+import ServiceLifecycle
 import StorekeeperStorage
 import StorekeeperTestSupport
 import Testing
@@ -226,5 +228,46 @@ import Testing
         let second = try #require(seen.value.first { $0.batch.contains(2) })
         #expect(second.batch == [1, 2])
         #expect(!second.cancelled, "process for [1, 2] ran in cancelled caller 1's task")
+    }
+
+    /// The combiner's drainer service, as its owner runs it.
+    struct Drainer: Service {
+        let combiner: BatchCombiner<Int, Int>
+        func run() async throws { await combiner.run() }
+    }
+
+    /// Issue 30 item 15: the dedicated drainer belongs to a lifecycle service. It drains what is queued when graceful
+    /// shutdown comes before it returns, and afterwards submitters drain.
+    @Test
+    func theDrainerServiceDrainsEverythingQueuedAtShutdown() async throws {
+        let latch = TestLatch()
+        let priorities = LockedBox<[Int]>([])
+        let combiner = BatchCombiner<Int, Int>(maximumBatch: 4, dedicatedDrainer: true) { batch in
+            priorities.withLock { $0.append(batch.count) }
+            if batch.contains(0) { await latch.wait() }
+            return batch.map { $0 * 2 }
+        }
+        var logger = Logger(label: "test.combiner")
+        logger.logLevel = .critical
+        let group = ServiceGroup(services: [Drainer(combiner: combiner)], gracefulShutdownSignals: [], logger: logger)
+        try await TimeLimit.run("the drainer service") {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                // Until the service drains (its batches run at high priority).
+                try await TimeLimit.poll("the service runs") { combiner.drainerIsRunning }
+                let first = try await QueuedTask.start { await combiner.submit(0) }
+                try await TimeLimit.poll("the first batch starts") { priorities.value.count == 1 }
+                let queued = (1...10).map { input in Task { await combiner.submit(input) } }
+                try await Task.sleep(for: .milliseconds(50))
+                await group.triggerGracefulShutdown()
+                latch.open()
+                #expect(try await first.value == 0)
+                for (index, task) in queued.enumerated() { #expect(await task.value == (index + 1) * 2) }
+                try await tasks.waitForAll()
+            }
+        }
+        #expect(!combiner.drainerIsRunning)
+        // The service has ended: a submitter drains its own submission.
+        #expect(await combiner.submit(21) == 42)
     }
 }

@@ -112,6 +112,29 @@ import Testing
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
+    /// Issue 30 item 15: closing waits for the transaction under way, which commits.
+    @Test func closingWaitsForTheTransactionUnderWay() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let provider = try await SQLiteDatabaseProvider(location: .file(path))
+        try await Migrator(migrations: Self.migrations).migrate(provider)
+        let begun = AsyncStream<Void>.makeStream()
+        async let committed: Void = provider.withTransaction { db in
+            try await db.insert(into: "ledger").columns("entry_id", "amount").values(SQLBind("late"), SQLBind(Int64(7))).run()
+            begun.continuation.yield()
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        for await _ in begun.stream { break }
+        try await provider.close()
+        try await committed
+        let reopened = try await SQLiteDatabaseProvider(location: .file(path))
+        let amount = try await reopened.withSession {
+            try await $0.select().column("amount").from("ledger").where("entry_id", .equal, "late").first()?.decode(column: "amount", as: Int64.self)
+        }
+        #expect(amount == 7)
+        try await reopened.close()
+    }
+
     @Test func aClosedSQLiteProviderFailsInsteadOfHanging() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
