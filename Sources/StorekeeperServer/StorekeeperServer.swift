@@ -71,6 +71,7 @@ public enum StorekeeperServer {
         let fileCatalog = try configuration.catalogFile.map { try Catalog.load(from: URL(fileURLWithPath: $0)) }
         var app = Application(
             router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: [MalformedRequestHandler()])),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "storekeeper"
@@ -111,6 +112,7 @@ public enum StorekeeperServer {
         router.add(middleware: MetricsMiddleware(metrics: components.metrics))
         router.add(middleware: ErrorMiddleware(metrics: components.metrics))
         router.add(middleware: BodyLimitMiddleware(maxBodyBytes: components.configuration.maxBodyBytes))
+        router.add(middleware: ClientAddressMiddleware(trusted: components.configuration.trustedProxies))
         let v1 = router.group("v1")
         let client = v1.group().add(middleware: ClientAuthMiddleware(auth: components.auth))
         let routes = APIRoutes(

@@ -42,6 +42,9 @@ import Testing
             Key(dotted: "http.host", environment: "HTTP_HOST", environmentValue: "0.0.0.0", json: "0.0.0.0") { $0.host == "0.0.0.0" },
             Key(dotted: "http.port", environment: "HTTP_PORT", environmentValue: "9191", json: 9191) { $0.port == 9191 },
             Key(dotted: "http.maxBodyBytes", environment: "HTTP_MAX_BODY_BYTES", environmentValue: "4096", json: 4096) { $0.maxBodyBytes == 4096 },
+            Key(dotted: "http.trustedProxies", environment: "HTTP_TRUSTED_PROXIES", environmentValue: "10.0.0.1,::1", json: "10.0.0.1,::1") {
+                $0.trustedProxies == ["10.0.0.1", "::1"]
+            },
             Key(dotted: "db.kind", environment: "DB_KIND", environmentValue: "postgres", json: "postgres") {
                 $0.database == .postgres(url: "postgres://u:p@127.0.0.1:5432/sk")
             },

@@ -27,6 +27,9 @@ public struct ServerConfiguration: Sendable {
     public var smallBusinessProgram: SmallBusinessProgram
     /// Larger request bodies are refused with 413.
     public var maxBodyBytes: Int
+    /// The addresses of the reverse proxies in front of the server whose `X-Forwarded-For` names the client
+    /// (`http.trustedProxies`); from anyone else the header is ignored.
+    public var trustedProxies: Set<String> = []
     /// How often each process reloads the catalog others may have changed.
     public var catalogRefreshInterval: Duration
     /// Notifications, refunds, the renewal sweep, catch-up and consumption answers.
@@ -83,7 +86,8 @@ public struct ServerConfiguration: Sendable {
 
     /// Reads the configuration. Keys (environment form in parentheses):
     /// - `http.host` (`HTTP_HOST`, default 127.0.0.1), `http.port` (`HTTP_PORT`, 8080),
-    ///   `http.maxBodyBytes` (`HTTP_MAX_BODY_BYTES`, 1048576)
+    ///   `http.maxBodyBytes` (`HTTP_MAX_BODY_BYTES`, 1048576), `http.trustedProxies` (`HTTP_TRUSTED_PROXIES`: the IP
+    ///   addresses of the reverse proxies whose `X-Forwarded-For` names the client; none by default)
     /// - `db.kind` (`DB_KIND`: `sqlite` or `postgres`), `db.sqlite.path` (`DB_SQLITE_PATH`, storekeeper.sqlite;
     ///   `:memory:` for a throwaway database), `db.postgres.url` (`DB_POSTGRES_URL`, secret), `db.postgres.tls`
     ///   (`DB_POSTGRES_TLS`: `disable`, `prefer`, `require`), `db.postgres.tlsRootCertificate` (`DB_POSTGRES_TLS_ROOT_CERTIFICATE`),
@@ -109,6 +113,14 @@ public struct ServerConfiguration: Sendable {
         host = try reader.string("http.host", default: "127.0.0.1")
         port = try reader.int("http.port", in: 0...65535, default: 8080)
         maxBodyBytes = try reader.int("http.maxBodyBytes", in: 1024...(64 << 20), default: 1 << 20)
+        trustedProxies = []
+        for proxy in try reader.list("http.trustedProxies") ?? [] {
+            let address = proxy.trimmingCharacters(in: .whitespaces)
+            guard ClientAddressMiddleware.isIPAddress(address) else {
+                throw ConfigurationError.invalid("http.trustedProxies entries must be IP addresses; \(address) is not")
+            }
+            trustedProxies.insert(address)
+        }
         switch try reader.choice("db.kind", ["sqlite", "postgres"], default: "sqlite") {
         case "postgres":
             guard let url = try reader.string("db.postgres.url", isSecret: true) else {

@@ -96,7 +96,7 @@ struct ConsoleController: Sendable {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: stylesheet))
         }
         admin.get("login") { request, _ in try loginPage(request, failure: nil) }
-        admin.post("login") { request, context in try await signIn(request, from: context.remoteAddress?.ipAddress) }
+        admin.post("login") { request, context in try await signIn(request, from: context.clientAddress) }
         admin.post("logout") { request, context in
             try await page(request, context, needs: nil, form: true) { signedIn, _ in
                 try await store.delete(signedIn.session.tokenHash)

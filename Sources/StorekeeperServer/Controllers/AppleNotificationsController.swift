@@ -86,8 +86,7 @@ struct AppleNotificationsController {
     /// the error to throw.
     private func reject(_ body: String, format: String, context: StorekeeperRequestContext, error: StorekeeperError) async -> StorekeeperError {
         metrics.verificationFailed(reason: "notification_\(error.code)")
-        let address = context.remoteAddress
-        let source = address?.ipAddress ?? "unknown"
+        let source = context.clientAddress ?? "unknown"
         context.logger.notice(
             "notification refused",
             metadata: ["code": "\(error.code)", "source": "\(source)", "format": "\(format)"]

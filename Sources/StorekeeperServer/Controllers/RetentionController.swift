@@ -51,7 +51,7 @@ struct RetentionController {
                 metrics.verificationFailed(reason: "retention_\(error.code)")
                 context.logger.notice(
                     "retention request refused",
-                    metadata: ["code": "\(error.code)", "source": "\(context.remoteAddress?.ipAddress ?? "unknown")"]
+                    metadata: ["code": "\(error.code)", "source": "\(context.clientAddress ?? "unknown")"]
                 )
                 throw error
             }

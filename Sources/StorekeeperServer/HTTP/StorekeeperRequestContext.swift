@@ -13,10 +13,13 @@ public struct StorekeeperRequestContext: RequestContext, RemoteAddressRequestCon
     public var maxUploadSize: Int = 1 << 20
     /// Who is calling: set by ``ClientAuthMiddleware`` or ``AdminAuthMiddleware`` on their groups, nil elsewhere.
     public var caller: Caller?
+    /// The client's IP address: the socket peer's, or the one a trusted proxy forwarded (``ClientAddressMiddleware``).
+    public var clientAddress: String?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        clientAddress = remoteAddress?.ipAddress
     }
 
     public var requestDecoder: APIRequestDecoder { APIRequestDecoder() }
