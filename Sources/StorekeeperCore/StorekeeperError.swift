@@ -24,6 +24,8 @@ public struct StorekeeperError: Error, Sendable, Hashable, CustomStringConvertib
         case refused
         /// The input is larger than allowed.
         case tooLarge
+        /// Too many such requests from this caller for now; `details["retryAfterSeconds"]` says when to try again.
+        case rateLimited
         /// Nothing was decided; the same request may succeed later.
         case unavailable
         /// A fault of the server's own.

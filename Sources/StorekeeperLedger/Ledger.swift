@@ -536,6 +536,19 @@ public final class Ledger: Service, Sendable {
         return GuestStore.Issued(user: user, token: id + "." + secret)
     }
 
+    /// Deletes up to `limit` issued guests created before `cutoff` that never did anything (no order, purchase,
+    /// grant, wallet, event or audit entry): found on a reader, then checked again and deleted in one write, so a
+    /// guest who started buying meanwhile stays. Returns the guests that went.
+    public func expireIdleGuests(createdBefore cutoff: Date, limit: Int = 500) async throws -> [UserID] {
+        let candidates = try await provider.withReader { db in
+            try await GuestCredentialsTable.idle(createdBefore: cutoff, limit: limit, on: db)
+        }
+        guard !candidates.isEmpty else { return [] }
+        return try await write { uow in
+            try await GuestCredentialsTable.expire(candidates, createdBefore: cutoff, on: uow.db)
+        }
+    }
+
     /// Issues a credential to a guest from before credentials (keyed by its client-chosen device id) when Apple
     /// vouched for a transaction bound to it: the device still holds its StoreKit history, an impostor who only
     /// knows the device id does not. Once only.

@@ -187,6 +187,17 @@ public struct ServerComponents: Sendable {
             logger: logger
         )
         jobs.businessMetrics = businessMetrics
+        if let lifetime = configuration.auth.idleGuestLifetime {
+            jobs.guestExpiry = GuestExpiry(
+                ledger: ledger,
+                guests: guests,
+                lifetime: lifetime,
+                interval: .seconds(6 * 3_600),
+                ready: ready,
+                metrics: metrics,
+                logger: logger
+            )
+        }
         if let reports = configuration.reports {
             jobs.reconciler = Reconciler(
                 client: AppStoreConnectReportsClient(
@@ -245,6 +256,7 @@ public struct ServerComponents: Sendable {
         if let finisher = jobs.finisher { services.append(finisher) }
         if let tokenSetter = jobs.tokenSetter, lifecycle.accountTokenInterval != nil { services.append(tokenSetter) }
         if let installs = jobs.installs, lifecycle.appTransactionInterval != nil { services.append(installs) }
+        if let guestExpiry = jobs.guestExpiry { services.append(guestExpiry) }
         self.services = services
     }
 }

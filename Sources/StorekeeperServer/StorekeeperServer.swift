@@ -163,6 +163,8 @@ public enum StorekeeperServer {
             webhooks: components.webhooks
         )
         api.webhookEndpoints = components.configuration.webhooks
+        let perHour = components.configuration.auth.guestsPerAddressPerHour
+        if perHour > 0 { api.guestLimiter = GuestIssueLimiter(perHour: perHour) }
         if let delivery = components.webhookDelivery { api.webhookWake = { delivery.wake() } }
         try api.registerHandlers(on: RouteGroupTransport(routes: routes, signer: components.answerSigner), configuration: APIHandler.coding)
         if !components.configuration.console.operators.isEmpty {

@@ -431,5 +431,9 @@ public enum StorekeeperSchema {
             ]
             for statement in statements { try await db.raw(statement).run() }
         },
+        Migration("021_guest_expiry") { db, _ in
+            // Issued guests by age, for expiring those that never bought anything.
+            try await db.raw("CREATE INDEX guest_credentials_by_created ON guest_credentials (created_at) WHERE origin = 'issued'").run()
+        },
     ]
 }

@@ -102,6 +102,8 @@ struct DemoCommand: AsyncParsableCommand {
                 answerSigningKeyPEM: secrets.answerSigningKey
             )
         )
+        // Every simulated device and test run shares 127.0.0.1 here: a production limit would refuse them.
+        configuration.auth.guestsPerAddressPerHour = 10_000
         // The simulator's App Store Connect takes the same key as the team key: `storekeeper reconcile` works here.
         configuration.reports = ReportsConfiguration(
             vendorNumber: SimulatorServer.AppleSide.defaultVendorNumber,

@@ -153,6 +153,15 @@ import Testing
                 json: "ops:admin-key-0123456789abcdef"
             ) { $0.auth.adminKeys == ["ops": "admin-key-0123456789abcdef"] },
             Key(
+                dotted: "auth.guestsPerAddressPerHour",
+                environment: "AUTH_GUESTS_PER_ADDRESS_PER_HOUR",
+                environmentValue: "5",
+                json: 5
+            ) { $0.auth.guestsPerAddressPerHour == 5 },
+            Key(dotted: "auth.guestLifetimeDays", environment: "AUTH_GUEST_LIFETIME_DAYS", environmentValue: "0", json: 0) {
+                $0.auth.idleGuestLifetime == nil
+            },
+            Key(
                 dotted: "auth.adminKeyScopes",
                 environment: "AUTH_ADMIN_KEY_SCOPES",
                 environmentValue: "ops:events:read+users:read",

@@ -17,6 +17,7 @@ extension APIHandler {
         guard auth.allowGuests else {
             throw StorekeeperError(.notPermitted, code: "guests_disabled", message: "sign in first: guest purchases are off")
         }
+        if let guestLimiter { try guestLimiter.take(try RequestScope.current().clientAddress ?? "unknown") }
         let issued = try await ledger.issueGuest()
         return .created(
             .init(body: .json(.init(userId: issued.user.rawValue, guestId: issued.user.guestId ?? "", token: issued.token)))

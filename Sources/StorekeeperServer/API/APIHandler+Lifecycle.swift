@@ -160,6 +160,9 @@ extension APIHandler {
         case .appTransactions:
             guard let installs = jobs.installs else { throw unavailable(job.rawValue) }
             items = try await installs.runOnce()
+        case .expireGuests:
+            guard let guestExpiry = jobs.guestExpiry else { throw unavailable(job.rawValue) }
+            items = try await guestExpiry.runOnce(now: now)
         case .businessMetrics:
             guard let businessMetrics = jobs.businessMetrics else { throw unavailable(job.rawValue) }
             items = try await businessMetrics.refresh(now: now)

@@ -38,6 +38,8 @@ struct APIHandler: APIProtocol {
     var webhooks: WebhookQueue
     var webhookEndpoints: [WebhookConfiguration] = []
     var webhookWake: (@Sendable () -> Void)?
+    /// Limits the guests `POST /v1/guests` issues per client address (`auth.guestsPerAddressPerHour`).
+    var guestLimiter: GuestIssueLimiter?
 
     /// The moment `?at=<epoch ms>` names (support: "what did they have when they wrote to us"; tests: a simulated
     /// clock), or now.

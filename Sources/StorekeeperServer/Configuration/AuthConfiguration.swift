@@ -26,6 +26,10 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
     public var answerSigningKeyPEM: String?
     /// The bearer token `/metrics` asks for (Prometheus' `authorization: {credentials: …}`); none: open.
     public var metricsToken: String?
+    /// Guests `POST /v1/guests` issues per client address per hour; 0: no limit.
+    public var guestsPerAddressPerHour: Int = 30
+    /// How long an issued guest that never did anything (no order, purchase, grant or wallet) is kept; nil: for good.
+    public var idleGuestLifetime: Duration? = .seconds(30 * 86_400)
 
     public init(
         jwtHS256Secret: String? = nil,
@@ -59,7 +63,9 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
     /// `jwt.audience`, `apiKeys` and `adminKeys` (`name:key` pairs, an array or one comma-separated string; secret),
     /// `adminKeyScopes` (`name:scope+scope` entries naming an admin key's scopes; unnamed keys hold `admin`),
     /// `guests` (true), `legacyGuestClaims` (true), `answerSigningKey` (PEM file path of the P-256 key that signs
-    /// answers), `metricsToken` (secret, 16+ characters: the bearer token `/metrics` asks for). Environment form:
+    /// answers), `metricsToken` (secret, 16+ characters: the bearer token `/metrics` asks for),
+    /// `guestsPerAddressPerHour` (30; 0: no limit), `guestLifetimeDays` (30: issued guests that never did anything are
+    /// deleted after it; 0: kept for good). Environment form:
     /// `AUTH_JWT_HS256SECRET`, `AUTH_ADMIN_KEYS`, `AUTH_ANSWER_SIGNING_KEY`, `AUTH_METRICS_TOKEN`, ...
     init(reader: StrictConfigReader) throws {
         func pairs(_ key: String) throws -> [String: String] {
@@ -115,6 +121,9 @@ public struct AuthConfiguration: Sendable, CustomStringConvertible {
             answerSigningKeyPEM: try file("answerSigningKey"),
             metricsToken: try reader.string("metricsToken", isSecret: true)
         )
+        guestsPerAddressPerHour = try reader.int("guestsPerAddressPerHour", in: 0...1_000_000, default: 30)
+        let lifetimeDays = try reader.int("guestLifetimeDays", in: 0...3_650, default: 30)
+        idleGuestLifetime = lifetimeDays == 0 ? nil : .seconds(lifetimeDays * 86_400)
         if let token = metricsToken, token.utf8.count < 16 || token.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) {
             throw ConfigurationError.invalid("auth.metricsToken must be 16+ printable characters without spaces")
         }

@@ -787,7 +787,7 @@ extension ConsoleController {
 
     static let jobNames = [
         "process-notifications", "catch-up", "renewal-sweep", "consumption-responder", "business-metrics", "reconciliation", "finish-transactions",
-        "set-account-tokens", "app-transactions",
+        "set-account-tokens", "app-transactions", "expire-guests",
     ]
 
     func jobs(_ signedIn: Operator, flash: String?, failure: String? = nil) async throws -> Response {
@@ -796,7 +796,7 @@ extension ConsoleController {
             "process-notifications": jobs.processor != nil, "catch-up": jobs.catchUp != nil, "renewal-sweep": jobs.sweep != nil,
             "consumption-responder": jobs.responder != nil, "business-metrics": jobs.businessMetrics != nil, "reconciliation": jobs.reconciler != nil,
             "finish-transactions": jobs.finisher != nil, "set-account-tokens": jobs.tokenSetter != nil,
-            "app-transactions": jobs.installs != nil,
+            "app-transactions": jobs.installs != nil, "expire-guests": jobs.guestExpiry != nil,
         ]
         var days: [[String: Any]] = []
         if let reconciliations = api.reconciliations {

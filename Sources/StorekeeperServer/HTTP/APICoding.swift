@@ -88,6 +88,7 @@ extension StorekeeperError.Kind {
         case .conflict: .conflict
         case .refused: .unprocessableContent
         case .tooLarge: .contentTooLarge
+        case .rateLimited: .tooManyRequests
         case .unavailable: .serviceUnavailable
         case .internal: .internalServerError
         }

@@ -9,4 +9,5 @@ struct LifecycleJobs: Sendable {
     var finisher: TransactionFinisher?
     var tokenSetter: AccountTokenSetter?
     var installs: AppTransactionLookup?
+    var guestExpiry: GuestExpiry?
 }

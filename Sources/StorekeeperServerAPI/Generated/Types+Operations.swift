@@ -25,7 +25,10 @@ public enum Operations {
     /// first launch, keeps `token` in the Keychain and sends it as `X-Storekeeper-Guest` on every call. The token
     /// is `<guestId>.<secret>` with 256 bits of secret; only its SHA-256 is stored, and it is shown once. A guest
     /// id alone proves nothing (a device id sent as `X-Storekeeper-Device` answers 401 `device_id_not_accepted`).
-    /// 403 `guests_disabled` when `auth.guests` is off.
+    /// 403 `guests_disabled` when `auth.guests` is off. At most `auth.guestsPerAddressPerHour` (30) guests per
+    /// client address per hour: beyond it 429 `too_many_guests` with `Retry-After`. An issued guest that never does
+    /// anything (no order, purchase, grant or wallet) is deleted after `auth.guestLifetimeDays` (30); its token then
+    /// answers 401 `invalid_guest_token`, and the app asks for a new guest.
     ///
     ///
     /// - Remark: HTTP `POST /v1/guests`.
@@ -151,6 +154,78 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/guests/POST/responses/429/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds until the address may be issued a guest again.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/guests/POST/responses/429/headers/Retry-After`.
+                    public var retryAfter: Swift.Int?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds until the address may be issued a guest again.
+                    public init(retryAfter: Swift.Int? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.CreateGuest.Output.TooManyRequests.Headers
+                /// - Remark: Generated from `#/paths/v1/guests/POST/responses/429/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/guests/POST/responses/429/content/application\/json`.
+                    case json(Components.Schemas._Error)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas._Error {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.CreateGuest.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.CreateGuest.Output.TooManyRequests.Headers = .init(),
+                    body: Operations.CreateGuest.Output.TooManyRequests.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// `too_many_guests`: this client address was issued its hour's guests.
+            ///
+            /// - Remark: Generated from `#/paths//v1/guests/post(createGuest)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.CreateGuest.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Operations.CreateGuest.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -10310,7 +10385,8 @@ public enum Operations {
     /// transactions Apple confirmed) or `set-account-tokens` (Set App Account Token on purchases that reached a user
     /// without a token, for apps with `setAppAccountTokens` and an API key; items: purchases Apple confirmed) or
     /// `app-transactions` (Get App Transaction Info for delivered transactions of the last 30 days that came without
-    /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named). The optional `now` (epoch milliseconds, 2000 to
+    /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named) or `expire-guests`
+    /// (delete issued guests older than `auth.guestLifetimeDays` that never did anything; items: guests deleted). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///
@@ -10333,6 +10409,7 @@ public enum Operations {
                     case finishTransactions = "finish-transactions"
                     case setAccountTokens = "set-account-tokens"
                     case appTransactions = "app-transactions"
+                    case expireGuests = "expire-guests"
                 }
                 /// - Remark: Generated from `#/paths/v1/admin/jobs/{job}/run/POST/path/job`.
                 public var job: Operations.AdminRunJob.Input.Path.JobPayload

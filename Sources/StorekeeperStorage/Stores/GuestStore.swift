@@ -10,9 +10,11 @@ import Synchronization
 /// stored, so a database copy lets nobody act as a guest. A guest id alone proves nothing.
 public final class GuestStore: Sendable {
     let provider: any DatabaseProvider
-    /// Credentials verified before (their digest → user): credentials never change, so a hit needs no query.
-    private let verified = Mutex<[SHA256.Digest: UserID]>([:])
+    /// Credentials verified before (their digest → user and when): a hit needs no query. Kept ``cacheLifetime``
+    /// at most, since an idle guest's credential is deleted after its lifetime (by whichever process expires it).
+    private let verified = Mutex<[SHA256.Digest: (user: UserID, at: ContinuousClock.Instant)]>([:])
     private static let cacheLimit = 10_000
+    static let cacheLifetime: Duration = .seconds(300)
 
     public init(provider: any DatabaseProvider) { self.provider = provider }
 
@@ -30,7 +32,8 @@ public final class GuestStore: Sendable {
     /// The guest a credential proves, or nil when it proves nothing.
     public func verify(_ token: String) async throws -> UserID? {
         let tokenDigest = SHA256.hash(data: Data(token.utf8))
-        if let known = verified.withLock({ $0[tokenDigest] }) { return known }
+        let now = ContinuousClock.now
+        if let known = verified.withLock({ $0[tokenDigest] }), now - known.at < Self.cacheLifetime { return known.user }
         guard token.utf8.count <= 300, let dot = token.lastIndex(of: "."), let user = UserID.guest(id: String(token[..<dot])) else {
             return nil
         }
@@ -40,9 +43,15 @@ public final class GuestStore: Sendable {
         guard let stored, Self.equalDigests(stored, Self.digest(secret)) else { return nil }
         verified.withLock { cache in
             if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
-            cache[tokenDigest] = user
+            cache[tokenDigest] = (user, now)
         }
         return user
+    }
+
+    /// Forgets the verified credentials of `guests` (their credentials were just deleted).
+    public func forget(_ guests: Set<UserID>) {
+        guard !guests.isEmpty else { return }
+        verified.withLock { cache in cache = cache.filter { !guests.contains($0.value.user) } }
     }
 
     /// The outcome of a legacy guest's claim.

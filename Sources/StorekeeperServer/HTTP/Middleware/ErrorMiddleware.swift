@@ -54,6 +54,8 @@ struct ErrorMiddleware: RouterMiddleware {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
         }
         metrics.refused(code: body.code)
-        return (try? context.json(body, status: status)) ?? Response(status: status)
+        var response = (try? context.json(body, status: status)) ?? Response(status: status)
+        if status == .tooManyRequests, let seconds = body.details?["retryAfterSeconds"] { response.headers[.retryAfter] = seconds }
+        return response
     }
 }

@@ -25,7 +25,10 @@ public protocol APIProtocol: Sendable {
     /// first launch, keeps `token` in the Keychain and sends it as `X-Storekeeper-Guest` on every call. The token
     /// is `<guestId>.<secret>` with 256 bits of secret; only its SHA-256 is stored, and it is shown once. A guest
     /// id alone proves nothing (a device id sent as `X-Storekeeper-Device` answers 401 `device_id_not_accepted`).
-    /// 403 `guests_disabled` when `auth.guests` is off.
+    /// 403 `guests_disabled` when `auth.guests` is off. At most `auth.guestsPerAddressPerHour` (30) guests per
+    /// client address per hour: beyond it 429 `too_many_guests` with `Retry-After`. An issued guest that never does
+    /// anything (no order, purchase, grant or wallet) is deleted after `auth.guestLifetimeDays` (30); its token then
+    /// answers 401 `invalid_guest_token`, and the app asks for a new guest.
     ///
     ///
     /// - Remark: HTTP `POST /v1/guests`.
@@ -455,7 +458,8 @@ public protocol APIProtocol: Sendable {
     /// transactions Apple confirmed) or `set-account-tokens` (Set App Account Token on purchases that reached a user
     /// without a token, for apps with `setAppAccountTokens` and an API key; items: purchases Apple confirmed) or
     /// `app-transactions` (Get App Transaction Info for delivered transactions of the last 30 days that came without
-    /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named). The optional `now` (epoch milliseconds, 2000 to
+    /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named) or `expire-guests`
+    /// (delete issued guests older than `auth.guestLifetimeDays` that never did anything; items: guests deleted). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///
@@ -554,7 +558,10 @@ extension APIProtocol {
     /// first launch, keeps `token` in the Keychain and sends it as `X-Storekeeper-Guest` on every call. The token
     /// is `<guestId>.<secret>` with 256 bits of secret; only its SHA-256 is stored, and it is shown once. A guest
     /// id alone proves nothing (a device id sent as `X-Storekeeper-Device` answers 401 `device_id_not_accepted`).
-    /// 403 `guests_disabled` when `auth.guests` is off.
+    /// 403 `guests_disabled` when `auth.guests` is off. At most `auth.guestsPerAddressPerHour` (30) guests per
+    /// client address per hour: beyond it 429 `too_many_guests` with `Retry-After`. An issued guest that never does
+    /// anything (no order, purchase, grant or wallet) is deleted after `auth.guestLifetimeDays` (30); its token then
+    /// answers 401 `invalid_guest_token`, and the app asks for a new guest.
     ///
     ///
     /// - Remark: HTTP `POST /v1/guests`.
@@ -1252,7 +1259,8 @@ extension APIProtocol {
     /// transactions Apple confirmed) or `set-account-tokens` (Set App Account Token on purchases that reached a user
     /// without a token, for apps with `setAppAccountTokens` and an API key; items: purchases Apple confirmed) or
     /// `app-transactions` (Get App Transaction Info for delivered transactions of the last 30 days that came without
-    /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named). The optional `now` (epoch milliseconds, 2000 to
+    /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named) or `expire-guests`
+    /// (delete issued guests older than `auth.guestLifetimeDays` that never did anything; items: guests deleted). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///
