@@ -129,7 +129,7 @@ enum LedgerBatch {
         if !requests.isEmpty {
             let results = try await DeliveryPlanner.deliver(requests, in: uow)
             for ((index, _), result) in zip(batch.deliveries, results) { outcome.deliveries[index] = result }
-            for result in results.dropFirst(batch.deliveries.count) { _ = try result.get() }
+            try await AppleMessages.settle(Array(results.dropFirst(batch.deliveries.count)), of: messageRequests, in: uow)
         }
         _ = try await AppleMessages.applyEffects(messages, isolated: false, deliveriesDone: true, rules: rules, in: uow)
         // Other writes.

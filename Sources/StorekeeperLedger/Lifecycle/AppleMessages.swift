@@ -40,11 +40,30 @@ enum AppleMessages {
         return (requests, unknown)
     }
 
-    /// Delivers the messages' transactions; a delivery that fails is an error (the message is not applied).
+    /// Delivers the messages' transactions. A transaction the delivery rules refuse (a quantity no store sells) is
+    /// parked for support like one of an unknown product, and the message applies: a refusal is an outcome, and
+    /// retrying it would only end in a dead letter. Any other failure is an error (the message is not applied).
     static func deliver(_ messages: [AppleMessage], rules: LedgerRules, in uow: UnitOfWork) async throws {
         let (requests, unknown) = deliveries(of: messages, rules: rules)
         try await PendingTransactionsTable.insert(unknown.map { ($0, "unknown product \($0.productId)") }, now: uow.now, on: uow.db)
-        for result in try await DeliveryPlanner.deliver(requests, in: uow) { _ = try result.get() }
+        try await settle(try await DeliveryPlanner.deliver(requests, in: uow), of: requests, in: uow)
+    }
+
+    /// The results of messages' deliveries: refusals by the delivery rules parked with their reason; any other
+    /// failure thrown.
+    static func settle(_ results: [Result<DeliveryResult, any Error>], of requests: [DeliveryRequest], in uow: UnitOfWork) async throws {
+        var parked: [(transaction: VerifiedTransaction, reason: String)] = []
+        for (result, request) in zip(results, requests) {
+            switch result {
+            case .success:
+                continue
+            case .failure(let error as StorekeeperError) where error.kind == .refused:
+                parked.append((request.transaction, "\(error.code): \(error.message)"))
+            case .failure(let error):
+                throw error
+            }
+        }
+        try await PendingTransactionsTable.insert(parked, now: uow.now, on: uow.db)
     }
 
     /// Applies each message's effects (deliveries done already), in `signedDate` order: the ones with only a state
