@@ -127,7 +127,8 @@ extension SimulatedAppStore {
             let perUnit = price / Int64(max(quantity, 1))
             let tax = catalog.storefronts.first { $0.code == storefront }?.taxPermille ?? 0
             let afterOneYear = product.kind == .autoRenewable && paidServiceDays(before: transaction) >= 365
-            let proceeds = Self.proceeds(price: perUnit, taxPermille: tax, afterOneYear: afterOneYear)
+            let smallBusiness = transaction.purchaseDate.map { catalog.inSmallBusinessProgram(at: $0) } ?? false
+            let proceeds = Self.proceeds(price: perUnit, taxPermille: tax, afterOneYear: afterOneYear || smallBusiness)
             let type =
                 switch product.kind {
                 case .consumable, .nonConsumable: "IA1"
@@ -166,7 +167,7 @@ extension SimulatedAppStore {
                     currency: currency,
                     proceedsCurrency: currency,
                     price: -refunded,
-                    proceeds: -Self.proceeds(price: refunded, taxPermille: tax, afterOneYear: afterOneYear),
+                    proceeds: -Self.proceeds(price: refunded, taxPermille: tax, afterOneYear: afterOneYear || smallBusiness),
                     refund: true,
                     subscription: subscription,
                     reason: afterOneYear ? "Rate After One Year" : ""
@@ -199,7 +200,7 @@ extension SimulatedAppStore {
     }
 
     /// Proceeds of one unit, in milliunits rounded to the cent as Apple's reports show them: the tax inside the price
-    /// out, then Apple's 30 % (15 % after a year of paid service).
+    /// out, then Apple's 30 % (15 % after a year of paid service, or in the Small Business Program).
     static func proceeds(price: Int64, taxPermille: Int, afterOneYear: Bool) -> Int64 {
         let net = taxPermille > 0 ? (price * 1_000 + Int64(500 + taxPermille / 2)) / Int64(1_000 + taxPermille) : price
         let share: Int64 = afterOneYear ? 850 : 700

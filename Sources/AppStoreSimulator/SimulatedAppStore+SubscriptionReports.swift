@@ -38,7 +38,11 @@ extension SimulatedAppStore {
                     standardDuration: product.period.map(Self.durationText),
                     customerPrice: price,
                     customerCurrency: currency,
-                    developerProceeds: Self.proceeds(price: price, taxPermille: tax, afterOneYear: false),
+                    developerProceeds: Self.proceeds(
+                        price: price,
+                        taxPermille: tax,
+                        afterOneYear: transaction.purchaseDate.map { catalog.inSmallBusinessProgram(at: $0) } ?? false
+                    ),
                     proceedsCurrency: currency,
                     country: country
                 )

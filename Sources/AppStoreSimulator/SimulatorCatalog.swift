@@ -10,6 +10,34 @@ public struct SimulatorCatalog: Codable, Sendable, Hashable {
     public var storefronts: [Storefront]
     public var subscriptionGroups: [SubscriptionGroup]
     public var products: [Product]
+    /// When the developer was in the App Store Small Business Program: Apple's commission is 15 % on purchases made
+    /// then (absent: never, 30 % until a subscription's year of paid service).
+    public var smallBusinessProgram: [ProgramPeriod]?
+
+    /// A membership period of the Small Business Program: `start` and `end` are UTC days (`YYYY-MM-DD`), the end
+    /// excluded; no end: still a member.
+    public struct ProgramPeriod: Codable, Sendable, Hashable {
+        public var start: String
+        public var end: String?
+
+        public init(start: String, end: String? = nil) {
+            self.start = start
+            self.end = end
+        }
+
+        static func day(_ text: String) -> Date? {
+            guard text.utf8.count == 10 else { return nil }
+            return try? Date(text + "T00:00:00Z", strategy: .iso8601)
+        }
+    }
+
+    /// Whether a purchase at `date` pays the Small Business Program's 15 %.
+    public func inSmallBusinessProgram(at date: Date) -> Bool {
+        (smallBusinessProgram ?? []).contains { period in
+            guard let start = ProgramPeriod.day(period.start), start <= date else { return false }
+            return period.end.flatMap(ProgramPeriod.day).map { date < $0 } ?? true
+        }
+    }
 
     public struct Storefront: Codable, Sendable, Hashable {
         public var code: String
@@ -108,6 +136,11 @@ public struct SimulatorCatalog: Codable, Sendable, Hashable {
     /// Refuses catalogs the App Store would not allow.
     public func validate() throws {
         guard !storefronts.isEmpty else { throw SimulatorError.invalidCatalog("no storefront") }
+        for period in smallBusinessProgram ?? [] {
+            guard let start = ProgramPeriod.day(period.start), period.end.map({ ProgramPeriod.day($0).map { $0 > start } ?? false }) ?? true else {
+                throw SimulatorError.invalidCatalog("smallBusinessProgram periods are {start: YYYY-MM-DD, end: a later YYYY-MM-DD or none}")
+            }
+        }
         var seen = Set<String>()
         for product in products {
             guard seen.insert(product.id).inserted else { throw SimulatorError.invalidCatalog("duplicate product \(product.id)") }

@@ -180,6 +180,34 @@ struct ReconciliationTests {
         }
     }
 
+    /// Issue 30 item 7: the simulator's catalog names the Small Business Program, so its reports take Apple's 15 %
+    /// and reconcile agrees with the server's estimate under the same program.
+    @Test("a month in the Small Business Program: Apple's 15 % and Storekeeper's estimate agree", arguments: TestDatabase.available)
+    func smallBusinessMonth(database: TestDatabase) async throws {
+        var catalog = try ServerHarness.simulatorCatalog()
+        catalog.smallBusinessProgram = [.init(start: "2020-01-01")]
+        try await ServerHarness.run(
+            database,
+            environment: .production,
+            catalog: catalog,
+            configure: { $0.smallBusinessProgram = SmallBusinessProgram(periods: [.init(start: Date(timeIntervalSince1970: 1_577_836_800))]) }
+        ) { server in
+            let store = server.store
+            let fiscal = ReportCalendar.fiscalMonth(containing: ReportCalendar.apple.day(of: await server.simulatedNow))
+            let us = try await store.createAccount(storefront: "USA").id
+            let cn = try await store.createAccount(storefront: "CHN").id
+            for _ in 0..<3 { _ = try await Self.buy(server, Self.coins, user: "small", account: us) }
+            _ = try await Self.buy(server, Self.coins, user: "small-cn", account: cn)
+            _ = try await Self.buy(server, PurchaseFlowTests.chapter, user: "small", account: us)
+            let monthEnd = ReportCalendar.apple.interval(of: fiscal).end
+            try await store.advance(by: monthEnd.timeIntervalSince(await server.simulatedNow) + 3_600)
+            let admin = try server.api(ServerHarness.adminHeaders)
+            let result = try await admin.adminRunMonthReconciliation(path: .init(month: fiscal.name)).ok.body.json
+            #expect(result.days.first?.status == .reconciled)
+            #expect(result.findings.isEmpty, "\(result.findings.map { "\($0.kind) \($0.productId) \($0.storefront): \($0.detail)" })")
+        }
+    }
+
     @Test("subscription reports: a free trial the sales report cannot show, never seen by Storekeeper", arguments: TestDatabase.available)
     func unseenTrial(database: TestDatabase) async throws {
         try await ServerHarness.run(database, environment: .production) { server in
