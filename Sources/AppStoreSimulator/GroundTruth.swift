@@ -8,6 +8,10 @@ public struct GroundTruth: Sendable, Hashable {
     public var entitlements: [String: Date?]
     /// Units of each consumable bought and not refunded up to the moment.
     public var consumables: [String: Int]
+    /// What the customer keeps of each consumable, in hundred-thousandths of a unit (Apple's `revocationPercentage`
+    /// scale): a unit not refunded counts 100,000, one refunded in full 0, one refunded 25 % (`REFUND_PRORATED`,
+    /// 25,000) 75,000. Three 100-coin units with a 25 % refund of one keep 275 coins: coins × shares / 100,000.
+    public var consumableShares: [String: Int]
     /// Every transaction up to the moment (including refunded, revoked and family-shared ones).
     public var transactions: [JWSTransactionDecodedPayload]
 
@@ -43,12 +47,20 @@ extension SimulatedAppStore {
         }
         var entitlements: [String: Date?] = [:]
         var consumables: [String: Int] = [:]
+        var consumableShares: [String: Int] = [:]
         var passEnds: [String: Date] = [:]
         for transaction in all {
             guard let productId = transaction.productId, let product = catalog.product(productId) else { continue }
             switch product.kind {
             case .consumable:
-                if standing(transaction) { consumables[productId, default: 0] += Int(transaction.quantity ?? 1) }
+                let units = Int(transaction.quantity ?? 1)
+                if standing(transaction) {
+                    consumables[productId, default: 0] += units
+                    consumableShares[productId, default: 0] += units * 100_000
+                } else if prorated(transaction) {
+                    let refunded = min(max(Int(transaction.revocationPercentage ?? 100_000), 0), 100_000)
+                    consumableShares[productId, default: 0] += units * (100_000 - refunded)
+                }
             case .nonConsumable:
                 if standing(transaction) { entitlements[productId] = .some(nil) }
             case .nonRenewing:
@@ -80,7 +92,7 @@ extension SimulatedAppStore {
             }
         }
         for (productId, end) in passEnds where date < end { entitlements[productId] = .some(end) }
-        return GroundTruth(entitlements: entitlements, consumables: consumables, transactions: all)
+        return GroundTruth(entitlements: entitlements, consumables: consumables, consumableShares: consumableShares, transactions: all)
     }
 
     /// The end of a billing grace period that followed `transaction`, if one did.

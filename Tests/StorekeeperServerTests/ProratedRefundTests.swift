@@ -28,6 +28,11 @@ struct ProratedRefundTests {
             #expect(signed.revocationType == .refundProrated)
             #expect(signed.revocationPercentage == 25_000)
             #expect(try await server.coins("pru-coins") == 45, "60 coins less a quarter")
+            // The simulator's ground truth says the same (issue 30 item 8): three quarters of one 60-coin unit kept.
+            let truth = try await store.groundTruth(account: account)
+            #expect(truth.consumableShares[PurchaseFlowTests.coins] == 75_000)
+            #expect(truth.consumables[PurchaseFlowTests.coins] == nil, "no whole unit stands")
+            #expect(60 * (truth.consumableShares[PurchaseFlowTests.coins] ?? 0) / 100_000 == 45)
             let audit = try await server.audit("pru-coins")
             let refunded = try #require(audit.first { $0.action == "transaction.refunded" })
             #expect(refunded.amount == -15)
