@@ -231,6 +231,12 @@ import Testing
             Key(dotted: "reports.reconcileSeconds", environment: "REPORTS_RECONCILE_SECONDS", environmentValue: "0", json: 0) {
                 $0.reports != nil && $0.reports?.reconcileInterval == nil
             },
+            Key(
+                dotted: "reports.transactionLookupsPerDay",
+                environment: "REPORTS_TRANSACTION_LOOKUPS_PER_DAY",
+                environmentValue: "50",
+                json: 50
+            ) { $0.reports?.transactionLookupsPerDay == 50 },
             Key(dotted: "reports.lookbackDays", environment: "REPORTS_LOOKBACK_DAYS", environmentValue: "5", json: 5) {
                 $0.reports?.lookbackDays == 5
             },

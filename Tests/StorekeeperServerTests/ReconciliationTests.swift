@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import AppStoreTestSigning
 import AppStoreWire
 import Foundation
 import NIOHTTP1
@@ -109,7 +110,10 @@ struct ReconciliationTests {
             let units = result.days.reduce(Int64(0)) { $0 + $1.appleUnits }
             #expect(units >= 70, "Apple's reports counted the month's sales: \(units)")
             #expect(result.days.reduce(Int64(0)) { $0 + $1.appleRefunds } == 1)
-            #expect(result.findings.count == 2, "\(result.findings.map { "\($0.day) \($0.kind) \($0.productId) \($0.storefront): \($0.detail)" })")
+            // The injected delivery twice: in the day's counts, and by the per-transaction check Apple answers.
+            #expect(result.findings.count == 3, "\(result.findings.map { "\($0.day) \($0.kind) \($0.productId) \($0.storefront): \($0.detail)" })")
+            let unknown = try #require(result.findings.first { $0.kind == .unknownToApple })
+            #expect(unknown.day == injectedDay && unknown.transactionIds == ["2999000000000001"])
             let lost = try #require(result.findings.first { $0.kind == .appleOnly })
             #expect(lost.day == lostOn && lost.productId == Self.coins && lost.storefront == "USA")
             #expect(lost.appleUnits - lost.storekeeperUnits == 1)
@@ -121,14 +125,14 @@ struct ReconciliationTests {
             _ = try await Self.run(server, from: injectedDay, to: Self.day(injectedAt.addingTimeInterval(86_400)))
             let stored = try await server.api(ServerHarness.adminHeaders).adminGetReconciliation(query: .init(from: firstDay, to: lastDay)).ok.body
                 .json
-            #expect(stored.findings.count == 2)
+            #expect(stored.findings.count == 3)
             #expect(stored.days.first { $0.day == injectedDay }?.runs == 2)
             let csv = try await server.call(
                 .GET,
                 "/v1/admin/reconciliation?from=\(firstDay)&to=\(lastDay)",
                 headers: ServerHarness.adminHeaders + [("Accept", "text/csv")]
             )
-            #expect(csv.text.split(separator: "\n").count == 3, "\(csv.text)")
+            #expect(csv.text.split(separator: "\n").count == 4, "\(csv.text)")
             let metrics = MonitoringTests.Exposition(try await server.call(.GET, "/metrics").text)
             #expect(metrics.value("storekeeper_reconciliation_findings", ["kind": "apple_only"]) == 1)
             #expect(metrics.value("storekeeper_reconciliation_findings", ["kind": "storekeeper_only"]) == 1)
@@ -177,6 +181,46 @@ struct ReconciliationTests {
             #expect(listed.days.contains { $0.day == month } && listed.findings.count == 1)
             let bad = try await server.call(.POST, "/v1/admin/reconciliation/months/2026-13/run", headers: ServerHarness.adminHeaders)
             #expect(bad.status == 400)
+        }
+    }
+
+    /// Issue 30 item 5: a lost order and a forged delivery on the same line and day cancel out in the counts; the
+    /// per-transaction check still finds the forgery: its signature is not Apple's, and Apple does not know it.
+    @Test("faults that cancel out in the day's counts are found per transaction", arguments: TestDatabase.available)
+    func perTransaction(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, environment: .production) { server in
+            let store = server.store
+            let us = try await store.createAccount(storefront: "USA").id
+            let honest = try await Self.buy(server, Self.coins, user: "honest", account: us)
+            // Lost: Apple sold it, Storekeeper never heard.
+            _ = try await server.orderAndBuy(Self.coins, user: "unlucky", account: us)
+            // Forged: the honest purchase copied under a new id and signed by someone else's chain, written straight in.
+            var payload = try SignedDataVerifier.decodeUnverifiedPayload(honest.signedTransaction, as: JWSTransactionDecodedPayload.self)
+            payload.transactionId = "2999000000000002"
+            payload.originalTransactionId = "2999000000000002"
+            let forged = try AppStoreSigningChain.generate(.init(name: "Forger")).signer().sign(payload)
+            let now = await server.simulatedNow
+            let price = try #require(honest.transaction.price)
+            try await server.withSideConnection { db in
+                try await db.withSession { sql in
+                    try await sql.raw(
+                        """
+                        INSERT INTO apple_transactions (transaction_id, original_transaction_id, user_id, bundle_id, product_id, product_kind,
+                            environment, quantity, purchase_date, source, delivered_at, price, currency, storefront, signed_data)
+                        VALUES ('2999000000000002', '2999000000000002', 'insider', 'com.example.storekeeper', \(bind: Self.coins), 'consumable',
+                            'Production', 1, \(bind: now.millis), 'signedTransaction', \(bind: now.millis), \(bind: price), 'USD', 'USA', \(bind: forged))
+                        """
+                    ).run()
+                }
+            }
+            let day = Self.day(now)
+            try await store.advance(by: try #require(Self.start(of: day)).addingTimeInterval(86_400 + 3_600).timeIntervalSince(now))
+            let result = try await Self.run(server, from: day, to: Self.day(await server.simulatedNow))
+            let described = result.findings.map { "\($0.kind) \($0.transactionIds): \($0.detail)" }
+            #expect(!result.findings.contains { $0.kind == .appleOnly || $0.kind == .storekeeperOnly }, "the counts agree: \(described)")
+            #expect(result.findings.count == 2, "\(described)")
+            #expect(result.findings.contains { $0.kind == .signatureInvalid && $0.transactionIds == ["2999000000000002"] }, "\(described)")
+            #expect(result.findings.contains { $0.kind == .unknownToApple && $0.transactionIds == ["2999000000000002"] }, "\(described)")
         }
     }
 

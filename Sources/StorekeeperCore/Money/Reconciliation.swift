@@ -94,6 +94,11 @@ public enum Reconciliation {
         case subscriptionRenewalsDiffer = "subscription_renewals_differ"
         /// … other subscriptions ending (cancellations, billing retry given up).
         case subscriptionEndsDiffer = "subscription_ends_differ"
+        /// A delivered transaction whose stored signed payload no longer verifies to Apple's root (or says something
+        /// else than the stored row): per transaction, so it cannot cancel out against a lost order.
+        case signatureInvalid = "signature_invalid"
+        /// A delivered transaction Apple's Get Transaction Info does not know: delivered without a purchase.
+        case unknownToApple = "unknown_to_apple"
     }
 
     /// One disagreement.

@@ -17,6 +17,9 @@ public struct ReportsConfiguration: Sendable {
     public var lookbackDays: Int
     /// The days and fiscal months reports are cut by: Apple's agreement time zone (Pacific Time for worldwide ones).
     public var calendar: ReportCalendar
+    /// How many of a day's delivered transactions reconciling it asks Apple about (Get Transaction Info, 50 a second
+    /// at most per app): the rest are named in the day's message and asked about when the day is reconciled again.
+    public var transactionLookupsPerDay: Int = 1_000
 
     public init(
         vendorNumber: String,
@@ -40,7 +43,8 @@ public struct ReportsConfiguration: Sendable {
 
     /// Reads `reports.*`: `vendorNumber` (none: no reconciliation), `key.id`, `key.issuer`, `key.path` (the team
     /// key's `.p8`), `url`, `reconcileSeconds` (3600; 0 off), `lookbackDays` (3; 1-31), `timeZone`
-    /// (`America/Los_Angeles`, Apple's for worldwide agreements; an IANA name).
+    /// (`America/Los_Angeles`, Apple's for worldwide agreements; an IANA name), `transactionLookupsPerDay` (1000;
+    /// 0: the per-transaction check only re-verifies signatures).
     static func read(reader: StrictConfigReader) throws -> ReportsConfiguration? {
         guard let vendorNumber = try reader.string("vendorNumber") else { return nil }
         guard !vendorNumber.isEmpty, vendorNumber.utf8.count <= 32, vendorNumber.allSatisfy({ $0.isNumber }) else {
@@ -62,7 +66,7 @@ public struct ReportsConfiguration: Sendable {
             throw ConfigurationError.invalid("reports.timeZone must be an IANA time zone such as America/Los_Angeles")
         }
         let seconds = try reader.int("reconcileSeconds", in: 0...(7 * 86_400), default: 3_600)
-        return ReportsConfiguration(
+        var configuration = ReportsConfiguration(
             vendorNumber: vendorNumber,
             keyId: keyId,
             issuerId: issuerId,
@@ -72,6 +76,8 @@ public struct ReportsConfiguration: Sendable {
             lookbackDays: try reader.int("lookbackDays", in: 1...31, default: 3),
             calendar: ReportCalendar(timeZone: zone)
         )
+        configuration.transactionLookupsPerDay = try reader.int("transactionLookupsPerDay", in: 0...100_000, default: 1_000)
+        return configuration
     }
 }
 

@@ -99,6 +99,7 @@ public struct Reconciler: Service {
         var findings = Reconciliation.compare(apple: apple, storekeeper: ours)
         for index in findings.indices { findings[index] = try await explain(findings[index], from: start) }
         var notes: [String] = []
+        findings += try await transactionChecks(from: start, to: end, day: day, notes: &notes)
         if catalog.catalog.products.contains(where: { $0.kind == .autoRenewable }) {
             let appleSubscriptions = await appleSubscriptionSide(day: day, notes: &notes)
             if appleSubscriptions.hasActive || appleSubscriptions.hasEvents {
@@ -320,6 +321,78 @@ public struct Reconciler: Service {
             }
         }
         return side
+    }
+
+    /// The per-transaction check, which counts cannot cancel out (a lost order and a forged delivery on one line
+    /// compare equal): every delivered production transaction purchased in the day has its stored signed payload
+    /// verified again to Apple's root and compared with the stored row, and up to `transactionLookupsPerDay` of them
+    /// are looked up with Get Transaction Info; one Apple does not know is a finding. Transactions from legacy
+    /// receipts have no signed payload: they are only looked up.
+    func transactionChecks(from start: Date, to end: Date, day: String, notes: inout [String]) async throws -> [Reconciliation.Finding] {
+        let delivered = try await revenue.deliveredProduction(from: start, to: end)
+        guard !delivered.isEmpty else { return [] }
+        var findings: [Reconciliation.Finding] = []
+        func finding(_ kind: Reconciliation.Kind, _ row: RevenueStore.Delivered, _ detail: String) -> Reconciliation.Finding {
+            Reconciliation.Finding(
+                kind: kind,
+                key: Reconciliation.Key(day: day, productId: row.productId, storefront: row.storefront ?? "", currency: row.currency ?? ""),
+                appleUnits: 0,
+                storekeeperUnits: 1,
+                appleAmount: 0,
+                storekeeperAmount: 0,
+                transactionIds: [row.transactionId],
+                detail: detail
+            )
+        }
+        for row in delivered {
+            guard let signed = row.signedData, let app = apps.app(bundleId: row.bundleId) else { continue }
+            do {
+                let payload = try await app.verifier.verifyTransaction(signed)
+                if payload.transactionId != row.transactionId || payload.productId != row.productId || payload.bundleId != row.bundleId {
+                    findings.append(
+                        finding(.signatureInvalid, row, "the stored signed payload is Apple's, for another transaction than the stored row")
+                    )
+                }
+            } catch {
+                findings.append(finding(.signatureInvalid, row, "the stored signed payload does not verify to Apple's root: \(error)"))
+            }
+        }
+        let budget = configuration.transactionLookupsPerDay
+        guard budget > 0 else { return findings }
+        var asked = 0
+        var unanswered = 0
+        lookups: for row in delivered.prefix(budget) {
+            guard let client = apps.app(bundleId: row.bundleId)?.serverAPI(for: "Production") else { continue }
+            let started = DispatchTime.now().uptimeNanoseconds
+            do {
+                _ = try await client.getTransactionInfo(transactionId: row.transactionId)
+                metrics.appleCall(endpoint: "transactionInfo", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            } catch let error as AppStoreServerAPIError where error.httpStatus == 404 {
+                metrics.appleCall(endpoint: "transactionInfo", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                findings.append(
+                    finding(
+                        .unknownToApple,
+                        row,
+                        "Apple's Get Transaction Info does not know it: delivered without a purchase (forged, or written around Storekeeper)"
+                    )
+                )
+            } catch let error as AppStoreServerAPIError where error.httpStatus == 429 {
+                metrics.appleCall(endpoint: "transactionInfo", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                unanswered += 1
+                break lookups
+            } catch {
+                metrics.appleCall(endpoint: "transactionInfo", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                unanswered += 1
+            }
+            asked += 1
+        }
+        if asked < delivered.count {
+            notes.append(
+                "Apple was asked about \(asked) of \(delivered.count) delivered transactions (reports.transactionLookupsPerDay, Apple's rate limits)"
+            )
+        }
+        if unanswered > 0 { notes.append("\(unanswered) transaction lookups went unanswered; reconciling the day again asks again") }
+        return findings
     }
 
     /// Adds what Storekeeper can find out about a finding: transactions Apple does not know, purchases waiting on the

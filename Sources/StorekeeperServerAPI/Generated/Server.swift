@@ -3661,8 +3661,11 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
     /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,
     /// `refund_not_reported`, `price_mismatch`, `proceeds_mismatch`, and from Apple's subscription reports
     /// (`currency` empty, amounts 0): `subscribers_differ` (active at the day's end), `subscription_starts_differ`,
-    /// `subscription_renewals_differ`, `subscription_ends_differ`. Amounts in milliunits. `kind` narrows the
-    /// findings; `Accept: text/csv` answers the findings as CSV.
+    /// `subscription_renewals_differ`, `subscription_ends_differ`; and per transaction, which counts cannot
+    /// cancel out: `signature_invalid` (a delivered production transaction whose stored signed payload no longer
+    /// verifies to Apple's root) and `unknown_to_apple` (one Apple's Get Transaction Info does not know; at most
+    /// `reports.transactionLookupsPerDay` asked a day, the rest named in the day's message). Amounts in
+    /// milliunits. `kind` narrows the findings; `Accept: text/csv` answers the findings as CSV.
     ///
     ///
     /// - Remark: HTTP `GET /v1/admin/reconciliation`.

@@ -233,6 +233,49 @@ public struct RevenueStore: Sendable {
         }
     }
 
+    /// A delivered transaction as a per-transaction reconciliation checks it.
+    public struct Delivered: Sendable, Hashable {
+        public var transactionId: String
+        public var bundleId: String
+        public var productId: String
+        public var storefront: String?
+        public var currency: String?
+        /// The signed payload as Apple signed it (absent for legacy receipts).
+        public var signedData: String?
+    }
+
+    /// Delivered production transactions purchased in `[from, to)`, family members' copies left out, by id; each
+    /// signed payload exactly as it was received (stored with its certificate header shared, see ``StoredSignedData``).
+    public func deliveredProduction(from: Date, to: Date) async throws -> [Delivered] {
+        try await provider.withReader { db in
+            var rows = try await db.raw(
+                """
+                SELECT transaction_id, bundle_id, product_id, storefront, currency, signed_data FROM apple_transactions
+                WHERE purchase_date >= \(bind: from.millis) AND purchase_date < \(bind: to.millis) AND environment = 'Production'
+                    AND (ownership_type IS NULL OR ownership_type <> 'FAMILY_SHARED')
+                ORDER BY transaction_id
+                """
+            ).all().map { row in
+                Delivered(
+                    transactionId: try row.decode(column: "transaction_id", as: String.self),
+                    bundleId: try row.decode(column: "bundle_id", as: String.self),
+                    productId: try row.decode(column: "product_id", as: String.self),
+                    storefront: try row.decode(column: "storefront", as: String?.self),
+                    currency: try row.decode(column: "currency", as: String?.self),
+                    signedData: try row.decode(column: "signed_data", as: String?.self)
+                )
+            }
+            let digests = Set(rows.flatMap { $0.signedData.map(CompactNotificationBody.references(in:)) ?? [] })
+            guard !digests.isEmpty else { return rows }
+            let headers = try await NotificationHeadersTable.find(digests, on: db)
+            for index in rows.indices {
+                guard let text = rows[index].signedData, !CompactNotificationBody.references(in: text).isEmpty else { continue }
+                rows[index].signedData = try CompactNotificationBody.expand(text, headers: headers)
+            }
+            return rows
+        }
+    }
+
     static func transaction(_ row: any SQLRow) throws -> RevenueTransaction {
         RevenueTransaction(
             transactionId: try row.decode(column: "transaction_id", as: String.self),

@@ -407,6 +407,8 @@ extension Components {
                 case subscriptionStartsDiffer = "subscription_starts_differ"
                 case subscriptionRenewalsDiffer = "subscription_renewals_differ"
                 case subscriptionEndsDiffer = "subscription_ends_differ"
+                case signatureInvalid = "signature_invalid"
+                case unknownToApple = "unknown_to_apple"
             }
             /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/kind`.
             public var kind: Components.Schemas.ReconciliationFinding.KindPayload

@@ -5900,8 +5900,11 @@ public enum Operations {
     /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,
     /// `refund_not_reported`, `price_mismatch`, `proceeds_mismatch`, and from Apple's subscription reports
     /// (`currency` empty, amounts 0): `subscribers_differ` (active at the day's end), `subscription_starts_differ`,
-    /// `subscription_renewals_differ`, `subscription_ends_differ`. Amounts in milliunits. `kind` narrows the
-    /// findings; `Accept: text/csv` answers the findings as CSV.
+    /// `subscription_renewals_differ`, `subscription_ends_differ`; and per transaction, which counts cannot
+    /// cancel out: `signature_invalid` (a delivered production transaction whose stored signed payload no longer
+    /// verifies to Apple's root) and `unknown_to_apple` (one Apple's Get Transaction Info does not know; at most
+    /// `reports.transactionLookupsPerDay` asked a day, the rest named in the day's message). Amounts in
+    /// milliunits. `kind` narrows the findings; `Accept: text/csv` answers the findings as CSV.
     ///
     ///
     /// - Remark: HTTP `GET /v1/admin/reconciliation`.
@@ -5927,6 +5930,8 @@ public enum Operations {
                     case subscriptionStartsDiffer = "subscription_starts_differ"
                     case subscriptionRenewalsDiffer = "subscription_renewals_differ"
                     case subscriptionEndsDiffer = "subscription_ends_differ"
+                    case signatureInvalid = "signature_invalid"
+                    case unknownToApple = "unknown_to_apple"
                 }
                 /// - Remark: Generated from `#/paths/v1/admin/reconciliation/GET/query/kind`.
                 public var kind: Operations.AdminGetReconciliation.Input.Query.KindPayload?
