@@ -39,6 +39,15 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Storekeeper catalog (default: the built-in sample catalog).") var catalog: String?
     @Option(name: .customLong("simulator-catalog"), help: "Simulator catalog (default: the built-in sample catalog).")
     var simulatorCatalog: String?
+    @Flag(
+        name: .customLong("production"),
+        help: ArgumentHelp(
+            "Rehearse production: the simulator signs purchases as Production (its own test chain, never Apple's).",
+            discussion: "Its App Store Connect reports then have sales, so `storekeeper reconcile` has something to compare; "
+                + "without it the simulator signs Sandbox, as Apple's sandbox does, and reports (production-only) are empty."
+        )
+    )
+    var production = false
 
     func run() async throws {
         let logger = ConfigurationLoader.logger("storekeeper.demo", reader: try? await ConfigurationLoader.reader(file: nil))
@@ -66,7 +75,13 @@ struct DemoCommand: AsyncParsableCommand {
             try Data(try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey.pemRepresentation.utf8)
                 .write(to: state.appendingPathComponent("answer-signing-public.pem"), options: .atomic)
         }
-        let store = try SimulatedAppStore(catalog: simulatorCatalog, signingChain: chain, seed: UInt64.random(in: 1...UInt64.max), start: Date())
+        let store = try SimulatedAppStore(
+            catalog: simulatorCatalog,
+            signingChain: chain,
+            seed: UInt64.random(in: 1...UInt64.max),
+            start: Date(),
+            environment: production ? .production : .sandbox
+        )
 
         let simulatorURL = externalSimulatorURL ?? "http://127.0.0.1:\(simulatorPort)"
         let simulator = await SimulatorServer.buildApplication(
@@ -118,7 +133,10 @@ struct DemoCommand: AsyncParsableCommand {
         let server = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
         // Written straight to the file handle: stdout is block-buffered when piped, and the demo runs until killed.
         FileHandle.standardOutput.write(
-            Data((Self.walkthrough(port: port, simulatorURL: simulatorURL, secrets: secrets, state: state, apiKey: apiKey) + "\n").utf8)
+            Data(
+                (Self.walkthrough(port: port, simulatorURL: simulatorURL, secrets: secrets, state: state, apiKey: apiKey, production: production)
+                    + "\n").utf8
+            )
         )
         // The simulator sends its App Store Server Notifications to the server, as Apple would.
         let delivery = NotificationDeliveryService(
@@ -145,9 +163,32 @@ struct DemoCommand: AsyncParsableCommand {
         }
     }
 
-    static func walkthrough(port: Int, simulatorURL: String, secrets: DemoSecrets, state: URL, apiKey: SimulatorAPIKey) -> String {
+    static func walkthrough(
+        port: Int,
+        simulatorURL: String,
+        secrets: DemoSecrets,
+        state: URL,
+        apiKey: SimulatorAPIKey,
+        production: Bool = false
+    ) -> String {
         let server = "http://127.0.0.1:\(port)"
         let token = UserTokenVerifier.hs256Token(subject: "demo-user", secret: secrets.hs256Secret, lifetime: 7 * 86_400)
+        let rehearsal =
+            production
+            ? """
+
+            PRODUCTION REHEARSAL (--production): the simulator signs purchases as Production with its own test chain —
+            never Apple's — so its App Store Connect reports have sales. Buy something, move the simulator past the
+            day's end (Pacific Time) and reconcile the day against its reports:
+              storekeeper simulator-advance --url \(simulatorURL) P1D
+              STOREKEEPER_ADMIN_KEY=\(secrets.adminKey) storekeeper reconcile --server \(server) \\
+                --from $(TZ=America/Los_Angeles date +%F) --to $(TZ=America/Los_Angeles date -d tomorrow +%F)
+            """
+            : """
+
+            Reconciling needs sales in Apple's reports, which are production-only: this simulator signs Sandbox, so
+            `storekeeper reconcile` finds nothing to compare. Start the demo with --production to rehearse it.
+            """
         return """
             Storekeeper demo: server \(server), App Store simulator \(simulatorURL)
             Admin key (X-Admin-Key): \(secrets.adminKey)
@@ -171,7 +212,7 @@ struct DemoCommand: AsyncParsableCommand {
                 -d "{\\"signedTransaction\\":\\"$JWS\\"}"
               curl -s \(server)/v1/me -H "X-Storekeeper-Guest: $GUEST"
 
-            API: \(server)/openapi.yaml   health: \(server)/health   metrics: \(server)/metrics
+            API: \(server)/openapi.yaml   health: \(server)/health   metrics: \(server)/metrics\(rehearsal)
             """
     }
 }

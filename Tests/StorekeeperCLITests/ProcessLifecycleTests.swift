@@ -1,3 +1,4 @@
+import AppStoreWire
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -219,6 +220,65 @@ import Testing
         let status = await child.exitStatus(within: .seconds(30))
         #expect(status == 0, "\(child.stderr)")
         #expect(Self.errorLines(child.stderr + child.stdout).isEmpty, "\(Self.errorLines(child.stderr + child.stdout))")
+    }
+
+    /// Issue 30 item 6: `demo --production` rehearses reconciliation: its simulator signs Production (labelled as a
+    /// rehearsal), so its reports have the purchase and the day reconciles with Apple 1, Storekeeper 1, no finding.
+    @Test("demo --production: a purchase, the simulator's day over, reconciled against its reports")
+    func demoRehearsesReconciliation() async throws {
+        let directory = try Self.scratch()
+        let port = Self.freePort()
+        let simulatorPort = Self.freePort()
+        let child = try Child(
+            ["demo", "--production", "--port", String(port), "--simulator-port", String(simulatorPort), "--state-dir", directory.path],
+            directory: directory
+        )
+        #expect(await child.waitFor("PRODUCTION REHEARSAL"), "\(child.stdout)\(child.stderr)")
+        #expect(await Self.waitForHealth("http://127.0.0.1:\(port)", of: child), "\(child.stderr)")
+        let server = "http://127.0.0.1:\(port)"
+        let simulator = "http://127.0.0.1:\(simulatorPort)"
+        let adminKey = try #require(
+            child.stdout.split(separator: "\n").first { $0.contains("X-Admin-Key") }?.split(separator: " ").last.map(String.init)
+        )
+        func field(_ name: String, _ body: String) throws -> String {
+            let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+            return try #require(object?[name] as? String, "\(name) in \(body)")
+        }
+        let guest = try field("token", try await Self.post(server + "/v1/guests", json: "").body)
+        let order = try await Self.post(
+            server + "/v1/orders",
+            json: #"{"productId":"com.example.storekeeper.coins.60"}"#,
+            headers: [("X-Storekeeper-Guest", guest)]
+        )
+        let account = try field("id", try await Self.post(simulator + "/device/accounts", json: "{}").body)
+        let bought = try await Self.post(
+            simulator + "/device/purchases",
+            json:
+                #"{"account":"\#(account)","productId":"com.example.storekeeper.coins.60","appAccountToken":"\#(try field("appAccountToken", order.body))"}"#
+        )
+        let submitted = try await Self.post(
+            server + "/v1/purchases",
+            json: #"{"signedTransaction":"\#(try field("signedTransaction", bought.body))"}"#,
+            headers: [("X-Storekeeper-Guest", guest)]
+        )
+        #expect(submitted.status == 200 && submitted.body.contains(#""environment":"Production""#), "\(submitted.body)")
+        let today = ReportCalendar.apple.day(of: Date())
+        #expect(try await Self.post(simulator + "/control/clock/advance", json: #"{"seconds":90000}"#).status == 200)
+        let reconciled = try await Self.post(
+            server + "/v1/admin/reconciliation/run",
+            json: #"{"from":"\#(today)","to":"\#(today.adding(days: 1))"}"#,
+            headers: [("X-Admin-Key", adminKey)]
+        )
+        #expect(reconciled.status == 200, "\(reconciled.body)")
+        let object = try JSONSerialization.jsonObject(with: Data(reconciled.body.utf8)) as? [String: Any]
+        let day = (object?["days"] as? [[String: Any]])?.first
+        #expect(
+            day?["status"] as? String == "reconciled" && day?["appleUnits"] as? Int == 1 && day?["storekeeperUnits"] as? Int == 1,
+            "\(reconciled.body)"
+        )
+        #expect((object?["findings"] as? [Any])?.isEmpty == true, "\(reconciled.body)")
+        child.signal(SIGINT)
+        #expect(await child.exitStatus(within: .seconds(30)) == 0, "\(child.stderr)")
     }
 
     @Test("item 17: a JSON configuration written as README shows it is honoured, and a wrong type stops the start naming the key")
