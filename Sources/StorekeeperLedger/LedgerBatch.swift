@@ -131,7 +131,16 @@ enum LedgerBatch {
             for ((index, _), result) in zip(batch.deliveries, results) { outcome.deliveries[index] = result }
             try await AppleMessages.settle(Array(results.dropFirst(batch.deliveries.count)), of: messageRequests, in: uow)
         }
-        _ = try await AppleMessages.applyEffects(messages, isolated: false, deliveriesDone: true, rules: rules, in: uow)
+        do {
+            _ = try await uow.savepoint("sk_effects") { own in
+                try await AppleMessages.applyEffects(messages, isolated: false, deliveriesDone: true, rules: rules, in: own)
+            }
+        } catch {
+            // Only the failing messages are held back, not the batch: each applies in a savepoint of its own, and one
+            // that fails again goes back to pending for the processor while everything else commits as it is.
+            let failed = try await AppleMessages.applyEffects(messages, isolated: true, deliveriesDone: true, rules: rules, in: uow)
+            try await NotificationsTable.markPending(failed.mapValues { "\($0)" }, now: uow.now, on: uow.db)
+        }
         // Other writes.
         if batch.writes.count == 1, batch.deliveries.isEmpty, batch.inbox.isEmpty {
             let (index, job) = batch.writes[0]

@@ -53,6 +53,20 @@ public enum NotificationsTable {
         return ids.map { inserted.contains($0) && claimed.insert($0).inserted }
     }
 
+    /// Puts notifications that went in as processed back to pending (their effects failed in this transaction), with
+    /// why, for the processor to try again on its own schedule.
+    public static func markPending(_ failures: [String: String], now: Date, on db: any SQLDatabase) async throws {
+        for (id, reason) in failures.sorted(by: { $0.key < $1.key }) {
+            try await db.raw(
+                """
+                UPDATE notifications SET status = 'pending', processed_at = NULL, next_attempt_at = \(bind: now.millis),
+                    last_error = \(bind: String(reason.prefix(500)))
+                WHERE id = \(bind: id)
+                """
+            ).run()
+        }
+    }
+
     /// Marks notifications processed, inside the transaction that applied them (so applying and marking commit
     /// together: a crash before the commit leaves them pending and they are applied once, later).
     public static func markProcessed(_ ids: [String], now: Date, on db: any SQLDatabase) async throws {
