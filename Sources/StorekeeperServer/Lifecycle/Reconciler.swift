@@ -329,8 +329,6 @@ public struct Reconciler: Service {
     /// are looked up with Get Transaction Info; one Apple does not know is a finding. Transactions from legacy
     /// receipts have no signed payload: they are only looked up.
     func transactionChecks(from start: Date, to end: Date, day: String, notes: inout [String]) async throws -> [Reconciliation.Finding] {
-        let delivered = try await revenue.deliveredProduction(from: start, to: end)
-        guard !delivered.isEmpty else { return [] }
         var findings: [Reconciliation.Finding] = []
         func finding(_ kind: Reconciliation.Kind, _ row: RevenueStore.Delivered, _ detail: String) -> Reconciliation.Finding {
             Reconciliation.Finding(
@@ -344,51 +342,61 @@ public struct Reconciler: Service {
                 detail: detail
             )
         }
-        for row in delivered {
-            guard let signed = row.signedData, let app = apps.app(bundleId: row.bundleId) else { continue }
-            do {
-                let payload = try await app.verifier.verifyTransaction(signed)
-                if payload.transactionId != row.transactionId || payload.productId != row.productId || payload.bundleId != row.bundleId {
-                    findings.append(
-                        finding(.signatureInvalid, row, "the stored signed payload is Apple's, for another transaction than the stored row")
-                    )
-                }
-            } catch {
-                findings.append(finding(.signatureInvalid, row, "the stored signed payload does not verify to Apple's root: \(error)"))
-            }
-        }
         let budget = configuration.transactionLookupsPerDay
-        guard budget > 0 else { return findings }
+        var lookable = 0
         var asked = 0
         var unanswered = 0
-        lookups: for row in delivered.prefix(budget) {
-            guard let client = apps.app(bundleId: row.bundleId)?.serverAPI(for: "Production") else { continue }
-            let started = DispatchTime.now().uptimeNanoseconds
-            do {
-                _ = try await client.getTransactionInfo(transactionId: row.transactionId)
-                metrics.appleCall(endpoint: "transactionInfo", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
-            } catch let error as AppStoreServerAPIError where error.httpStatus == 404 {
-                metrics.appleCall(endpoint: "transactionInfo", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
-                findings.append(
-                    finding(
-                        .unknownToApple,
-                        row,
-                        "Apple's Get Transaction Info does not know it: delivered without a purchase (forged, or written around Storekeeper)"
+        var rateLimited = false
+        var after = ""
+        // A page at a time: a day may hold a million transactions.
+        while true {
+            let page = try await revenue.deliveredProduction(from: start, to: end, after: after)
+            guard let last = page.last else { break }
+            after = last.transactionId
+            for row in page {
+                guard let app = apps.app(bundleId: row.bundleId) else { continue }
+                if let signed = row.signedData {
+                    do {
+                        let payload = try await app.verifier.verifyTransaction(signed)
+                        if payload.transactionId != row.transactionId || payload.productId != row.productId || payload.bundleId != row.bundleId {
+                            findings.append(
+                                finding(.signatureInvalid, row, "the stored signed payload is Apple's, for another transaction than the stored row")
+                            )
+                        }
+                    } catch {
+                        findings.append(finding(.signatureInvalid, row, "the stored signed payload does not verify to Apple's root: \(error)"))
+                    }
+                }
+                guard let client = app.serverAPI(for: "Production") else { continue }
+                lookable += 1
+                guard asked < budget, !rateLimited else { continue }
+                asked += 1
+                let started = DispatchTime.now().uptimeNanoseconds
+                do {
+                    _ = try await client.getTransactionInfo(transactionId: row.transactionId)
+                    metrics.appleCall(endpoint: "transactionInfo", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                } catch let error as AppStoreServerAPIError where error.httpStatus == 404 {
+                    metrics.appleCall(endpoint: "transactionInfo", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                    findings.append(
+                        finding(
+                            .unknownToApple,
+                            row,
+                            "Apple's Get Transaction Info does not know it: delivered without a purchase (forged, or written around Storekeeper)"
+                        )
                     )
-                )
-            } catch let error as AppStoreServerAPIError where error.httpStatus == 429 {
-                metrics.appleCall(endpoint: "transactionInfo", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
-                unanswered += 1
-                break lookups
-            } catch {
-                metrics.appleCall(endpoint: "transactionInfo", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
-                unanswered += 1
+                } catch let error as AppStoreServerAPIError where error.httpStatus == 429 {
+                    metrics.appleCall(endpoint: "transactionInfo", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                    unanswered += 1
+                    rateLimited = true
+                } catch {
+                    metrics.appleCall(endpoint: "transactionInfo", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                    unanswered += 1
+                }
             }
-            asked += 1
         }
-        if asked < delivered.count {
+        if budget > 0, asked < lookable {
             notes.append(
-                "Apple was asked about \(asked) of \(delivered.count) delivered transactions (reports.transactionLookupsPerDay, Apple's rate limits)"
+                "Apple was asked about \(asked) of \(lookable) delivered transactions (reports.transactionLookupsPerDay, Apple's rate limits)"
             )
         }
         if unanswered > 0 { notes.append("\(unanswered) transaction lookups went unanswered; reconciling the day again asks again") }

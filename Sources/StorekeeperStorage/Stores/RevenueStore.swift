@@ -244,16 +244,17 @@ public struct RevenueStore: Sendable {
         public var signedData: String?
     }
 
-    /// Delivered production transactions purchased in `[from, to)`, family members' copies left out, by id; each
-    /// signed payload exactly as it was received (stored with its certificate header shared, see ``StoredSignedData``).
-    public func deliveredProduction(from: Date, to: Date) async throws -> [Delivered] {
+    /// Delivered production transactions purchased in `[from, to)`, family members' copies left out, by id after
+    /// `after`, at most `limit` (a page: a day may hold a million); each signed payload exactly as it was received
+    /// (stored with its certificate header shared, see ``StoredSignedData``).
+    public func deliveredProduction(from: Date, to: Date, after: String = "", limit: Int = 2_000) async throws -> [Delivered] {
         try await provider.withReader { db in
             var rows = try await db.raw(
                 """
                 SELECT transaction_id, bundle_id, product_id, storefront, currency, signed_data FROM apple_transactions
                 WHERE purchase_date >= \(bind: from.millis) AND purchase_date < \(bind: to.millis) AND environment = 'Production'
-                    AND (ownership_type IS NULL OR ownership_type <> 'FAMILY_SHARED')
-                ORDER BY transaction_id
+                    AND (ownership_type IS NULL OR ownership_type <> 'FAMILY_SHARED') AND transaction_id > \(bind: after)
+                ORDER BY transaction_id LIMIT \(bind: limit)
                 """
             ).all().map { row in
                 Delivered(
