@@ -228,7 +228,7 @@ struct ReconciliationTests {
                 #expect(result.findings.contains { $0.kind == .unknownToApple && $0.transactionIds == ["2999000000000002"] }, "\(described)")
                 #expect(result.days.first?.message == nil)
             } else {
-                // One lookup a day: the honest transaction (first by id) was asked about; the day says what was not.
+                // One lookup a day: the honest transaction (bought first) was asked about; the day says what was not.
                 #expect(result.findings.count == 1, "\(described)")
                 #expect(result.days.first?.message?.contains("Apple was asked about 1 of 2 delivered transactions") == true, "\(result.days)")
             }

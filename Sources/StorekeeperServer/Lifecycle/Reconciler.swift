@@ -347,12 +347,12 @@ public struct Reconciler: Service {
         var asked = 0
         var unanswered = 0
         var rateLimited = false
-        var after = ""
+        var after: RevenueStore.Delivered?
         // A page at a time: a day may hold a million transactions.
         while true {
             let page = try await revenue.deliveredProduction(from: start, to: end, after: after)
             guard let last = page.last else { break }
-            after = last.transactionId
+            after = last
             for row in page {
                 guard let app = apps.app(bundleId: row.bundleId) else { continue }
                 if let signed = row.signedData {

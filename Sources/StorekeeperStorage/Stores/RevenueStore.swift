@@ -238,29 +238,36 @@ public struct RevenueStore: Sendable {
         public var transactionId: String
         public var bundleId: String
         public var productId: String
+        /// Epoch milliseconds: with the id, where the next page starts.
+        public var purchaseDate: Int64
         public var storefront: String?
         public var currency: String?
         /// The signed payload as Apple signed it (absent for legacy receipts).
         public var signedData: String?
     }
 
-    /// Delivered production transactions purchased in `[from, to)`, family members' copies left out, by id after
-    /// `after`, at most `limit` (a page: a day may hold a million); each signed payload exactly as it was received
-    /// (stored with its certificate header shared, see ``StoredSignedData``).
-    public func deliveredProduction(from: Date, to: Date, after: String = "", limit: Int = 2_000) async throws -> [Delivered] {
-        try await provider.withReader { db in
+    /// Delivered production transactions purchased in `[from, to)`, family members' copies left out, in purchase
+    /// order after `after` (the previous page's last row), at most `limit` (a page: a day may hold a million; the
+    /// purchase date index bounds each page's scan); each signed payload exactly as it was received (stored with its
+    /// certificate header shared, see ``StoredSignedData``).
+    public func deliveredProduction(from: Date, to: Date, after: Delivered? = nil, limit: Int = 2_000) async throws -> [Delivered] {
+        let afterDate = after?.purchaseDate ?? from.millis - 1
+        let afterId = after?.transactionId ?? ""
+        return try await provider.withReader { db in
             var rows = try await db.raw(
                 """
-                SELECT transaction_id, bundle_id, product_id, storefront, currency, signed_data FROM apple_transactions
-                WHERE purchase_date >= \(bind: from.millis) AND purchase_date < \(bind: to.millis) AND environment = 'Production'
-                    AND (ownership_type IS NULL OR ownership_type <> 'FAMILY_SHARED') AND transaction_id > \(bind: after)
-                ORDER BY transaction_id LIMIT \(bind: limit)
+                SELECT transaction_id, bundle_id, product_id, purchase_date, storefront, currency, signed_data FROM apple_transactions
+                WHERE purchase_date >= \(bind: max(from.millis, afterDate)) AND purchase_date < \(bind: to.millis)
+                    AND (purchase_date > \(bind: afterDate) OR transaction_id > \(bind: afterId))
+                    AND environment = 'Production' AND (ownership_type IS NULL OR ownership_type <> 'FAMILY_SHARED')
+                ORDER BY purchase_date, transaction_id LIMIT \(bind: limit)
                 """
             ).all().map { row in
                 Delivered(
                     transactionId: try row.decode(column: "transaction_id", as: String.self),
                     bundleId: try row.decode(column: "bundle_id", as: String.self),
                     productId: try row.decode(column: "product_id", as: String.self),
+                    purchaseDate: try row.decode(column: "purchase_date", as: Int64.self),
                     storefront: try row.decode(column: "storefront", as: String?.self),
                     currency: try row.decode(column: "currency", as: String?.self),
                     signedData: try row.decode(column: "signed_data", as: String?.self)
