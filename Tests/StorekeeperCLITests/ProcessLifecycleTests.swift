@@ -33,8 +33,12 @@ import Testing
             process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
             process.standardError = try FileHandle(forWritingTo: stderrURL)
             process.standardInput = FileHandle.nullDevice
-            try process.run()
+            // One launch at a time: Foundation's `Process.run()` crashed once in memcpy with launches racing (the
+            // tests of this suite run in parallel, several with a working directory of their own).
+            try Self.launching.withLock { try process.run() }
         }
+
+        static let launching = NSLock()
 
         var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
         var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
@@ -229,10 +233,9 @@ import Testing
         let directory = try Self.scratch()
         let port = Self.freePort()
         let simulatorPort = Self.freePort()
-        let child = try Child(
-            ["demo", "--production", "--port", String(port), "--simulator-port", String(simulatorPort), "--state-dir", directory.path],
-            directory: directory
-        )
+        let child = try Child([
+            "demo", "--production", "--port", String(port), "--simulator-port", String(simulatorPort), "--state-dir", directory.path,
+        ])
         #expect(await child.waitFor("PRODUCTION REHEARSAL"), "\(child.stdout)\(child.stderr)")
         #expect(await Self.waitForHealth("http://127.0.0.1:\(port)", of: child), "\(child.stderr)")
         let server = "http://127.0.0.1:\(port)"
