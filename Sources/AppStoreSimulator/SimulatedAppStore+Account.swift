@@ -100,6 +100,8 @@ extension SimulatedAppStore {
         }
         let expires = subscription.expiresDate + scaled(Double(days) * 86_400)
         subscription.expiresDate = expires
+        // The renewal date moved: later renewals count from it.
+        subscription.billingAnchor = nil
         subscription.extensions.append(now)
         subscriptions[originalTransactionId] = subscription
         latest.expiresDate = expires
@@ -146,6 +148,7 @@ extension SimulatedAppStore {
             if isExtendable(subscription, latest: latest) {
                 var extended = subscription
                 extended.expiresDate += scaled(Double(days) * 86_400)
+                extended.billingAnchor = nil
                 extended.extensions.append(now)
                 subscriptions[id] = extended
                 var transaction = latest

@@ -62,6 +62,7 @@ extension SimulatedAppStore {
             recentStart: now
         )
         subscription.commitment = commitment
+        subscription.billingAnchor = billingAnchor(commitment == nil ? first.offer?.1.period ?? product.period! : Self.month, from: now)
         subscriptions[id] = subscription
         let purchase = try record(transaction, account: account.id)
         try notify(.subscribed, .initialBuy, transaction: transaction, renewal: renewalInfo(subscription), status: .active)
@@ -128,6 +129,7 @@ extension SimulatedAppStore {
         subscription.offerIsForPendingChange = false
         subscription.priceIncreasePending = false
         subscription.commitment = commitment
+        subscription.billingAnchor = billingAnchor(commitment == nil ? first.offer?.1.period ?? product.period! : Self.month, from: now)
         if let token { subscription.appAccountToken = token }
         subscriptions[originalId] = subscription
         let purchase = try record(transaction, account: account.id)
@@ -231,6 +233,7 @@ extension SimulatedAppStore {
         subscription.productId = product.id
         subscription.autoRenewProductId = product.id
         subscription.expiresDate = expires
+        subscription.billingAnchor = billingAnchor(redeemed?.1.period ?? product.period!, from: now)
         subscription.latestTransactionId = id
         subscription.discountedPeriodsLeft = redeemed.map { ($0.1.periodCount ?? 1) - 1 } ?? 0
         subscription.offer = redeemed?.1
@@ -427,6 +430,9 @@ extension SimulatedAppStore {
         }
     }
 
+    /// `start` when a period of `period` begins a billing cycle counted in calendar months, else nil.
+    func billingAnchor(_ period: SubscriptionPeriod, from start: Date) -> Date? { period.isMonthly ? start : nil }
+
     /// Charges the next period (the auto-renew product, so a pending downgrade takes effect): `DID_RENEW`.
     func renew(_ subscription: inout SubscriptionRecord, from start: Date, recovery: Bool) throws {
         guard let product = catalog.product(subscription.autoRenewProductId), let account = accounts[subscription.accountId],
@@ -453,7 +459,11 @@ extension SimulatedAppStore {
             }
         }
         if let commitment = subscription.commitment { price = commitment.monthlyPrice }
-        let expires = advance(subscription.commitment == nil ? product.period! : Self.month, from: start)
+        let period = subscription.commitment == nil ? product.period! : Self.month
+        // Renewing on time keeps the cycle's billing day; service restarted later (billing recovered) starts a new one.
+        let anchor = (start == subscription.expiresDate ? subscription.billingAnchor : nil) ?? start
+        let expires = advance(period, from: start, keepingDayOf: anchor)
+        subscription.billingAnchor = billingAnchor(period, from: anchor)
         var transaction = makeTransaction(
             id: id,
             originalId: subscription.originalTransactionId,

@@ -514,9 +514,9 @@ public actor SimulatedAppStore {
     public func setTimeScale(_ scale: TimeScale) { timeScale = scale }
 
     /// `date` moved on by `period` on the current time scale.
-    func advance(_ period: SubscriptionPeriod, from date: Date, times: Int = 1) -> Date {
+    func advance(_ period: SubscriptionPeriod, from date: Date, times: Int = 1, keepingDayOf anchor: Date? = nil) -> Date {
         switch timeScale {
-        case .calendar: period.advance(date, times: times)
+        case .calendar: period.advance(date, times: times, keepingDayOf: anchor)
         case .sandboxRate: date + period.sandboxDuration * Double(times)
         }
     }

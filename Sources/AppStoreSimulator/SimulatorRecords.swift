@@ -68,6 +68,9 @@ struct SubscriptionRecord: Sendable {
     var recentStart: Date?
     /// A monthly billing plan's 12-month commitment, while the subscription is billed that way.
     var commitment: Commitment?
+    /// The date whose day of the month renewals in months or years land on (the start of the current billing
+    /// cycle); nil while the cycle is in days or weeks, or after the renewal date moved (an extension).
+    var billingAnchor: Date?
 }
 
 /// A 12-month commitment paid monthly: which payment the current period is, and when the commitment ends.

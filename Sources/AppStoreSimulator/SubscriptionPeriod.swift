@@ -1,7 +1,10 @@
 import Foundation
 
 /// A subscription or offer duration in ISO 8601 form (`P3D`, `P1W`, `P1M`, `P2M`, `P3M`, `P6M`, `P1Y`), added in
-/// calendar units in UTC as the App Store does (a month from 31 January is the end of February).
+/// calendar units in UTC as the App Store does (a month from 31 January is the end of February). Renewals in months or
+/// years stay on the billing day the cycle began on, the month's last day when it is shorter (31 January, 28 February,
+/// 31 March), as Apple's In-App Purchase Programming Guide describes: a subscription "renews on the monthly anniversary"
+/// of its start, "on the last day of the month" where the month has fewer days.
 public struct SubscriptionPeriod: Codable, Sendable, Hashable, CustomStringConvertible {
     public enum Unit: String, Codable, Sendable {
         case day = "D"
@@ -49,8 +52,12 @@ public struct SubscriptionPeriod: Codable, Sendable, Hashable, CustomStringConve
         return calendar
     }()
 
-    /// `date` moved forward by this period (`times` periods).
-    public func advance(_ date: Date, times: Int = 1) -> Date {
+    /// Whether this period is counted in calendar months (months or years), so it renews on a billing day.
+    public var isMonthly: Bool { unit == .month || unit == .year }
+
+    /// `date` moved forward by this period (`times` periods); for months and years, on `anchor`'s day of the month
+    /// when the month has it (else its last day), so a cycle begun on the 31st does not drift to the 28th.
+    public func advance(_ date: Date, times: Int = 1, keepingDayOf anchor: Date? = nil) -> Date {
         let component: Calendar.Component
         var amount = value * times
         switch unit {
@@ -61,7 +68,12 @@ public struct SubscriptionPeriod: Codable, Sendable, Hashable, CustomStringConve
         case .month: component = .month
         case .year: component = .year
         }
-        return Self.calendar.date(byAdding: component, value: amount, to: date) ?? date
+        guard let moved = Self.calendar.date(byAdding: component, value: amount, to: date) else { return date }
+        guard let anchor, isMonthly else { return moved }
+        let billingDay = Self.calendar.component(.day, from: anchor)
+        let day = Self.calendar.component(.day, from: moved)
+        guard day < billingDay, let days = Self.calendar.range(of: .day, in: .month, for: moved) else { return moved }
+        return Self.calendar.date(byAdding: .day, value: min(billingDay, days.count) - day, to: moved) ?? moved
     }
 
     /// Apple's sandbox renewal rate: how long this period lasts in sandbox time (reference §10, default rate).

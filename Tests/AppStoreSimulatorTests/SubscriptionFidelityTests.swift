@@ -34,6 +34,63 @@ import Testing
         #expect(try await h.verifiedEvents().last == "SUBSCRIBED/RESUBSCRIBE")
     }
 
+    /// Each renewal's expiry as a UTC calendar date, for the account's subscription in one group.
+    static func expiries(_ h: H, account: String, productId: String) async throws -> [String] {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return await h.store.transactions(account: account).filter { $0.productId == productId }.compactMap(\.expiresDate).map {
+            let day = calendar.dateComponents([.year, .month, .day], from: $0)
+            return String(format: "%04d-%02d-%02d", day.year!, day.month!, day.day!)
+        }
+    }
+
+    @Test func monthlyRenewalsKeepTheBillingDayAcrossShortMonths() async throws {
+        // Bought on 30 January 2026: February has no 30th, March has.
+        let h = try await H(start: Date(timeIntervalSince1970: 1_769_774_400))
+        let account = try await h.store.createAccount()
+        let standard = H.monthly + ".standard"
+        _ = try await h.store.purchase(productId: standard, account: account.id)
+        try await h.store.advance(by: 370 * H.day)
+        #expect(
+            try await Self.expiries(h, account: account.id, productId: standard).prefix(13) == [
+                "2026-02-28", "2026-03-30", "2026-04-30", "2026-05-30", "2026-06-30", "2026-07-30", "2026-08-30",
+                "2026-09-30", "2026-10-30", "2026-11-30", "2026-12-30", "2027-01-30", "2027-02-28",
+            ]
+        )
+    }
+
+    @Test func theTwelfthPaymentOfACommitmentEndsWithTheCommitment() async throws {
+        // Bought on 31 January 2026 on the monthly plan of a yearly subscription.
+        let h = try await H(start: Date(timeIntervalSince1970: 1_769_860_800))
+        let account = try await h.store.createAccount()
+        let first = try await h.store.purchase(productId: H.yearly, account: account.id, options: PurchaseOptions(billingPlan: .monthly))
+        let commitmentEnds = try #require(first.transaction.commitmentInfo?.commitmentExpiresDate)
+        try await h.store.advance(by: 340 * H.day)
+        let payments = await h.store.transactions(account: account.id).filter { $0.productId == H.yearly }
+        #expect(payments.count == 12)
+        #expect(payments.last?.commitmentInfo?.billingPeriodNumber == 12)
+        #expect(payments.last?.expiresDate == commitmentEnds)
+        #expect(
+            try await Self.expiries(h, account: account.id, productId: H.yearly) == [
+                "2026-02-28", "2026-03-31", "2026-04-30", "2026-05-31", "2026-06-30", "2026-07-31", "2026-08-31",
+                "2026-09-30", "2026-10-31", "2026-11-30", "2026-12-31", "2027-01-31",
+            ]
+        )
+    }
+
+    @Test func aTrialThenMonthsBillsOnTheDayTheTrialEnded() async throws {
+        // A one-week trial from 25 January ends on 1 February; months then renew on the 1st.
+        let h = try await H(start: Date(timeIntervalSince1970: 1_769_774_400 - 5 * 86_400))
+        let account = try await h.store.createAccount()
+        _ = try await h.store.purchase(productId: H.monthly, account: account.id)
+        try await h.store.advance(by: 70 * H.day)
+        #expect(
+            try await Self.expiries(h, account: account.id, productId: H.monthly).prefix(4) == [
+                "2026-02-01", "2026-03-01", "2026-04-01", "2026-05-01",
+            ]
+        )
+    }
+
     @Test func everyNotificationAboutASubscriptionCarriesStatusAndRenewalInfo() async throws {
         let h = try await H()
         let account = try await h.store.createAccount()

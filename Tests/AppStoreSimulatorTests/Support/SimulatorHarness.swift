@@ -15,10 +15,10 @@ struct SimulatorHarness {
     let store: SimulatedAppStore
     let verifier: SignedDataVerifier
 
-    init(seed: UInt64 = 7) async throws {
+    init(seed: UInt64 = 7, start: Date = Date(timeIntervalSince1970: 1_767_225_600)) async throws {
         let catalog = try SimulatorCatalog.load(from: Self.catalogURL)
         let chain = try AppStoreSigningChain.generate(.init(name: "Simulator"))
-        store = try SimulatedAppStore(catalog: catalog, signingChain: chain, seed: seed)
+        store = try SimulatedAppStore(catalog: catalog, signingChain: chain, seed: seed, start: start)
         verifier = try SignedDataVerifier(
             configuration: .init(
                 bundleId: catalog.bundleId,
