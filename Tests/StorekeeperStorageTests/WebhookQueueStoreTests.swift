@@ -29,6 +29,18 @@ import Testing
         }
     }
 
+    @Test func aPauseBeforeTheSenderRegisteredTheEndpointHolds() async throws {
+        try await StorageHarness.withEachProvider { provider in
+            try await Migrator(migrations: StorekeeperSchema.migrations).migrate(provider)
+            let queue = WebhookQueue(provider: provider)
+            // An admin pauses right after start, before the sender registered the configured endpoints.
+            #expect(try await queue.setPaused("backend", true, now: Date()))
+            try await queue.register(["backend"], now: Date())
+            #expect(try await queue.pausedEndpoints() == ["backend"])
+            #expect(try await queue.stats("backend").paused)
+        }
+    }
+
     @Test func refreshingStatisticsTellsPostgresHowBigTheQueueIs() async throws {
         try await StorageHarness.withEachProvider { provider in
             try await Migrator(migrations: StorekeeperSchema.migrations).migrate(provider)

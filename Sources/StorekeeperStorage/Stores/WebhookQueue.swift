@@ -278,7 +278,10 @@ public struct WebhookQueue: Sendable {
 
     /// Pauses or resumes an endpoint; whether it exists.
     public func setPaused(_ endpoint: String, _ paused: Bool, now: Date) async throws -> Bool {
-        try await provider.withSession { db in
+        // The sender registers the configured endpoints once the server is ready; a pause sent before that must not
+        // update nothing and be lost.
+        try await register([endpoint], now: now)
+        return try await provider.withSession { db in
             try await db.raw(
                 """
                 UPDATE webhook_endpoints SET paused = \(bind: paused ? 1 : 0), updated_at = \(bind: now.millis)
