@@ -8,14 +8,15 @@ import Synchronization
 /// other writes costs a few set-based statements and one durable commit.
 ///
 /// First try: every job together. Notifications go in as processed and are applied in the same transaction; the
-/// transactions they carry are planned with the batch's client deliveries in one ``DeliveryPlanner`` run; each other
-/// write runs in a savepoint so its failure is its own. If anything else fails, the transaction rolls back and the
+/// transactions they carry are planned with the batch's client deliveries in one ``DeliveryPlanner`` run (split down to
+/// the failing request if it fails); each other write runs in a savepoint so its failure is its own, and so do the
+/// messages' own effects. If anything else fails, the transaction rolls back and the
 /// batch runs again isolated: notifications stored pending and applied message by message (a message that still
 /// fails stays pending for the processor), each delivery and write in its own savepoint. If that transaction fails
 /// too (the database is down), every job gets the error. No job's result is handed out before its commit.
 enum LedgerBatch {
     /// Results gathered inside the transaction, handed to the jobs once it committed.
-    private struct Outcome: Sendable {
+    fileprivate struct Outcome: Sendable {
         var deliveries: [Int: Result<DeliveryResult, any Error>] = [:]
         var inbox: [Int: Bool] = [:]
         var writes: [Int: Result<any Sendable, any Error>] = [:]
@@ -58,7 +59,7 @@ enum LedgerBatch {
                 )
             }
             hand(outcome, to: batch)
-            health.committed()
+            health.observe(outcome)
             return
         } catch {
             onRerun(DatabaseFailure.cause(error))
@@ -70,10 +71,7 @@ enum LedgerBatch {
                 return try await isolated(batch, uow: UnitOfWork(db: db, kind: kind, now: Date(), logger: logger), rules: rules, logger: logger)
             }
             hand(outcome, to: batch)
-            // Run step by step, the transaction may commit while every step failed on the database itself (a full
-            // disk refuses each new row): that is the writer failing, whatever the commit says.
-            let faults = outcome.deliveries.values.compactMap(\.failure) + outcome.writes.values.compactMap(\.failure)
-            if let fault = faults.first(where: DatabaseFailure.isDatabaseFault) { health.failed(fault) } else { health.committed() }
+            health.observe(outcome)
         } catch {
             health.failed(error)
             for (_, job) in batch.deliveries { job.result.withLock { $0 = .failure(error) } }
@@ -123,13 +121,25 @@ enum LedgerBatch {
             messages.sort { ($0.signedDate, $0.id) < ($1.signedDate, $1.id) }
         }
         // Deliveries: the clients' and the messages' in one plan.
-        let (messageRequests, unknown) = AppleMessages.deliveries(of: messages, rules: rules)
+        let (messageRequests, messageIds, unknown) = AppleMessages.deliveries(of: messages, rules: rules)
         try await PendingTransactionsTable.insert(unknown.map { ($0, "unknown product \($0.productId)") }, now: uow.now, on: uow.db)
         let requests = batch.deliveries.map(\.job.request) + messageRequests
         if !requests.isEmpty {
-            let results = try await DeliveryPlanner.deliver(requests, in: uow)
+            // A delivery that fails fails alone: the plan is split down to it, and the rest commit with the batch.
+            let results = try await DeliveryPlanner.deliverSeparatingFailures(requests, in: uow)
             for ((index, _), result) in zip(batch.deliveries, results) { outcome.deliveries[index] = result }
-            try await AppleMessages.settle(Array(results.dropFirst(batch.deliveries.count)), of: messageRequests, in: uow)
+            let undelivered = try await AppleMessages.settle(
+                Array(results.dropFirst(batch.deliveries.count)),
+                of: messageRequests,
+                messageIds: messageIds,
+                in: uow
+            )
+            // A message whose purchase could not be delivered is not applied: it goes back to pending, with why, for
+            // the processor to retry.
+            if !undelivered.isEmpty {
+                messages.removeAll { undelivered[$0.id] != nil }
+                try await NotificationsTable.markPending(undelivered.mapValues { "\($0)" }, now: uow.now, on: uow.db)
+            }
         }
         do {
             _ = try await uow.savepoint("sk_effects") { own in
@@ -147,19 +157,22 @@ enum LedgerBatch {
             outcome.writes[index] = .success(try await job.body(uow))
         } else {
             for (index, job) in batch.writes {
-                outcome.writes[index] = await savepointed(job, on: uow)
+                outcome.writes[index] = try await savepointed(job, on: uow)
             }
         }
         try await uow.finish()
         return outcome
     }
 
-    /// A write in a savepoint of its own: its failure rolls back only its own changes.
-    private static func savepointed(_ job: WriteJob, on uow: UnitOfWork) async -> Result<any Sendable, any Error> {
+    /// A write in a savepoint of its own: its failure rolls back only its own changes (a lost transaction fails the
+    /// batch).
+    private static func savepointed(_ job: WriteJob, on uow: UnitOfWork) async throws -> Result<any Sendable, any Error> {
         do {
             return .success(
                 try await uow.savepoint("sk_write") { own in try await job.body(own) }
             )
+        } catch let error as SavepointLost {
+            throw error
         } catch {
             return .failure(error)
         }
@@ -205,15 +218,26 @@ enum LedgerBatch {
                 outcome.deliveries[index] = try await uow.savepoint("sk_delivery") { own in
                     try await DeliveryPlanner.deliver([job.request], in: own)[0]
                 }
+            } catch let error as SavepointLost {
+                throw error
             } catch {
                 outcome.deliveries[index] = .failure(error)
             }
         }
         for (index, job) in batch.writes {
-            outcome.writes[index] = await savepointed(job, on: uow)
+            outcome.writes[index] = try await savepointed(job, on: uow)
         }
         try await uow.finish()
         return outcome
+    }
+}
+
+extension WriterHealth {
+    /// A batch committed. Its steps fail alone, so it may commit while every step failed on the database itself (a
+    /// full disk refuses each new row): that is the writer failing, whatever the commit says.
+    fileprivate func observe(_ outcome: LedgerBatch.Outcome) {
+        let faults = outcome.deliveries.values.compactMap(\.failure) + outcome.writes.values.compactMap(\.failure)
+        if let fault = faults.first(where: DatabaseFailure.isDatabaseFault) { failed(fault) } else { committed() }
     }
 }
 

@@ -24,6 +24,10 @@ final class UnitOfWork: @unchecked Sendable {
     private let parent: UnitOfWork?
     private var audit: [AuditEntry] = []
     private var events: [LedgerEvent] = []
+    /// Set on the transaction's own unit of work once a savepoint could not be rolled back: the transaction is
+    /// gone, so every later savepoint and ``finish()`` fail with it instead of writing outside a transaction.
+    private var lost: SavepointLost?
+    private var root: UnitOfWork { parent?.root ?? self }
 
     convenience init(db: any SQLDatabase, kind: DatabaseKind, now: Date, logger: Logger) {
         self.init(db: db, kind: kind, now: now, logger: logger, parent: nil)
@@ -40,8 +44,15 @@ final class UnitOfWork: @unchecked Sendable {
     /// Runs `body` in a savepoint with a unit of work of its own: released, its records join this one's; rolled
     /// back (`body` threw), they are dropped with its changes.
     func savepoint<T: Sendable>(_ name: String, _ body: (UnitOfWork) async throws -> T) async throws -> T {
+        if let lost = root.lost { throw lost }
         let own = UnitOfWork(db: db, kind: kind, now: now, logger: logger, parent: self)
-        let value = try await withSavepoint(name, on: db) { try await body(own) }
+        let value: T
+        do {
+            value = try await withSavepoint(name, on: db) { try await body(own) }
+        } catch let error as SavepointLost {
+            root.lost = error
+            throw error
+        }
         audit.append(contentsOf: own.audit)
         events.append(contentsOf: own.events)
         return value
@@ -58,6 +69,7 @@ final class UnitOfWork: @unchecked Sendable {
     /// Writes what the transaction recorded, its savepoints' included; called once, as its last step before the
     /// commit.
     func finish() async throws {
+        if let lost = root.lost { throw lost }
         let entries = audit
         let pending = events
         audit = []

@@ -15,6 +15,7 @@ public enum DatabaseFailure {
     /// Why a whole transaction failed, as the ledger counts it: `deadlock` (PostgreSQL 40P01), `serialization`
     /// (40001), `unique` (a race with another server), `database` (the database itself), or `other`.
     public static func cause(_ error: any Error) -> String {
+        if let lost = error as? SavepointLost { return cause(lost.failure) }
         if let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] {
             if state == "40P01" { return "deadlock" }
             if state == "40001" { return "serialization" }
@@ -26,6 +27,7 @@ public enum DatabaseFailure {
     /// The database itself failed (a full disk, an I/O error, a lost connection), not the caller's data: a driver
     /// error that is neither a unique violation nor invalid input.
     public static func isDatabaseFault(_ error: any Error) -> Bool {
+        if error is SavepointLost { return true }
         guard error is PSQLError || error is SQLiteError else { return false }
         return !isUniqueViolation(error) && !isInvalidInput(error)
     }

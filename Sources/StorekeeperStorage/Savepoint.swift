@@ -13,8 +13,23 @@ public func withSavepoint<T: Sendable>(
         try await db.raw(SQLQueryString("RELEASE SAVEPOINT \(name)")).run()
         return value
     } catch {
-        try await db.raw(SQLQueryString("ROLLBACK TO SAVEPOINT \(name)")).run()
-        try await db.raw(SQLQueryString("RELEASE SAVEPOINT \(name)")).run()
+        do {
+            try await db.raw(SQLQueryString("ROLLBACK TO SAVEPOINT \(name)")).run()
+            try await db.raw(SQLQueryString("RELEASE SAVEPOINT \(name)")).run()
+        } catch let lost {
+            throw SavepointLost(failure: error, rollback: lost)
+        }
         throw error
     }
+}
+
+/// A savepoint could not be rolled back: the transaction around it is gone (SQLite rolls a whole transaction back
+/// by itself on a full disk, an I/O error or lack of memory), so nothing after it may run as if it were inside one.
+public struct SavepointLost: Error, CustomStringConvertible {
+    /// What failed inside the savepoint.
+    public let failure: any Error
+    /// Why rolling back to it failed.
+    public let rollback: any Error
+
+    public var description: String { "the transaction was lost (\(rollback)) after: \(failure)" }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SQLKit
 import StorekeeperCore
 import StorekeeperStorage
@@ -39,6 +40,29 @@ enum DeliveryPlanner {
         var order: OrderReference?
         var refusedSubmitter: UserID?
         var transferFrom: UserID?
+    }
+
+    /// ``deliver(_:in:)`` in a savepoint; when the plan fails on the database, each half is planned again in a savepoint
+    /// of its own, down to the request that fails, so one bad request costs the others a few extra plans (about
+    /// 2·log₂ n) and never their batch. A lost transaction still throws.
+    static func deliverSeparatingFailures(_ requests: [DeliveryRequest], in uow: UnitOfWork) async throws -> [Result<DeliveryResult, any Error>] {
+        guard !requests.isEmpty else { return [] }
+        do {
+            return try await uow.savepoint("sk_plan") { own in try await deliver(requests, in: own) }
+        } catch let error as SavepointLost {
+            throw error
+        } catch {
+            guard requests.count > 1 else {
+                uow.logger.warning(
+                    "a delivery failed; the rest of its batch goes on",
+                    metadata: ["transactionId": "\(requests[0].transaction.transactionId)", "error": "\(error)"]
+                )
+                return [.failure(error)]
+            }
+            let middle = requests.count / 2
+            let first = try await deliverSeparatingFailures(Array(requests[..<middle]), in: uow)
+            return first + (try await deliverSeparatingFailures(Array(requests[middle...]), in: uow))
+        }
     }
 
     static func deliver(_ requests: [DeliveryRequest], in uow: UnitOfWork) async throws -> [Result<DeliveryResult, any Error>] {

@@ -20,11 +20,15 @@ public struct LedgerRules: Sendable {
 /// delivered by the ``DeliveryPlanner`` with everyone else's, then each message's own effects — refunds and
 /// reversals, extensions, refund questions — and the subscription states, merged by Apple's `signedDate`.
 enum AppleMessages {
-    /// The deliveries the messages carry (transactions of products the catalog knows), and the transactions of
-    /// products it does not (parked).
-    static func deliveries(of messages: [AppleMessage], rules: LedgerRules) -> (requests: [DeliveryRequest], unknown: [VerifiedTransaction]) {
+    /// The deliveries the messages carry (transactions of products the catalog knows) with the id of the message each
+    /// came in, and the transactions of products it does not (parked).
+    static func deliveries(
+        of messages: [AppleMessage],
+        rules: LedgerRules
+    ) -> (requests: [DeliveryRequest], messageIds: [String], unknown: [VerifiedTransaction]) {
         let products = rules.catalog()
         var requests: [DeliveryRequest] = []
+        var messageIds: [String] = []
         var unknown: [VerifiedTransaction] = []
         for message in messages where message.effect.deliver {
             for transaction in message.transactions {
@@ -32,38 +36,47 @@ enum AppleMessages {
                     requests.append(
                         DeliveryRequest(transaction: transaction, product: product, orderId: nil, submitter: nil, policy: rules.transferPolicy)
                     )
+                    messageIds.append(message.id)
                 } else {
                     unknown.append(transaction)
                 }
             }
         }
-        return (requests, unknown)
+        return (requests, messageIds, unknown)
     }
 
     /// Delivers the messages' transactions. A transaction the delivery rules refuse (a quantity no store sells) is
     /// parked for support like one of an unknown product, and the message applies: a refusal is an outcome, and
     /// retrying it would only end in a dead letter. Any other failure is an error (the message is not applied).
     static func deliver(_ messages: [AppleMessage], rules: LedgerRules, in uow: UnitOfWork) async throws {
-        let (requests, unknown) = deliveries(of: messages, rules: rules)
+        let (requests, messageIds, unknown) = deliveries(of: messages, rules: rules)
         try await PendingTransactionsTable.insert(unknown.map { ($0, "unknown product \($0.productId)") }, now: uow.now, on: uow.db)
-        try await settle(try await DeliveryPlanner.deliver(requests, in: uow), of: requests, in: uow)
+        let results = try await DeliveryPlanner.deliver(requests, in: uow)
+        if let failure = try await settle(results, of: requests, messageIds: messageIds, in: uow).values.first { throw failure }
     }
 
     /// The results of messages' deliveries: refusals by the delivery rules parked with their reason; any other
-    /// failure thrown.
-    static func settle(_ results: [Result<DeliveryResult, any Error>], of requests: [DeliveryRequest], in uow: UnitOfWork) async throws {
+    /// failure returned by the id of the message that carried it (that message is not applied).
+    static func settle(
+        _ results: [Result<DeliveryResult, any Error>],
+        of requests: [DeliveryRequest],
+        messageIds: [String],
+        in uow: UnitOfWork
+    ) async throws -> [String: any Error] {
         var parked: [(transaction: VerifiedTransaction, reason: String)] = []
-        for (result, request) in zip(results, requests) {
+        var failed: [String: any Error] = [:]
+        for ((result, request), messageId) in zip(zip(results, requests), messageIds) {
             switch result {
             case .success:
                 continue
             case .failure(let error as StorekeeperError) where error.kind == .refused:
                 parked.append((request.transaction, "\(error.code): \(error.message)"))
             case .failure(let error):
-                throw error
+                if failed[messageId] == nil { failed[messageId] = error }
             }
         }
         try await PendingTransactionsTable.insert(parked, now: uow.now, on: uow.db)
+        return failed
     }
 
     /// Applies each message's effects (deliveries done already), in `signedDate` order: the ones with only a state

@@ -317,31 +317,45 @@ public struct PurchaseService: Sendable {
     public func restore(_ signedTransactions: [String], identity: ClientIdentity) async throws -> [ItemResult] {
         // All at once: the ledger combines concurrent deliveries into a few batches, each one commit, where one at a
         // time cost a commit (an fsync on SQLite) per transaction. Answered in the order sent.
-        try await withThrowingTaskGroup(of: (Int, ItemResult?).self) { group in
+        // A transaction the database fails to record is answered `retry` on its own while the rest are delivered; only
+        // when nothing could be recorded does the request fail as a whole (the database is down: a 5xx).
+        try await withThrowingTaskGroup(of: (Int, ItemResult?, (any Error)?).self) { group in
             for (index, jws) in signedTransactions.enumerated() {
                 group.addTask {
                     do {
                         let transaction = try await verify(jws, source: .restore)
-                        switch try await deliver(transaction, orderId: nil, identity: identity) {
-                        case .delivered(let delivery): return (index, .delivered(delivery))
-                        case .parked(let id):
-                            return (
-                                index,
-                                .refused(
-                                    transactionId: id,
-                                    error: StorekeeperError(.refused, code: "unattributed", message: "no user to deliver to", outcome: .retry)
+                        do {
+                            switch try await deliver(transaction, orderId: nil, identity: identity) {
+                            case .delivered(let delivery): return (index, .delivered(delivery), nil)
+                            case .parked(let id):
+                                return (
+                                    index,
+                                    .refused(
+                                        transactionId: id,
+                                        error: StorekeeperError(.refused, code: "unattributed", message: "no user to deliver to", outcome: .retry)
+                                    ),
+                                    nil
                                 )
-                            )
-                        case .ownedByAnotherUser: return (index, nil)
+                            case .ownedByAnotherUser: return (index, nil, nil)
+                            }
+                        } catch let error where !(error is StorekeeperError) {
+                            let failed = StorekeeperError.retry("not_recorded", "this transaction could not be recorded; send it again")
+                            return (index, .refused(transactionId: transaction.transactionId, error: failed), error)
                         }
                     } catch let error as StorekeeperError {
-                        return (index, .refused(transactionId: nil, error: error))
+                        return (index, .refused(transactionId: nil, error: error), nil)
                     }
                 }
             }
             var results: [(Int, ItemResult)] = []
-            for try await (index, result) in group {
+            var faults: [any Error] = []
+            for try await (index, result, fault) in group {
                 if let result { results.append((index, result)) }
+                if let fault { faults.append(fault) }
+            }
+            if let fault = faults.first {
+                logger.error("restore: \(faults.count) of \(signedTransactions.count) transactions not recorded", metadata: ["error": "\(fault)"])
+                if faults.count == results.count { throw fault }
             }
             return results.sorted { $0.0 < $1.0 }.map(\.1)
         }

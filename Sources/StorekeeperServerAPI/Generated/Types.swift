@@ -122,8 +122,9 @@ public protocol APIProtocol: Sendable {
     ///
     /// Verifies and delivers each signed transaction (`Transaction.all`, at most 500 per request); already delivered
     /// ones are reported with `alreadyDelivered: true`. The answer lists `deliveries` and, per refused item,
-    /// `problems` (a problem's `transactionId` is only set for `unattributed` items). `outcome` is `retry` if any
-    /// item should be retried, else `delivered`.
+    /// `problems` (a problem's `transactionId` is only set for `unattributed` items and for `not_recorded` ones, which
+    /// the database failed to record while the others were delivered: send them again). `outcome` is `retry` if any
+    /// item should be retried, else `delivered`. When no item could be recorded at all the answer is a 5xx.
     ///
     ///
     /// - Remark: HTTP `POST /v1/restore`.
@@ -619,8 +620,9 @@ extension APIProtocol {
     ///
     /// Verifies and delivers each signed transaction (`Transaction.all`, at most 500 per request); already delivered
     /// ones are reported with `alreadyDelivered: true`. The answer lists `deliveries` and, per refused item,
-    /// `problems` (a problem's `transactionId` is only set for `unattributed` items). `outcome` is `retry` if any
-    /// item should be retried, else `delivered`.
+    /// `problems` (a problem's `transactionId` is only set for `unattributed` items and for `not_recorded` ones, which
+    /// the database failed to record while the others were delivered: send them again). `outcome` is `retry` if any
+    /// item should be retried, else `delivered`. When no item could be recorded at all the answer is a 5xx.
     ///
     ///
     /// - Remark: HTTP `POST /v1/restore`.
