@@ -70,6 +70,10 @@ public struct JWSRenewalInfoDecodedPayload: AppStoreSignedPayload, Codable, Send
     public var renewalBillingPlanType: BillingPlanType?
     /// What happens when a 12-month commitment ends.
     public var commitmentInfo: RenewalCommitmentInfo?
+    /// A multiseat subscription's price tiers at the next renewal (API 1.23); ``renewalPrice`` is then per seat.
+    public var multiSeatInfo: RenewalMultiSeatInfo?
+    /// The seats the next renewal bills (API 1.23): reductions take effect at renewal.
+    public var renewalQuantity: Int32?
 
     public init(
         originalTransactionId: String? = nil,
@@ -95,7 +99,9 @@ public struct JWSRenewalInfoDecodedPayload: AppStoreSignedPayload, Codable, Send
         appTransactionId: String? = nil,
         advancedCommerceInfo: AdvancedCommerceRenewalInfo? = nil,
         renewalBillingPlanType: BillingPlanType? = nil,
-        commitmentInfo: RenewalCommitmentInfo? = nil
+        commitmentInfo: RenewalCommitmentInfo? = nil,
+        multiSeatInfo: RenewalMultiSeatInfo? = nil,
+        renewalQuantity: Int32? = nil
     ) {
         self.originalTransactionId = originalTransactionId
         self.productId = productId
@@ -121,6 +127,8 @@ public struct JWSRenewalInfoDecodedPayload: AppStoreSignedPayload, Codable, Send
         self.advancedCommerceInfo = advancedCommerceInfo
         self.renewalBillingPlanType = renewalBillingPlanType
         self.commitmentInfo = commitmentInfo
+        self.multiSeatInfo = multiSeatInfo
+        self.renewalQuantity = renewalQuantity
     }
 
     // MARK: Derived values

@@ -94,6 +94,14 @@ public struct JWSTransactionDecodedPayload: AppStoreSignedPayload, Codable, Send
     /// Progress through a monthly plan with a 12-month commitment.
     public var commitmentInfo: CommitmentInfo?
 
+    // MARK: Multiseat
+
+    /// A multiseat subscription's seats: invitation management, price tiers, refunded seats (API 1.23). With it,
+    /// ``quantity`` is the seat count and ``price`` the average per seat.
+    public var multiSeatInfo: TransactionMultiSeatInfo?
+    /// `SEAT_ADDITION` on every transaction of a period in which seats were added (API 1.23).
+    public var additionalTransactionReason: AdditionalTransactionReason?
+
     public init(
         transactionId: String? = nil,
         originalTransactionId: String? = nil,
@@ -128,7 +136,9 @@ public struct JWSTransactionDecodedPayload: AppStoreSignedPayload, Codable, Send
         previousOriginalTransactionId: String? = nil,
         advancedCommerceInfo: AdvancedCommerceTransactionInfo? = nil,
         billingPlanType: BillingPlanType? = nil,
-        commitmentInfo: CommitmentInfo? = nil
+        commitmentInfo: CommitmentInfo? = nil,
+        multiSeatInfo: TransactionMultiSeatInfo? = nil,
+        additionalTransactionReason: AdditionalTransactionReason? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -164,6 +174,8 @@ public struct JWSTransactionDecodedPayload: AppStoreSignedPayload, Codable, Send
         self.advancedCommerceInfo = advancedCommerceInfo
         self.billingPlanType = billingPlanType
         self.commitmentInfo = commitmentInfo
+        self.multiSeatInfo = multiSeatInfo
+        self.additionalTransactionReason = additionalTransactionReason
     }
 
     // MARK: Derived values

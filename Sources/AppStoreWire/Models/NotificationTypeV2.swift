@@ -26,11 +26,14 @@ public struct NotificationTypeV2: OpenStringEnum {
     public static let metadataUpdate: Self = "METADATA_UPDATE"
     public static let migration: Self = "MIGRATION"
     public static let priceChange: Self = "PRICE_CHANGE"
+    /// Apple unclaimed seats of a multiseat subscription whose developer manages invitations; `unclaimInfo` names
+    /// them (notifications 2.23).
+    public static let unclaimSeats: Self = "UNCLAIM_SEATS"
 
     public static let knownValues: [Self] = [
         .subscribed, .didChangeRenewalPref, .didChangeRenewalStatus, .offerRedeemed, .didRenew, .expired,
         .didFailToRenew, .gracePeriodExpired, .priceIncrease, .refund, .refundDeclined, .consumptionRequest,
         .renewalExtended, .revoke, .test, .renewalExtension, .refundReversed, .externalPurchaseToken,
-        .oneTimeCharge, .rescindConsent, .metadataUpdate, .migration, .priceChange,
+        .oneTimeCharge, .rescindConsent, .metadataUpdate, .migration, .priceChange, .unclaimSeats,
     ]
 }

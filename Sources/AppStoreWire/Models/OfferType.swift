@@ -11,6 +11,8 @@ public struct OfferType: OpenIntEnum {
     public static let offerCode: Self = 3
     /// A win-back offer.
     public static let winBack: Self = 4
+    /// A retention offer: offered while the customer was about to cancel (Retention Messaging, late 2026).
+    public static let retention: Self = 5
 
-    public static let knownValues: [Self] = [.introductory, .promotional, .offerCode, .winBack]
+    public static let knownValues: [Self] = [.introductory, .promotional, .offerCode, .winBack, .retention]
 }

@@ -28,6 +28,8 @@ public struct ResponseBodyV2DecodedPayload: AppStoreSignedPayload, Codable, Send
     public var externalPurchaseToken: ExternalPurchaseToken?
     /// App-level data, with a signed app transaction (`RESCIND_CONSENT`).
     public var appData: AppData?
+    /// The seat claims Apple released (`UNCLAIM_SEATS`, beside ``data``; notifications 2.23).
+    public var unclaimInfo: UnclaimInfo?
 
     public init(
         notificationType: NotificationTypeV2,
@@ -38,7 +40,8 @@ public struct ResponseBodyV2DecodedPayload: AppStoreSignedPayload, Codable, Send
         data: NotificationData? = nil,
         summary: NotificationSummary? = nil,
         externalPurchaseToken: ExternalPurchaseToken? = nil,
-        appData: AppData? = nil
+        appData: AppData? = nil,
+        unclaimInfo: UnclaimInfo? = nil
     ) {
         self.notificationType = notificationType
         self.subtype = subtype
@@ -49,6 +52,7 @@ public struct ResponseBodyV2DecodedPayload: AppStoreSignedPayload, Codable, Send
         self.summary = summary
         self.externalPurchaseToken = externalPurchaseToken
         self.appData = appData
+        self.unclaimInfo = unclaimInfo
     }
 
     // MARK: Verification

@@ -9,6 +9,8 @@ public struct RevocationType: OpenStringEnum {
     public static let refundProrated: Self = "REFUND_PRORATED"
     /// Access lost through Family Sharing.
     public static let familyRevoke: Self = "FAMILY_REVOKE"
+    /// The group's purchaser took an assigned purchase away (API 1.22).
+    public static let assignmentRevoke: Self = "ASSIGNMENT_REVOKE"
 
-    public static let knownValues: [Self] = [.refundFull, .refundProrated, .familyRevoke]
+    public static let knownValues: [Self] = [.refundFull, .refundProrated, .familyRevoke, .assignmentRevoke]
 }

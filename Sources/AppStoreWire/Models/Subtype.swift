@@ -23,10 +23,12 @@ public struct Subtype: OpenStringEnum {
     /// `EXTERNAL_PURCHASE_TOKEN`: a token was created (and must be reported), or is still active and unreported.
     public static let created: Self = "CREATED"
     public static let activeTokenReminder: Self = "ACTIVE_TOKEN_REMINDER"
+    /// `REFUND`: some seats of a multiseat subscription were refunded (`revokedSeatQuantity`), not the subscription.
+    public static let seats: Self = "SEATS"
 
     public static let knownValues: [Self] = [
         .initialBuy, .resubscribe, .downgrade, .upgrade, .autoRenewEnabled, .autoRenewDisabled, .voluntary,
         .billingRetry, .priceIncrease, .gracePeriod, .pending, .accepted, .billingRecovery, .productNotForSale,
-        .summary, .failure, .unreported, .created, .activeTokenReminder,
+        .summary, .failure, .unreported, .created, .activeTokenReminder, .seats,
     ]
 }

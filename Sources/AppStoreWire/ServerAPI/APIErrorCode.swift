@@ -51,9 +51,16 @@ public struct APIErrorCode: OpenIntEnum {
     public static let invalidAppAccountTokenUUID: Self = 4_000_183
     public static let familyTransactionNotSupported: Self = 4_000_185
     public static let transactionIdIsNotOriginalTransactionId: Self = 4_000_187
+    /// Consumption information for an auto-renewable subscription carries no `consumptionPercentage`.
+    public static let consumptionPercentageNotAllowed: Self = 4_000_209
+    /// Consumption information and Set App Account Token refuse assigned transactions (API 1.22).
+    public static let invalidAssignedTransactionNotSupported: Self = 4_000_227
+    public static let invalidRefundPreference: Self = 4_000_044
     public static let subscriptionExtensionIneligible: Self = 4_030_004
     public static let subscriptionMaxExtension: Self = 4_030_005
     public static let familySharedSubscriptionExtensionIneligible: Self = 4_030_007
+    /// An assigned subscription cannot be extended (API 1.22).
+    public static let assignedSubscriptionExtensionIneligible: Self = 4_030_028
     public static let accountNotFound: Self = 4_040_001
     /// Retryable.
     public static let accountNotFoundRetryable: Self = 4_040_002
@@ -124,6 +131,8 @@ public struct APIErrorCode: OpenIntEnum {
         .aboveImageRequiresAnImage, .maximumNumberOfImagesReached, .maximumNumberOfMessagesReached, .messageNotApproved, .imageNotApproved,
         .imageInUse, .forbiddenNoPassingTest, .imageNotFound, .messageNotFound, .performanceTestRunNotFound, .defaultMessageNotFound,
         .realtimeUrlNotFound, .imageAlreadyExists, .messageAlreadyExists,
+        .consumptionPercentageNotAllowed, .invalidAssignedTransactionNotSupported, .invalidRefundPreference,
+        .assignedSubscriptionExtensionIneligible,
     ]
 
     /// Whether Apple documents the error as temporary: the same request may succeed later.

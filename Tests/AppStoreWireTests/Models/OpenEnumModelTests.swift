@@ -114,11 +114,15 @@ import Testing
     }
 
     @Test func knownValuesMatchApple() {
-        #expect(OfferType.knownValues.map(\.rawValue) == [1, 2, 3, 4])
+        #expect(OfferType.knownValues.map(\.rawValue) == [1, 2, 3, 4, 5])
+        #expect(OfferType.retention.rawValue == 5)
+        #expect(InAppOwnershipType.knownValues.map(\.rawValue) == ["PURCHASED", "FAMILY_SHARED", "ASSIGNED"])
+        #expect(InvitationManagement.knownValues.map(\.rawValue) == ["APPLE", "DEVELOPER"])
+        #expect(NotificationTypeV2.unclaimSeats.isKnown && Subtype.seats.isKnown && AdditionalTransactionReason.seatAddition.isKnown)
         #expect(OfferType.winBack.rawValue == 4)
         #expect(OfferDiscountType.knownValues.map(\.rawValue) == ["FREE_TRIAL", "PAY_AS_YOU_GO", "PAY_UP_FRONT", "ONE_TIME"])
         #expect(RevocationReason.knownValues.map(\.rawValue) == [0, 1])
-        #expect(RevocationType.knownValues.map(\.rawValue) == ["REFUND_FULL", "REFUND_PRORATED", "FAMILY_REVOKE"])
+        #expect(RevocationType.knownValues.map(\.rawValue) == ["REFUND_FULL", "REFUND_PRORATED", "FAMILY_REVOKE", "ASSIGNMENT_REVOKE"])
         #expect(TransactionReason.knownValues.map(\.rawValue) == ["PURCHASE", "RENEWAL"])
         #expect(AutoRenewStatus.knownValues.map(\.rawValue) == [0, 1])
         #expect(ExpirationIntent.knownValues.map(\.rawValue) == [1, 2, 3, 4, 5])
