@@ -210,4 +210,7 @@ public struct MassExtensionStatus: Sendable, Hashable {
 extension SimulatedAppStore {
     /// Sets Apple's sandbox renewal cap (12 renewals), or removes it with `nil`.
     public func setRenewalLimit(_ limit: Int?) { renewalLimit = limit }
+
+    /// Rehearses April 2026's version 2 of Send Consumption Information, which refused non-renewing subscriptions.
+    public func setConsumptionV2RefusesNonRenewing(_ refuses: Bool) { consumptionV2RefusesNonRenewing = refuses }
 }

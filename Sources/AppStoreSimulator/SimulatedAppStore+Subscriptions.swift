@@ -478,6 +478,8 @@ extension SimulatedAppStore {
             offer: offer
         )
         bill(&transaction, under: subscription.commitment)
+        // An organization's assignment renews as an assignment.
+        if latest.inAppOwnershipType == .assigned { transaction.inAppOwnershipType = .assigned }
         subscription.productId = product.id
         subscription.state = .active
         subscription.expiresDate = expires

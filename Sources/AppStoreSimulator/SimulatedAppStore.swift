@@ -56,6 +56,9 @@ public actor SimulatedAppStore {
     var pendingAskToBuy: [String: (productId: String, accountId: String, options: PurchaseOptions)] = [:]
     /// Subscriptions stop renewing after this many renewals (Apple's sandbox stops at 12); nil for no limit.
     public var renewalLimit: Int?
+    /// Version 2 of Send Consumption Information refuses non-renewing subscriptions (4000047), as Apple's did in
+    /// April 2026; off by default (late 2026: version 2 takes every product type).
+    public var consumptionV2RefusesNonRenewing = false
     /// How subscription time passes: calendar periods, or Apple's sandbox renewal rate (1 month = 5 minutes).
     public enum TimeScale: Sendable, Hashable {
         case calendar

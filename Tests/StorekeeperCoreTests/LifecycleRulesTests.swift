@@ -12,10 +12,11 @@ import Testing
         ("OFFER_REDEEMED", [nil, "UPGRADE", "DOWNGRADE"]), ("DID_FAIL_TO_RENEW", [nil, "GRACE_PERIOD"]),
         ("GRACE_PERIOD_EXPIRED", [nil]),
         ("EXPIRED", ["VOLUNTARY", "BILLING_RETRY", "PRICE_INCREASE", "PRODUCT_NOT_FOR_SALE", nil]),
-        ("PRICE_INCREASE", ["PENDING", "ACCEPTED"]), ("PRICE_CHANGE", [nil]), ("REFUND", [nil]), ("REFUND_DECLINED", [nil]),
+        ("PRICE_INCREASE", ["PENDING", "ACCEPTED"]), ("PRICE_CHANGE", [nil]), ("REFUND", [nil, "SEATS"]), ("REFUND_DECLINED", [nil]),
         ("REFUND_REVERSED", [nil]), ("REVOKE", [nil]), ("CONSUMPTION_REQUEST", [nil]), ("RENEWAL_EXTENDED", [nil]),
         ("RENEWAL_EXTENSION", ["SUMMARY", "FAILURE"]), ("ONE_TIME_CHARGE", [nil]), ("METADATA_UPDATE", [nil]),
         ("MIGRATION", [nil]), ("RESCIND_CONSENT", [nil]), ("EXTERNAL_PURCHASE_TOKEN", ["UNREPORTED"]), ("TEST", [nil]),
+        ("UNCLAIM_SEATS", [nil]),
     ]
     static let v1 = [
         "INITIAL_BUY", "CANCEL", "DID_CHANGE_RENEWAL_STATUS", "DID_CHANGE_RENEWAL_PREF", "DID_FAIL_TO_RENEW", "DID_RECOVER",
@@ -45,6 +46,8 @@ import Testing
 
     @Test func theEffectsThatMoveMoney() {
         #expect(LifecycleRules.effect(v2: "REFUND", subtype: nil).revoke == .refund)
+        // A seat refund takes back seats, not the purchaser's subscription.
+        #expect(LifecycleRules.effect(v2: "REFUND", subtype: "SEATS").revoke == nil)
         #expect(LifecycleRules.effect(v2: "REVOKE", subtype: nil).revoke == .revoke)
         #expect(LifecycleRules.effect(v2: "REFUND_REVERSED", subtype: nil).reinstate)
         #expect(LifecycleRules.effect(v2: "DID_CHANGE_RENEWAL_PREF", subtype: "UPGRADE").deliver)

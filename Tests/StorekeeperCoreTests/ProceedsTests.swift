@@ -93,6 +93,9 @@ struct ProceedsTests {
     @Test func whatIsNotRevenueIsNotEstimated() {
         #expect(Self.estimate(9990, sandbox: true) == nil, "sandbox never counts as revenue")
         #expect(Self.estimate(9990, ownership: "FAMILY_SHARED") == nil, "the organiser's transaction carries it")
+        #expect(Self.estimate(9990, ownership: "ASSIGNED") == nil, "the organization that assigned it bought it")
+        #expect(Self.estimate(9990, ownership: "PURCHASED") != nil)
+        #expect(TransactionCommerce.isSale(ownershipType: nil) && !TransactionCommerce(ownershipType: "ASSIGNED").isSale)
         #expect(Self.estimate(nil) == nil, "a legacy receipt has no price")
         #expect(Self.estimate(-1) == nil)
         #expect(Self.estimate(Proceeds.maxPrice + 1) == nil)

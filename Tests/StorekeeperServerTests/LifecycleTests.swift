@@ -320,7 +320,7 @@ struct LifecycleTests {
         }
     }
 
-    @Test("version 2 answers by default; a non-renewing pass is answered through version 1, which Apple takes for it")
+    @Test("version 2 answers every product type; where Apple refuses a type (April 2026: non-renewing, 4000047), version 1 does")
     func consumptionVersions() async throws {
         try await ServerHarness.run(.sqlite, configure: { $0.lifecycle.customerConsented = true }) { server in
             let store = server.store
@@ -333,9 +333,19 @@ struct LifecycleTests {
             try await server.deliverAndApply()
             #expect(try await server.runJob("consumption-responder", now: await server.simulatedNow + 60) == 2)
             let log = await store.receivedConsumptionAnswers()
-            #expect(log.first { $0.transactionId == coins.transaction.transactionId }?.endpoint == .v2)
-            #expect(log.first { $0.transactionId == pass.transaction.transactionId }?.endpoint == .v1)
-            #expect(log.count == 2, "no refused call left behind: \(log.map(\.endpoint))")
+            #expect(log.map(\.endpoint) == [.v2, .v2], "no refused call left behind: \(log.map(\.endpoint))")
+
+            // Apple's April 2026 behaviour: version 2 refuses the pass, version 1 takes it.
+            await store.setConsumptionV2RefusesNonRenewing(true)
+            try await store.advance(by: 32 * 86_400)
+            let second = try await store.purchase(productId: PurchaseFlowTests.pass, account: account, appAccountToken: token)
+            try await server.deliverAndApply()
+            try await store.requestRefund(transactionId: try #require(second.transaction.transactionId))
+            try await server.deliverAndApply()
+            #expect(try await server.runJob("consumption-responder", now: await server.simulatedNow + 60) == 1)
+            let answers = await store.receivedConsumptionAnswers()
+            #expect(answers.last { $0.transactionId == second.transaction.transactionId }?.endpoint == .v1)
+            #expect(answers.count == 3)
         }
     }
 

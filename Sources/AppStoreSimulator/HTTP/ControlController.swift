@@ -33,6 +33,12 @@ struct ControlController<Context: RequestContext>: Sendable {
     }
     struct Sent: Codable { var notificationUUID: String }
     struct FamilyResult: Codable { var familyId: String }
+    /// An organization's assignment (Apple Business or School Manager).
+    struct Assignment: Codable {
+        var productId: String
+        var account: String
+        var appAccountToken: UUID?
+    }
     struct Sale: Codable { var forSale: Bool }
     struct Price: Codable {
         var price: Int64
@@ -149,6 +155,21 @@ struct ControlController<Context: RequestContext>: Sendable {
             let body = try await HTTPJSON.decode(Family.self, from: request)
             let id = try await SimulatorError.mapped { try await store.createFamily(body.accounts) }
             return try HTTPJSON.response(FamilyResult(familyId: id), status: .created)
+        }
+        control.post("assignments") { request, _ in
+            let body = try await HTTPJSON.decode(Assignment.self, from: request)
+            let purchase = try await SimulatorError.mapped {
+                try await store.assign(productId: body.productId, to: body.account, appAccountToken: body.appAccountToken)
+            }
+            return try HTTPJSON.response(
+                DeviceController<Context>.PurchaseResult(signedTransaction: purchase.signedTransaction, transaction: purchase.transaction),
+                status: .created
+            )
+        }
+        control.post("assignments/:transaction/revoke") { _, context in
+            let id = try PathParameter.require("transaction", in: context)
+            try await SimulatorError.mapped { try await store.revokeAssignment(transactionId: id) }
+            return Response(status: .noContent)
         }
         control.post("families/leave/:account") { _, context in
             let account = try PathParameter.require("account", in: context)

@@ -57,10 +57,34 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                 guard body.customerConsented else {
                     return try apiError(.badRequest, code: 4_000_035, "customerConsented must be true")
                 }
-                // Version 2 takes consumables, non-consumables and auto-renewables; a non-renewing subscription is
-                // answered through version 1 (InvalidTransactionTypeNotSupportedError).
-                if (try? await store.transaction(id))?.type == .nonRenewing {
+                let transaction = try? await store.transaction(id)
+                if let refusal = try ownershipRefusal(transaction) { return refusal }
+                // Version 2 takes every product type (late 2026); in April 2026 it refused non-renewing subscriptions
+                // with 4000047, which the simulator can still rehearse.
+                if transaction?.type == .nonRenewing, await store.consumptionV2RefusesNonRenewing {
                     return try apiError(.badRequest, code: 4_000_047, "Invalid request. The transaction type is not supported.")
+                }
+                if let percentage = body.consumptionPercentage {
+                    if transaction?.type == .autoRenewable {
+                        return try apiError(.badRequest, code: 4_000_209, "consumptionPercentage is not allowed for an auto-renewable subscription")
+                    }
+                    guard (0...100_000).contains(percentage) else {
+                        return try apiError(.badRequest, code: 4_000_000, "ConsumptionPercentageOutOfRange: consumptionPercentage is 0-100000")
+                    }
+                    if body.deliveryStatus != .delivered, percentage != 0 {
+                        return try apiError(
+                            .badRequest,
+                            code: 4_000_000,
+                            "UndeliveredConsumptionPercentageNonZero: an undelivered purchase was consumed 0"
+                        )
+                    }
+                    if body.refundPreference == .grantProrated, percentage == 0 || percentage == 100_000 {
+                        return try apiError(
+                            .badRequest,
+                            code: 4_000_000,
+                            "ConsumptionPercentageOutOfRange: GRANT_PRORATED needs a share between 0 and 100000"
+                        )
+                    }
                 }
                 try await known(id) { try await store.recordConsumptionInformation(transactionId: id, body) }
                 await store.logConsumptionAnswer(transactionId: id, endpoint: .v2, body: data)
@@ -75,6 +99,7 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                 guard body.customerConsented else {
                     return try apiError(.badRequest, code: 4_000_035, "customerConsented must be true")
                 }
+                if let refusal = try ownershipRefusal(try? await store.transaction(id)) { return refusal }
                 let v2 = ConsumptionRequest(
                     customerConsented: true,
                     sampleContentProvided: body.sampleContentProvided,
@@ -121,6 +146,9 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                 let body = try await HTTPJSON.decode(ExtendRenewalDateRequest.self, from: request)
                 guard (1...90).contains(body.extendByDays) else {
                     return try apiError(.badRequest, code: 4_000_009, "extendByDays must be 1–90")
+                }
+                if (try? await store.transaction(id))?.inAppOwnershipType == .assigned {
+                    return try apiError(.forbidden, code: 4_030_028, "an assigned subscription is not eligible for a renewal date extension")
                 }
                 let result = try await known(id, code: 4_040_005) {
                     try await store.extendRenewalDate(originalTransactionId: id, days: Int(body.extendByDays))
@@ -215,6 +243,7 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
                 } catch {
                     return try apiError(.badRequest, code: 4_000_183, "appAccountToken must be a UUID")
                 }
+                if let refusal = try ownershipRefusal(try? await store.transaction(id)) { return refusal }
                 try await known(id, code: 4_040_005) { try await store.setAppAccountToken(originalTransactionId: id, token: body.appAccountToken) }
                 return Response(status: .ok)
             }
@@ -271,6 +300,16 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
             throw AppleAPIError(status: .notFound, code: code, message: "Transaction id \(id) not found.")
         } catch let error as SimulatorError {
             throw AppleAPIError(status: .badRequest, code: 4_000_000, message: error.description)
+        }
+    }
+
+    /// Apple's refusal of consumption information and Set App Account Token for a transaction the customer did not buy:
+    /// assigned by an organization (4000227) or shared by a family member (4000185).
+    func ownershipRefusal(_ transaction: JWSTransactionDecodedPayload?) throws -> Response? {
+        switch transaction?.inAppOwnershipType {
+        case .assigned?: try apiError(.badRequest, code: 4_000_227, "Invalid request. Assigned transactions are not supported.")
+        case .familyShared?: try apiError(.badRequest, code: 4_000_185, "Invalid request. Family transactions are not supported.")
+        default: nil
         }
     }
 

@@ -30,6 +30,8 @@ public struct ConsumptionAnswer: Sendable, Hashable, Codable {
         public var periodStart: Date?
         public var periodEnd: Date?
         public var now: Date
+        /// How the customer holds the transaction (`PURCHASED`, `FAMILY_SHARED`, `ASSIGNED`), when it was delivered.
+        public var ownershipType: String?
 
         public init(
             kind: ProductKind?,
@@ -38,7 +40,8 @@ public struct ConsumptionAnswer: Sendable, Hashable, Codable {
             balance: Int64 = 0,
             periodStart: Date? = nil,
             periodEnd: Date? = nil,
-            now: Date
+            now: Date,
+            ownershipType: String? = nil
         ) {
             self.kind = kind
             self.delivered = delivered
@@ -47,6 +50,7 @@ public struct ConsumptionAnswer: Sendable, Hashable, Codable {
             self.periodStart = periodStart
             self.periodEnd = periodEnd
             self.now = now
+            self.ownershipType = ownershipType
         }
     }
 

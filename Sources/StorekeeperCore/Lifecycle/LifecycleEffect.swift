@@ -91,6 +91,10 @@ public enum LifecycleRules {
         case "PRICE_INCREASE":
             // PENDING (consent asked) or ACCEPTED: kept on the subscription; no entitlement changes.
             return LifecycleEffect(updatesSubscription: true)
+        case "REFUND" where subtype == "SEATS":
+            // Some seats of a multiseat subscription were refunded (`revokedSeatQuantity` on the purchaser's
+            // transaction): the subscription stays for the seats left, so nothing is taken from the purchaser.
+            return LifecycleEffect(deliver: true, closeConsumptionRequest: true, updatesSubscription: true)
         case "REFUND":
             return LifecycleEffect(
                 deliver: true,
@@ -114,6 +118,9 @@ public enum LifecycleRules {
                 : LifecycleEffect(recordOnly: "summary of a renewal date extension for all subscribers")
         case "ONE_TIME_CHARGE":
             return LifecycleEffect(deliver: true)
+        case "UNCLAIM_SEATS":
+            // Apple already released the seats `unclaimInfo` names; the purchaser's own access is unchanged.
+            return LifecycleEffect(recordOnly: "Apple unclaimed seats of a multiseat subscription (unclaimInfo)")
         case "PRICE_CHANGE", "METADATA_UPDATE", "MIGRATION", "MIGRATE":
             return LifecycleEffect(recordOnly: "Advanced Commerce API message; Storekeeper sells through StoreKit")
         case "RESCIND_CONSENT":

@@ -89,7 +89,9 @@ public enum Proceeds {
         paidServiceBefore: TimeInterval = 0,
         smallBusiness: SmallBusinessProgram = SmallBusinessProgram()
     ) -> ProceedsEstimate? {
-        guard !sandbox, ownershipType != "FAMILY_SHARED", let price, let currency, price >= 0, price <= maxPrice else { return nil }
+        guard !sandbox, TransactionCommerce.isSale(ownershipType: ownershipType), let price, let currency, price >= 0, price <= maxPrice else {
+            return nil
+        }
         let reason: CommissionReason =
             if smallBusiness.covers(purchaseDate) {
                 .smallBusinessProgram

@@ -279,7 +279,7 @@ public enum Reconciliation {
 
         /// A refund Storekeeper applied: booked on `refundedAt`'s day at the refunded share of the price.
         public mutating func addRefund(_ transaction: RevenueTransaction, refundedAt: Date) {
-            guard !transaction.sandbox, transaction.commerce.ownershipType != "FAMILY_SHARED", let price = transaction.commerce.price,
+            guard !transaction.sandbox, transaction.commerce.isSale, let price = transaction.commerce.price,
                 price > 0, let currency = transaction.commerce.currency, let storefront = transaction.commerce.storefront,
                 refundedAt >= from, refundedAt < to
             else { return }

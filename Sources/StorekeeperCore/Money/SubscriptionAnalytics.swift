@@ -66,7 +66,7 @@ public struct SubscriptionAnalyticsBuilder: Sendable {
     /// Adds one original transaction's periods (any order; periods from `to` on are ignored).
     public mutating func add(history: [RevenueTransaction]) {
         let periods = history.filter {
-            $0.kind == .autoRenewable && !$0.sandbox && $0.commerce.ownershipType != "FAMILY_SHARED" && $0.purchaseDate < to
+            $0.kind == .autoRenewable && !$0.sandbox && $0.commerce.isSale && $0.purchaseDate < to
         }
         .sorted { $0.purchaseDate < $1.purchaseDate }
         guard let first = periods.first else { return }

@@ -1,6 +1,16 @@
 /// What a transaction says about money and offers, as Apple reports it: kept with every delivered transaction for
 /// revenue, reconciliation and support. Everything is optional: legacy receipts carry only some of it.
 public struct TransactionCommerce: Sendable, Hashable, Codable {
+    /// Ownership types whose transactions are not the customer's sale: a family member's copy and a purchase an
+    /// organization or group assigned (the purchaser's transaction is the sale, in Apple's reports too).
+    public static let notSales: Set<String> = ["FAMILY_SHARED", "ASSIGNED"]
+
+    /// Whether a transaction of `ownershipType` is the customer's own sale.
+    public static func isSale(ownershipType: String?) -> Bool { ownershipType.map { !notSales.contains($0) } ?? true }
+
+    /// Whether this transaction is the customer's own sale (not shared with or assigned to them).
+    public var isSale: Bool { Self.isSale(ownershipType: ownershipType) }
+
     /// The customer price in milliunits of `currency` (9990 is 9.99), tax included where the storefront includes it.
     public var price: Int64?
     /// ISO 4217.
@@ -17,7 +27,7 @@ public struct TransactionCommerce: Sendable, Hashable, Codable {
     /// `PURCHASE` or `RENEWAL`.
     public var transactionReason: String?
     public var webOrderLineItemId: String?
-    /// `PURCHASED` or `FAMILY_SHARED`.
+    /// `PURCHASED`, `FAMILY_SHARED` or `ASSIGNED` (an organization or group assigned it).
     public var ownershipType: String?
     /// `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`, and the refunded share in milliunits (100000 is all).
     public var revocationType: String?

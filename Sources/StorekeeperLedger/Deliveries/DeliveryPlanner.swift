@@ -321,12 +321,13 @@ enum DeliveryPlanner {
 
         // A purchase that came without a token of its own (an offer code, a promoted purchase, one made outside the
         // app, a restore) gets its user's token set at Apple (Set App Account Token), so its renewals and
-        // notifications name the user. Consumables are left alone: nothing later of theirs would carry it.
+        // notifications name the user. Consumables are left alone: nothing later of theirs would carry it; so are a
+        // family member's copy and an assigned purchase, which Apple refuses to set a token on (4000185, 4000227).
         try await AccountTokensTable.request(
             delivering.compactMap { plan in
                 let request = requests[plan.index]
                 let t = request.transaction
-                guard t.appAccountToken == nil, request.product.kind != .consumable else { return nil }
+                guard t.appAccountToken == nil, request.product.kind != .consumable, t.commerce.isSale else { return nil }
                 return .init(originalTransactionId: t.originalTransactionId, user: plan.owner, bundleId: t.bundleId, environment: t.environment)
             },
             now: now,

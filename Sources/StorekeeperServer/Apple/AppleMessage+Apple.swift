@@ -77,10 +77,11 @@ extension AppleMessage {
                 if state == .expired || state == .revoked || state == nil { state = .refunded }
                 reason = "REFUNDED"
             } else if state == .revoked, type != "REVOKE", transaction?.revocationDate != nil,
-                transaction?.revocationType != .familyRevoke, transaction?.inAppOwnershipType != .familyShared
+                transaction?.revocationType != .familyRevoke, transaction?.revocationType != .assignmentRevoke,
+                transaction?.inAppOwnershipType != .familyShared, transaction?.inAppOwnershipType != .assigned
             {
                 // Status 5 after a refund (a status check, a later notification) is that refund, not a Family
-                // Sharing revocation.
+                // Sharing revocation or an organization taking back what it assigned.
                 state = .refunded
                 reason = "REFUNDED"
             }

@@ -104,6 +104,18 @@ public struct ConsumptionResponder: Service {
             return false
         }
         let facts = try await requests.facts(transactionId: request.transactionId, now: now)
+        // Apple takes no consumption information for a purchase an organization assigned (4000227) or a family
+        // member's copy (4000185): the question is closed without a call that could only fail.
+        guard TransactionCommerce.isSale(ownershipType: facts.ownershipType) else {
+            try await ledger.failConsumptionRequest(
+                request.id,
+                error: "not sent: Apple takes no consumption information for a \(facts.ownershipType ?? "") transaction",
+                final: true,
+                retryAfter: .seconds(0),
+                now: now
+            )
+            return false
+        }
         let productId = try await productId(of: request)
         let product = productId.flatMap { catalog.catalog.product($0) }
         var preference = (facts.kind ?? product?.kind).flatMap { configuration.refundPreference[$0] }
@@ -120,11 +132,10 @@ public struct ConsumptionResponder: Service {
         answer.policy = policyReason
         let started = DispatchTime.now().uptimeNanoseconds
         do {
-            // Version 2 is the default; version 1 is kept for old configurations and is the one Apple takes for a
-            // non-renewing subscription (version 2 refuses it with 4000047, which is also followed when the kind
-            // is not known here).
-            let kind = facts.kind ?? product?.kind
-            if configuration.consumptionAPIVersion == "v1" || kind == .nonRenewing {
+            // Version 2 for every product type, as Apple's late-2026 rules say; version 1 only for old
+            // configurations and where version 2 refuses the transaction's type (4000047, which Apple answered for
+            // non-renewing subscriptions in April 2026).
+            if configuration.consumptionAPIVersion == "v1" {
                 try await client.sendConsumptionInformationV1(transactionId: request.transactionId, request: Self.v1Body(answer))
             } else {
                 do {

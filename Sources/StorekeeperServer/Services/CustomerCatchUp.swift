@@ -129,7 +129,9 @@ struct CustomerCatchUp: Sendable {
         let revoked = transaction.revocationDate ?? Date()
         let message = AppleMessage.v2(
             id: "catch-up:\(transaction.transactionId):\(revoked.millis)",
-            type: payload.revocationType == .familyRevoke || payload.inAppOwnershipType == .familyShared ? "REVOKE" : "REFUND",
+            // Access taken away (a family member's copy, an organization's assignment) is a revocation, not a refund.
+            type: [.familyRevoke, .assignmentRevoke].contains(payload.revocationType)
+                || [.familyShared, .assigned].contains(payload.inAppOwnershipType) ? "REVOKE" : "REFUND",
             subtype: nil,
             bundleId: transaction.bundleId,
             environment: transaction.environment,

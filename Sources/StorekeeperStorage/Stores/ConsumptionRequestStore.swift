@@ -81,12 +81,17 @@ public struct ConsumptionRequestStore: Sendable {
         try await provider.withSession { db in
             guard
                 let row = try await db.raw(
-                    "SELECT user_id, product_kind FROM apple_transactions WHERE transaction_id = \(bind: transactionId)"
+                    "SELECT user_id, product_kind, ownership_type FROM apple_transactions WHERE transaction_id = \(bind: transactionId)"
                 ).first()
             else { return ConsumptionAnswer.Facts(kind: nil, delivered: false, now: now) }
             let user = try row.decode(column: "user_id", as: String.self)
             let kind = ProductKind(rawValue: try row.decode(column: "product_kind", as: String.self))
-            var facts = ConsumptionAnswer.Facts(kind: kind, delivered: true, now: now)
+            var facts = ConsumptionAnswer.Facts(
+                kind: kind,
+                delivered: true,
+                now: now,
+                ownershipType: try row.decode(column: "ownership_type", as: String?.self)
+            )
             if kind == .consumable,
                 let credit = try await db.raw(
                     "SELECT currency, amount FROM wallet_entries WHERE cause = \(bind: "transaction:\(transactionId)")"

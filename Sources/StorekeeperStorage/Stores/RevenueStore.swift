@@ -50,15 +50,15 @@ public struct RevenueStore: Sendable {
     }
 
     /// Storekeeper's side of a subscription reconciliation of the report day `[from, to)` named `period`: production
-    /// subscriptions active at `to` (the latest period of each, unless revoked by then; family members' copies left
-    /// out) by product and storefront, in an offer or not; periods that began in the day, first ones apart; and
+    /// subscriptions active at `to` (the latest period of each, unless revoked by then; family members' copies and
+    /// assigned purchases left out) by product and storefront, in an offer or not; periods that began in the day, first ones apart; and
     /// Apple's `EXPIRED` messages signed in the day, on the subscription's latest product and storefront.
     public func subscriptionReconciliationSide(from: Date, to: Date, period: String) async throws -> SubscriptionReconciliation.Side {
         var initial = SubscriptionReconciliation.Side()
         initial.hasActive = true
         initial.hasEvents = true
         let sink = RowSink(SubscriptionSideProgress(side: initial))
-        let notShared = "(t.ownership_type IS NULL OR t.ownership_type <> 'FAMILY_SHARED')"
+        let notShared = "(t.ownership_type IS NULL OR t.ownership_type NOT IN ('FAMILY_SHARED', 'ASSIGNED'))"
         try await provider.withReader { db in
             // Streamed in original transaction order: memory holds one subscription at a time, not the day's.
             try await db.raw(

@@ -147,6 +147,107 @@ import Testing
         }
     }
 
+    /// Apple's code for a refused call, or nil when it went through.
+    static func refusal(_ call: () async throws -> Void) async -> APIErrorCode? {
+        do {
+            try await call()
+            return nil
+        } catch let error as AppStoreServerAPIError {
+            return error.errorCode
+        } catch {
+            return APIErrorCode(rawValue: -1)
+        }
+    }
+
+    @Test func assignedPurchasesAreRefusedWhereAppleRefusesThem() async throws {
+        try await withSimulator { f, port in
+            let client = try apiClient(f, port: port)
+            let member = try await f.store.createAccount()
+            let chapter = try await f.store.assign(productId: "com.example.storekeeper.chapter.2", to: member.id)
+            let yearly = try await f.store.assign(productId: H.yearly, to: member.id)
+            let chapterId = try #require(chapter.transaction.transactionId)
+            let yearlyId = try #require(yearly.transaction.transactionId)
+            #expect(try await f.verifier.verifyTransaction(chapter.signedTransaction).inAppOwnershipType == .assigned)
+            #expect(try await f.store.groundTruth(account: member.id).isEntitled(to: H.yearly))
+
+            let answer = ConsumptionRequest(customerConsented: true, sampleContentProvided: false, deliveryStatus: .delivered)
+            #expect(
+                await Self.refusal { try await client.sendConsumptionInformation(transactionId: chapterId, request: answer) }
+                    == .invalidAssignedTransactionNotSupported
+            )
+            let v1 = ConsumptionRequestV1(customerConsented: true, sampleContentProvided: false, deliveryStatus: .deliveredAndWorkingProperly)
+            #expect(
+                await Self.refusal { try await client.sendConsumptionInformationV1(transactionId: chapterId, request: v1) }
+                    == .invalidAssignedTransactionNotSupported
+            )
+            #expect(
+                await Self.refusal { try await client.setAppAccountToken(originalTransactionId: yearlyId, appAccountToken: UUID()) }
+                    == .invalidAssignedTransactionNotSupported
+            )
+            let extend = ExtendRenewalDateRequest(extendByDays: 3, extendReasonCode: .customerSatisfaction, requestIdentifier: "assigned-1")
+            #expect(
+                await Self.refusal { _ = try await client.extendSubscriptionRenewalDate(originalTransactionId: yearlyId, request: extend) }
+                    == .assignedSubscriptionExtensionIneligible
+            )
+
+            // Renewals stay assigned; taking the assignment back is REVOKE with ASSIGNMENT_REVOKE.
+            try await f.store.advance(by: 370 * H.day)
+            let renewed = await f.store.transactions(account: member.id).filter { $0.productId == H.yearly }
+            #expect(renewed.count == 2 && renewed.allSatisfy { $0.inAppOwnershipType == .assigned })
+            try await f.store.revokeAssignment(transactionId: yearlyId)
+            let revoke = try #require(await f.store.sentNotifications().last)
+            #expect(revoke.type == .revoke)
+            let revoked = try await f.verifier.verifyTransaction(try #require(revoke.payload.data?.signedTransactionInfo))
+            #expect(revoked.revocationType == .assignmentRevoke && revoked.transactionId == renewed.last?.transactionId)
+            #expect(try await f.store.groundTruth(account: member.id).isEntitled(to: H.yearly) == false)
+            #expect(try await f.store.groundTruth(account: member.id).isEntitled(to: "com.example.storekeeper.chapter.2"))
+        }
+    }
+
+    @Test func consumptionVersionTwoFollowsApplesLateTwentySixRules() async throws {
+        try await withSimulator { f, port in
+            let client = try apiClient(f, port: port)
+            let account = try await f.store.createAccount()
+            let yearly = try #require(try await f.store.purchase(productId: H.yearly, account: account.id).transaction.transactionId)
+            let pass = try #require(
+                try await f.store.purchase(productId: "com.example.storekeeper.pass.month", account: account.id).transaction.transactionId
+            )
+            // A consumed share is refused for an auto-renewable; taken without one.
+            let withShare = ConsumptionRequest(
+                customerConsented: true,
+                sampleContentProvided: false,
+                deliveryStatus: .delivered,
+                consumptionPercentage: 50_000,
+                refundPreference: .grantProrated
+            )
+            #expect(
+                await Self.refusal { try await client.sendConsumptionInformation(transactionId: yearly, request: withShare) }
+                    == .consumptionPercentageNotAllowed
+            )
+            var plain = withShare
+            plain.consumptionPercentage = nil
+            plain.refundPreference = .decline
+            #expect(await Self.refusal { try await client.sendConsumptionInformation(transactionId: yearly, request: plain) } == nil)
+            // Every product type: a non-renewing pass goes through version 2 …
+            #expect(await Self.refusal { try await client.sendConsumptionInformation(transactionId: pass, request: withShare) } == nil)
+            // … an undelivered one was consumed 0, and GRANT_PRORATED needs a share strictly inside 0-100000.
+            var undelivered = withShare
+            undelivered.deliveryStatus = .undeliveredOther
+            #expect(
+                await Self.refusal { try await client.sendConsumptionInformation(transactionId: pass, request: undelivered) } == .generalBadRequest
+            )
+            var whole = withShare
+            whole.consumptionPercentage = 100_000
+            #expect(await Self.refusal { try await client.sendConsumptionInformation(transactionId: pass, request: whole) } == .generalBadRequest)
+            // … unless the simulator rehearses April 2026, when version 2 refused it (4000047).
+            await f.store.setConsumptionV2RefusesNonRenewing(true)
+            #expect(
+                await Self.refusal { try await client.sendConsumptionInformation(transactionId: pass, request: withShare) }
+                    == .invalidTransactionTypeNotSupported
+            )
+        }
+    }
+
     @Test func unknownIdsGetApplesErrorCodes() async throws {
         try await withSimulator { f, port in
             let client = try apiClient(f, port: port)
