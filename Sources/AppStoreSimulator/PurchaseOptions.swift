@@ -7,7 +7,7 @@ public struct PurchaseOptions: Sendable, Hashable {
     public var appAccountToken: UUID?
     /// An offer to redeem with the purchase (already checked by ``OfferSignatureChecker`` where it needs a signature).
     public var offer: OfferRedemption?
-    /// Consumables only: how many (1–10).
+    /// Consumables: how many (1–10); a multiseat subscription: how many seats (1 up to its plan's maximum).
     public var quantity: Int
     /// The developer's signed introductory-offer eligibility decision, overriding Apple's once-per-group rule.
     public var introductoryOfferEligible: Bool?

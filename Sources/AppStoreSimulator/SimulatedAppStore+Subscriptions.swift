@@ -12,7 +12,8 @@ extension SimulatedAppStore {
         token: String?,
         offer requested: OfferRedemption?,
         introEligible: Bool? = nil,
-        monthly: Bool = false
+        monthly: Bool = false,
+        seats: Int? = nil
     ) throws -> SimulatedPurchase {
         let id = newTransactionId()
         let commitment = monthly ? newCommitment(product, from: now) : nil
@@ -39,6 +40,7 @@ extension SimulatedAppStore {
             offer: first.offer
         )
         bill(&transaction, under: commitment)
+        bill(&transaction, seats: seats, product: product)
         accounts[account.id] = account
         var subscription = SubscriptionRecord(
             originalTransactionId: id,
@@ -63,6 +65,7 @@ extension SimulatedAppStore {
         )
         subscription.commitment = commitment
         subscription.billingAnchor = billingAnchor(commitment == nil ? first.offer?.1.period ?? product.period! : Self.month, from: now)
+        subscription.seats = product.multiSeat == nil ? nil : seats
         subscriptions[id] = subscription
         let purchase = try record(transaction, account: account.id)
         try notify(.subscribed, .initialBuy, transaction: transaction, renewal: renewalInfo(subscription), status: .active)
@@ -430,6 +433,27 @@ extension SimulatedAppStore {
         }
     }
 
+    /// Refunds `count` seats of a multiseat subscription's current period: the purchaser's transaction records them
+    /// (`revokedSeatQuantity`), the subscription stays for the seats left, and the next renewal bills only those
+    /// (`REFUND` / `SEATS`).
+    public func refundSeats(originalTransactionId: String, count: Int) throws {
+        guard var subscription = subscriptions[originalTransactionId], let seats = subscription.seats,
+            var latest = transactions[subscription.latestTransactionId]
+        else { throw SimulatorError.notAllowed("\(originalTransactionId) is not a multiseat subscription") }
+        let refunded = Int(latest.multiSeatInfo?.revokedSeatQuantity ?? 0)
+        let bought = Int(latest.quantity ?? 1)
+        guard count >= 1, refunded + count < bought, count < seats else {
+            throw SimulatorError.notAllowed("a seat refund leaves at least one seat (\(bought - refunded) left)")
+        }
+        latest.multiSeatInfo?.revokedSeatQuantity = Int32(refunded + count)
+        latest.signedDate = now
+        transactions[subscription.latestTransactionId] = latest
+        modified(subscription.latestTransactionId)
+        subscription.seats = seats - count
+        subscriptions[originalTransactionId] = subscription
+        try notify(.refund, .seats, transaction: latest, renewal: renewalInfo(subscription), status: subscription.state.status)
+    }
+
     /// `start` when a period of `period` begins a billing cycle counted in calendar months, else nil.
     func billingAnchor(_ period: SubscriptionPeriod, from start: Date) -> Date? { period.isMonthly ? start : nil }
 
@@ -478,6 +502,7 @@ extension SimulatedAppStore {
             offer: offer
         )
         bill(&transaction, under: subscription.commitment)
+        bill(&transaction, seats: subscription.seats, product: product)
         // An organization's assignment renews as an assignment.
         if latest.inAppOwnershipType == .assigned { transaction.inAppOwnershipType = .assigned }
         subscription.productId = product.id

@@ -157,8 +157,14 @@ public actor SimulatedAppStore {
         guard var account = accounts[accountId] else { throw SimulatorError.unknownAccount(accountId) }
         guard !notForSale.contains(productId) else { throw SimulatorError.notAllowed("\(productId) is not for sale") }
         guard !account.billingFails else { throw SimulatorError.notAllowed("the account's payment method was declined") }
-        guard (1...10).contains(options.quantity), options.quantity == 1 || product.kind == .consumable else {
-            throw SimulatorError.notAllowed("quantity must be 1, or 1–10 for a consumable")
+        if let plan = product.multiSeat {
+            guard (1...(plan.maximumSeats ?? 100)).contains(options.quantity) else {
+                throw SimulatorError.notAllowed("seats must be 1–\(plan.maximumSeats ?? 100)")
+            }
+        } else {
+            guard (1...10).contains(options.quantity), options.quantity == 1 || product.kind == .consumable else {
+                throw SimulatorError.notAllowed("quantity must be 1, or 1–10 for a consumable")
+            }
         }
         let token = options.appAccountToken?.uuidString.lowercased()
 
@@ -239,7 +245,8 @@ public actor SimulatedAppStore {
                 token: token,
                 offer: options.offer,
                 introEligible: options.introductoryOfferEligible,
-                monthly: monthly
+                monthly: monthly,
+                seats: product.multiSeat == nil ? nil : options.quantity
             )
         }
     }
@@ -385,7 +392,7 @@ public actor SimulatedAppStore {
             environment: environment,
             recentSubscriptionStartDate: record.recentStart,
             renewalDate: record.expiresDate,
-            renewalPrice: record.commitment?.monthlyPrice ?? product?.price,
+            renewalPrice: record.commitment?.monthlyPrice ?? seatPrice(product, seats: record.seats) ?? product?.price,
             currency: account.map { storefront(of: $0).currency },
             eligibleWinBackOfferIds: eligibleWinBackOffers(record),
             appAccountToken: record.appAccountToken,
@@ -400,7 +407,11 @@ public actor SimulatedAppStore {
                     commitmentRenewalDate: commitment.expires,
                     commitmentRenewalPrice: product?.monthlyCommitmentPrice ?? commitment.monthlyPrice
                 )
-            }
+            },
+            multiSeatInfo: record.seats.flatMap { seats in
+                product?.multiSeat.map { RenewalMultiSeatInfo(renewalPriceTiers: $0.priceTiers(seats: seats)) }
+            },
+            renewalQuantity: record.seats.map(Int32.init)
         )
     }
 
@@ -414,6 +425,24 @@ public actor SimulatedAppStore {
             commitmentExpiresDate: commitment.expires,
             commitmentPrice: commitment.totalPrice
         )
+    }
+
+    /// A multiseat period's seats on `transaction`: the count as `quantity`, the tiers, and the average per seat as
+    /// `price`, as Apple reports them.
+    func bill(_ transaction: inout JWSTransactionDecodedPayload, seats: Int?, product: SimulatorCatalog.Product) {
+        guard let seats, let plan = product.multiSeat else { return }
+        transaction.quantity = Int32(seats)
+        transaction.multiSeatInfo = TransactionMultiSeatInfo(
+            invitationManagement: InvitationManagement(rawValue: plan.invitationManagement),
+            priceTiers: plan.priceTiers(seats: seats)
+        )
+        transaction.price = seatPrice(product, seats: seats)
+    }
+
+    /// The average price of a seat when `seats` are bought (Apple's `price` on a multiseat transaction).
+    func seatPrice(_ product: SimulatorCatalog.Product?, seats: Int?) -> Int64? {
+        guard let seats, seats > 0, let plan = product?.multiSeat else { return nil }
+        return plan.totalPrice(seats: seats) / Int64(seats)
     }
 
     /// A new 12-month commitment starting at `start`, paid monthly at `product`'s monthly price.

@@ -113,6 +113,9 @@ public struct SimulatorCatalog: Codable, Sendable, Hashable {
         /// A yearly subscription's monthly billing plan with a 12-month commitment (API 1.21): each monthly payment,
         /// in milliunits; nil when the product offers only billing up front.
         public var monthlyCommitmentPrice: Int64?
+        /// A multiseat subscription (API 1.23): bought for a number of seats at per-seat prices that fall with the
+        /// seat count; nil for a subscription of one.
+        public var multiSeat: MultiSeatPlan?
         /// The product's Apple ID in App Store Connect, as subscription reports name it; derived from the id when
         /// absent.
         public var appleId: Int64?
@@ -150,6 +153,14 @@ public struct SimulatorCatalog: Codable, Sendable, Hashable {
                     product.level != nil, product.period != nil
                 else {
                     throw SimulatorError.invalidCatalog("auto-renewable \(product.id) needs a known group, a level and a period")
+                }
+                if let plan = product.multiSeat {
+                    let starts = plan.tiers.map(\.fromSeat)
+                    guard starts.first == 1, starts == starts.sorted(), Set(starts).count == starts.count,
+                        plan.tiers.allSatisfy({ $0.price > 0 }), (1...MultiSeatPlan.maximumSeats).contains(plan.maximumSeats ?? 100)
+                    else {
+                        throw SimulatorError.invalidCatalog("multiseat \(product.id) needs tiers from seat 1 up, each with a price")
+                    }
                 }
             case .nonRenewing:
                 guard product.period != nil else {

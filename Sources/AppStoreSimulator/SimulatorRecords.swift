@@ -71,6 +71,9 @@ struct SubscriptionRecord: Sendable {
     /// The date whose day of the month renewals in months or years land on (the start of the current billing
     /// cycle); nil while the cycle is in days or weeks, or after the renewal date moved (an extension).
     var billingAnchor: Date?
+    /// A multiseat subscription's seats at the next renewal (a seat refund lowers it; the current period keeps its
+    /// count); nil for a subscription of one.
+    var seats: Int?
 }
 
 /// A 12-month commitment paid monthly: which payment the current period is, and when the commitment ends.

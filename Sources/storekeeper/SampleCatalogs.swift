@@ -29,6 +29,10 @@ enum SampleCatalogs {
             {
               "id": "com.example.storekeeper.vipB", "kind": "autoRenewable", "entitlement": "vip",
               "subscriptionGroup": "21000002", "level": 1
+            },
+            {
+              "id": "com.example.storekeeper.teams.monthly", "kind": "autoRenewable", "entitlement": "teams",
+              "subscriptionGroup": "21000003", "level": 1
             }
           ],
           "campaigns": [
@@ -71,7 +75,8 @@ enum SampleCatalogs {
           ],
           "subscriptionGroups": [
             { "id": "21000001", "name": "Membership", "gracePeriodDays": 16 },
-            { "id": "21000002", "name": "VIP", "gracePeriodDays": null }
+            { "id": "21000002", "name": "VIP", "gracePeriodDays": null },
+            { "id": "21000003", "name": "Teams", "gracePeriodDays": null }
           ],
           "products": [
             { "id": "com.example.storekeeper.coins.60", "kind": "consumable", "price": 990 },
@@ -107,6 +112,11 @@ enum SampleCatalogs {
             {
               "id": "com.example.storekeeper.vipB", "kind": "autoRenewable", "price": 2990,
               "groupId": "21000002", "level": 1, "period": "P1M"
+            },
+            {
+              "id": "com.example.storekeeper.teams.monthly", "kind": "autoRenewable", "price": 9990,
+              "groupId": "21000003", "level": 1, "period": "P1M",
+              "multiSeat": { "invitationManagement": "DEVELOPER", "tiers": [{ "fromSeat": 1, "price": 9990 }, { "fromSeat": 6, "price": 7140 }] }
             }
           ]
         }

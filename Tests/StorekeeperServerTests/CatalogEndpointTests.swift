@@ -22,12 +22,12 @@ struct CatalogEndpointTests {
             #expect(catalog.products.map(\.id).contains(PurchaseFlowTests.coins))
             #expect(catalog.products.first { $0.id == PurchaseFlowTests.coins }?.coins == 60)
             #expect(catalog.products.first { $0.id == PurchaseFlowTests.pass }?.duration == "P1M")
-            #expect(catalog.offerings.map(\.id) == ["21000001", "21000002"])
+            #expect(catalog.offerings.map(\.id) == ["21000001", "21000003", "21000002"], "by entitlement: membership, teams, vip")
             let membership = try #require(catalog.offerings.first)
             #expect(membership.introductoryOfferEligible)
             #expect(membership.packages.map(\.id) == [Self.yearly, PurchaseFlowTests.monthly], "level 1 first; the standard variant left out")
             #expect(membership.packages.map(\.productId) == [Self.yearly, PurchaseFlowTests.monthly])
-            #expect(catalog.offerings[1].packages.map(\.id) == ["com.example.storekeeper.vipA", "com.example.storekeeper.vipB"])
+            #expect(catalog.offerings[2].packages.map(\.id) == ["com.example.storekeeper.vipA", "com.example.storekeeper.vipB"])
         }
     }
 

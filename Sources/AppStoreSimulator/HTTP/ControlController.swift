@@ -45,6 +45,8 @@ struct ControlController<Context: RequestContext>: Sendable {
         var requiresConsent: Bool
     }
     struct Extend: Codable { var days: Int }
+    /// Seats of a multiseat subscription's current period Apple refunds.
+    struct SeatRefund: Codable { var count: Int }
     struct ExtendAll: Codable {
         var productId: String
         var days: Int
@@ -188,6 +190,12 @@ struct ControlController<Context: RequestContext>: Sendable {
             try await SimulatorError.mapped {
                 try await store.raisePrice(productId: product, to: body.price, requiresConsent: body.requiresConsent)
             }
+            return Response(status: .noContent)
+        }
+        control.post("subscriptions/:original/refund-seats") { request, context in
+            let body = try await HTTPJSON.decode(SeatRefund.self, from: request)
+            let original = try PathParameter.require("original", in: context)
+            try await SimulatorError.mapped { try await store.refundSeats(originalTransactionId: original, count: body.count) }
             return Response(status: .noContent)
         }
         control.post("subscriptions/:original/consent") { _, context in

@@ -26,7 +26,7 @@ extension VerifiedTransaction {
             source: source,
             signedData: signedData,
             commerce: TransactionCommerce(
-                price: payload.price,
+                price: Self.customerPrice(payload),
                 currency: payload.currency,
                 storefront: payload.storefront,
                 storefrontId: payload.storefrontId,
@@ -41,6 +41,17 @@ extension VerifiedTransaction {
                 revocationPercentage: payload.revocationPercentage.map(Int.init)
             )
         )
+    }
+
+    /// What the customer paid for the transaction: Apple's `price`, except for a multiseat subscription, whose `price`
+    /// is the average per seat — there the tiers' sum (or the average times the seats), so revenue counts every seat.
+    /// Nil when the sum does not fit.
+    static func customerPrice(_ payload: JWSTransactionDecodedPayload) -> Int64? {
+        guard let seats = payload.multiSeatInfo else { return payload.price }
+        if let total = seats.totalPrice { return total }
+        guard let price = payload.price, let quantity = payload.quantity, quantity > 0 else { return payload.price }
+        let (total, overflow) = price.multipliedReportingOverflow(by: Int64(quantity))
+        return overflow ? nil : total
     }
 
     /// A transaction from a receipt entry Apple's `verifyReceipt` (or a V1 notification) vouched for.
