@@ -376,3 +376,29 @@ struct PNGHeader {
         guard width > 0, height > 0 else { return nil }
     }
 }
+
+/// Retention offers (late 2026): the customer about to cancel accepts the promotional offer the developer's realtime
+/// answer showed, and the subscription renews at it as a retention offer (`offerType` 5).
+extension SimulatedAppStore {
+    /// The customer accepts the offer last shown for `originalTransactionId`: auto-renew stays (or goes back) on and
+    /// the next renewals are charged at the offer, as `offerType` 5 with its `offerIdentifier` (`OFFER_REDEEMED`).
+    public func acceptRetentionOffer(originalTransactionId: String) throws {
+        guard var subscription = subscriptions[originalTransactionId], subscription.state == .active || subscription.state == .gracePeriod
+        else { throw SimulatorError.notAllowed("\(originalTransactionId) is not an active subscription") }
+        guard
+            let shown = retention.shown.last(where: { $0.originalTransactionId == originalTransactionId && $0.failure == nil }),
+            case .promotionalOffer(_, let offerId) = shown.shown
+        else { throw SimulatorError.notAllowed("no retention offer was shown for \(originalTransactionId)") }
+        guard let offer = catalog.product(subscription.autoRenewProductId)?.promotionalOffers?.first(where: { $0.id == offerId }) else {
+            throw SimulatorError.notAllowed("\(offerId) is not an offer of \(subscription.autoRenewProductId)")
+        }
+        subscription.autoRenew = true
+        subscription.offer = offer
+        subscription.offerType = .retention
+        subscription.discountedPeriodsLeft = offer.periodCount ?? 1
+        subscription.offerIsForPendingChange = false
+        subscriptions[originalTransactionId] = subscription
+        guard let latest = transactions[subscription.latestTransactionId] else { return }
+        try notify(.offerRedeemed, nil, transaction: latest, renewal: renewalInfo(subscription), status: subscription.state.status)
+    }
+}

@@ -47,6 +47,8 @@ public actor SimulatedAppStore {
     /// Transactions the app finished on the device (`Transaction.finish()`).
     var finishedOnDevice: Set<String> = []
     var retention = RetentionMessagingState()
+    /// Seats claimed on multiseat purchases whose developer manages invitations, by original transaction id.
+    var seatClaims: [String: SeatClaims] = [:]
     var consumptionAnswers: [String: ConsumptionRequest] = [:]
     /// Every accepted Send Consumption Information request (v1 and v2), as received.
     var consumptionLog: [ConsumptionAnswer] = []
@@ -492,7 +494,8 @@ public actor SimulatedAppStore {
         transaction: JWSTransactionDecodedPayload?,
         renewal: JWSRenewalInfoDecodedPayload?,
         status: SubscriptionStatus?,
-        consumptionRequestReason: ConsumptionRequestReason? = nil
+        consumptionRequestReason: ConsumptionRequestReason? = nil,
+        unclaimInfo: UnclaimInfo? = nil
     ) throws {
         var renewal = renewal
         var status = status
@@ -529,7 +532,8 @@ public actor SimulatedAppStore {
                 signedRenewalInfo: signedRenewal,
                 status: status,
                 consumptionRequestReason: consumptionRequestReason
-            )
+            ),
+            unclaimInfo: unclaimInfo
         )
         append(SimulatedNotification(payload: payload, signedPayload: try signer.sign(payload)), transaction: transaction)
     }

@@ -12,9 +12,25 @@ extension Ledger {
         }
     }
 
-    /// Records that `user` was shown a retention answer about `originalTransactionId`.
-    public func recordRetentionAnswer(user: UserID, originalTransactionId: String, detail: String) async throws {
+    /// Records that `user` was shown a retention answer about `originalTransactionId`: on their audit trail, and (with
+    /// the rule that gave it) where a retention offer redeemed later finds the answer that offered it.
+    public func recordRetentionAnswer(
+        user: UserID,
+        originalTransactionId: String,
+        detail: String,
+        rule: (id: String, kind: String, offerId: String?)? = nil
+    ) async throws {
         try await write { uow in
+            if let rule {
+                try await RetentionAnswersTable.insert(
+                    originalTransactionId: originalTransactionId,
+                    ruleId: rule.id,
+                    kind: rule.kind,
+                    offerId: rule.offerId,
+                    at: uow.now,
+                    on: uow.db
+                )
+            }
             uow.record(
                 AuditEntry(
                     action: .retentionAnswered,

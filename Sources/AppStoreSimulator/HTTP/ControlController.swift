@@ -47,6 +47,8 @@ struct ControlController<Context: RequestContext>: Sendable {
     struct Extend: Codable { var days: Int }
     /// Seats of a multiseat subscription's current period Apple refunds.
     struct SeatRefund: Codable { var count: Int }
+    /// Seat claims Apple releases itself.
+    struct SeatUnclaim: Codable { var seatClaimIds: [String] }
     struct ExtendAll: Codable {
         var productId: String
         var days: Int
@@ -189,6 +191,21 @@ struct ControlController<Context: RequestContext>: Sendable {
             let product = try PathParameter.require("product", in: context)
             try await SimulatorError.mapped {
                 try await store.raisePrice(productId: product, to: body.price, requiresConsent: body.requiresConsent)
+            }
+            return Response(status: .noContent)
+        }
+        control.post("subscriptions/:original/accept-retention-offer") { _, context in
+            let original = try PathParameter.require("original", in: context)
+            try await SimulatorError.mapped { try await store.acceptRetentionOffer(originalTransactionId: original) }
+            return Response(status: .noContent)
+        }
+        control.post("subscriptions/:original/unclaim-seats") { request, context in
+            let body = try await HTTPJSON.decode(SeatUnclaim.self, from: request)
+            let original = try PathParameter.require("original", in: context)
+            do {
+                try await store.appleUnclaimsSeats(originalTransactionId: original, seatClaimIds: body.seatClaimIds)
+            } catch let error as SeatError {
+                throw SimulatorHTTPError(.conflict, code: "not_allowed", message: "seats not unclaimed: \(error)")
             }
             return Response(status: .noContent)
         }

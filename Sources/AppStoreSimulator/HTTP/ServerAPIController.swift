@@ -12,6 +12,7 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
     static var pageSize: Int { 20 }
 
     func add(to router: some RouterMethods<Context>) {
+        addSeats(to: router.group("groups"))
         let api = router.group("inApps")
         api.get("v1/transactions/:id") { request, context in
             try await guarded(request) {
@@ -300,6 +301,72 @@ struct ServerAPIController<Context: RequestContext>: Sendable {
             throw AppleAPIError(status: .notFound, code: code, message: "Transaction id \(id) not found.")
         } catch let error as SimulatorError {
             throw AppleAPIError(status: .badRequest, code: 4_000_000, message: error.description)
+        }
+    }
+
+    /// Apple's seat endpoints (API 1.23): `/groups/v1/transactions/{originalTransactionId}/seats…`.
+    func addSeats(to groups: some RouterMethods<Context>) {
+        groups.get("v1/transactions/:id/seats") { request, context in
+            try await guarded(request) {
+                let id = try PathParameter.require("id", in: context)
+                return try HTTPJSON.response(try await seats(id) { try await store.seatInfo(originalTransactionId: id) })
+            }
+        }
+        groups.post("v1/transactions/:id/seats") { request, context in
+            try await guarded(request) {
+                let id = try PathParameter.require("id", in: context)
+                let body = try await HTTPJSON.decode(ClaimSeatRequest.self, from: request)
+                guard !body.requestIdentifier.isEmpty, body.requestIdentifier.utf8.count <= 128 else {
+                    return try apiError(.badRequest, code: 4_000_008, "Invalid request identifier.")
+                }
+                let claim = try await seats(id) {
+                    try await store.claimSeat(
+                        originalTransactionId: id,
+                        requestIdentifier: body.requestIdentifier,
+                        appTransactionId: body.appTransactionId
+                    )
+                }
+                return try HTTPJSON.response(ClaimSeatResponse(seatClaimId: claim))
+            }
+        }
+        groups.delete("v1/transactions/:id/seats/:claim") { request, context in
+            try await guarded(request) {
+                let id = try PathParameter.require("id", in: context)
+                let claim = try PathParameter.require("claim", in: context)
+                try await seats(id) { try await store.unclaimSeat(originalTransactionId: id, seatClaimId: claim) }
+                return Response(status: .ok)
+            }
+        }
+        groups.post("v1/transactions/:id/seats/:claim/associate") { request, context in
+            try await guarded(request) {
+                let id = try PathParameter.require("id", in: context)
+                let claim = try PathParameter.require("claim", in: context)
+                let body = try await HTTPJSON.decode(AssociateSeatRequest.self, from: request)
+                try await seats(id) {
+                    try await store.associateSeat(originalTransactionId: id, seatClaimId: claim, appTransactionId: body.appTransactionId)
+                }
+                return Response(status: .ok)
+            }
+        }
+    }
+
+    /// Runs a seat operation, answering its refusals as Apple's errors (numbers provisional: see ``APIErrorCode``).
+    func seats<T>(_ id: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as SeatError {
+            switch error {
+            case .unknownTransaction:
+                throw AppleAPIError(status: .notFound, code: 4_040_010, message: "Transaction id \(id) not found.")
+            case .notDeveloperManaged:
+                throw AppleAPIError(status: .badRequest, code: 4_000_301, message: "TransactionNotDevManagedGroupError")
+            case .noAvailableSeats:
+                throw AppleAPIError(status: .conflict, code: 4_090_101, message: "NoAvailableSeatsError")
+            case .seatClaimNotFound:
+                throw AppleAPIError(status: .notFound, code: 4_040_101, message: "SeatClaimIdNotFoundError")
+            case .appTransactionNotFound:
+                throw AppleAPIError(status: .notFound, code: 4_040_102, message: "AppTransactionIdNotFoundError")
+            }
         }
     }
 

@@ -61,6 +61,16 @@ public struct APIErrorCode: OpenIntEnum {
     public static let familySharedSubscriptionExtensionIneligible: Self = 4_030_007
     /// An assigned subscription cannot be extended (API 1.22).
     public static let assignedSubscriptionExtensionIneligible: Self = 4_030_028
+    // Multiseat seat endpoints (API 1.23). Apple has published names, not numbers, for these errors: the numbers
+    // here are Storekeeper's, used by its simulator, until Apple's are known.
+    /// Claim Seat: no seat is free.
+    public static let noAvailableSeats: Self = 4_090_101
+    /// Unclaim Seat, Associate Seat: no such claim.
+    public static let seatClaimIdNotFound: Self = 4_040_101
+    /// Claim Seat, Associate Seat: no such app install.
+    public static let appTransactionIdNotFound: Self = 4_040_102
+    /// The transaction is not a purchase whose developer manages the group's invitations.
+    public static let transactionNotDevManagedGroup: Self = 4_000_301
     public static let accountNotFound: Self = 4_040_001
     /// Retryable.
     public static let accountNotFoundRetryable: Self = 4_040_002

@@ -170,6 +170,34 @@ public struct AppStoreServerAPIClient: Sendable {
         try await callWithoutResponse(.POST, "/inApps/v1/transactions/\(segment(transactionId))/finish")
     }
 
+    // MARK: - Multiseat subscriptions (API 1.23; sandbox only, a purchase whose developer manages invitations)
+
+    /// Claim Seat: `POST /groups/v1/transactions/{originalTransactionId}/seats`. Safe to retry with the same
+    /// `requestIdentifier`: Apple answers the seat it claimed the first time.
+    public func claimSeat(originalTransactionId: String, request: ClaimSeatRequest) async throws -> ClaimSeatResponse {
+        try await call(.POST, "/groups/v1/transactions/\(segment(originalTransactionId))/seats", body: request, idempotent: true)
+    }
+
+    /// Get Seat Info: `GET /groups/v1/transactions/{originalTransactionId}/seats`.
+    public func getSeatInfo(originalTransactionId: String) async throws -> SeatInfoResponse {
+        try await call(.GET, "/groups/v1/transactions/\(segment(originalTransactionId))/seats")
+    }
+
+    /// Unclaim Seat: `DELETE /groups/v1/transactions/{originalTransactionId}/seats/{seatClaimId}`.
+    public func unclaimSeat(originalTransactionId: String, seatClaimId: String) async throws {
+        try await callWithoutResponse(.DELETE, "/groups/v1/transactions/\(segment(originalTransactionId))/seats/\(segment(seatClaimId))")
+    }
+
+    /// Associate Seat: `POST /groups/v1/transactions/{originalTransactionId}/seats/{seatClaimId}/associate`.
+    public func associateSeat(originalTransactionId: String, seatClaimId: String, request: AssociateSeatRequest) async throws {
+        try await callWithoutResponse(
+            .POST,
+            "/groups/v1/transactions/\(segment(originalTransactionId))/seats/\(segment(seatClaimId))/associate",
+            body: request,
+            idempotent: true
+        )
+    }
+
     // MARK: - Retention Messaging
 
     /// Upload Image: `PUT /inApps/v1/messaging/image/{imageIdentifier}` with the PNG as the body.

@@ -104,6 +104,35 @@ extension APIHandler {
     }
 
     /// Revenue by day × product × storefront × currency for `[from, to)`, as JSON or CSV.
+    /// `GET /v1/admin/reports/retention`: what retention offers kept, attributed to the rules that offered them.
+    func adminRetentionReport(_ input: Operations.AdminRetentionReport.Input) async throws -> Operations.AdminRetentionReport.Output {
+        let (from, to) = try Self.range(from: input.query.from, to: input.query.to)
+        guard let revenue else { throw StorekeeperError(.internal, code: "no_revenue_store", message: "revenue reads are not configured") }
+        let report = try await revenue.retentionSaves(from: from, to: to, smallBusiness: smallBusinessProgram)
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        from: RevenueReportBuilder.day(from),
+                        to: RevenueReportBuilder.day(to),
+                        lines: report.report.map {
+                            .init(
+                                productId: $0.productId,
+                                offerId: $0.offerId,
+                                ruleId: $0.ruleId,
+                                currency: $0.currency,
+                                saves: $0.saves,
+                                renewals: $0.renewals,
+                                gross: $0.gross,
+                                proceeds: $0.proceeds
+                            )
+                        }
+                    )
+                )
+            )
+        )
+    }
+
     func adminRevenueReport(_ input: Operations.AdminRevenueReport.Input) async throws -> Operations.AdminRevenueReport.Output {
         let (from, to) = try Self.range(from: input.query.from, to: input.query.to)
         guard let revenue else { throw StorekeeperError(.internal, code: "no_revenue_store", message: "revenue reads are not configured") }

@@ -12,6 +12,7 @@ extension AdminScope {
         "GET /v1/admin/notifications/{id}": "notifications:read",
         "GET /v1/admin/pending": "users:read",
         "GET /v1/admin/reconciliation": "reports:read",
+        "GET /v1/admin/reports/retention": "reports:read",
         "GET /v1/admin/reports/revenue": "reports:read",
         "GET /v1/admin/reports/subscriptions": "reports:read",
         "GET /v1/admin/subscriptions/{original}": "users:read",

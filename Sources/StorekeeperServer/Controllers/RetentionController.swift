@@ -37,13 +37,25 @@ struct RetentionController {
                 if let user = decision.history.user, let recorder {
                     let locale = decision.request.userLocale ?? "?"
                     var detail = "rule \(rule.id): \(rule.answer.kind) (message \(rule.answer.messageId)"
+                    var offerId: String?
                     switch rule.answer {
                     case .alternateProduct(_, let product, let plan): detail += ", product \(product)" + (plan.map { " \($0)" } ?? "")
-                    case .promotionalOffer(_, let offer): detail += ", offer \(offer)"
+                    case .promotionalOffer(_, let offer):
+                        detail += ", offer \(offer)"
+                        offerId = offer
                     case .message: break
                     }
                     detail += ") for \(decision.request.productId ?? "?") in \(locale)"
-                    recorder.record(.init(user: user, originalTransactionId: decision.request.originalTransactionId ?? "", detail: detail))
+                    recorder.record(
+                        .init(
+                            user: user,
+                            originalTransactionId: decision.request.originalTransactionId ?? "",
+                            detail: detail,
+                            ruleId: rule.id,
+                            kind: rule.answer.kind,
+                            offerId: offerId
+                        )
+                    )
                 }
                 return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
             } catch let error as StorekeeperError where error.kind != .notFound && error.kind != .internal && error.kind != .unavailable {

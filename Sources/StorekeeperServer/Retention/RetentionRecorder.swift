@@ -12,6 +12,10 @@ final class RetentionRecorder: Service, Sendable {
         var user: UserID
         var originalTransactionId: String
         var detail: String
+        /// The rule that answered, its answer's kind and the offer it carried.
+        var ruleId: String
+        var kind: String
+        var offerId: String?
     }
 
     private let ledger: Ledger
@@ -36,7 +40,12 @@ final class RetentionRecorder: Service, Sendable {
         try await withGracefulShutdownHandler {
             for await entry in stream {
                 do {
-                    try await ledger.recordRetentionAnswer(user: entry.user, originalTransactionId: entry.originalTransactionId, detail: entry.detail)
+                    try await ledger.recordRetentionAnswer(
+                        user: entry.user,
+                        originalTransactionId: entry.originalTransactionId,
+                        detail: entry.detail,
+                        rule: (entry.ruleId, entry.kind, entry.offerId)
+                    )
                 } catch {
                     logger.notice("a retention answer could not be audited", metadata: ["error": "\(error)"])
                 }

@@ -284,6 +284,29 @@ public struct RevenueStore: Sendable {
         }
     }
 
+    /// What retention offers kept in `[from, to)`: each transaction charged at a retention offer (`offerType` 5),
+    /// with the latest of Storekeeper's retention answers about the same subscription that offered the same offer
+    /// before it (its rule), summed by ``RetentionSavesReport``.
+    public func retentionSaves(from: Date, to: Date, smallBusiness: SmallBusinessProgram) async throws -> RetentionSavesReport {
+        let rows = try await provider.withReader { db in
+            try await db.raw(
+                """
+                SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.product_kind, t.environment, t.quantity,
+                    t.purchase_date, t.expires_date, \(unsafeRaw: AppleTransactionsTable.commerceColumns),
+                    (SELECT a.rule_id FROM retention_answers a WHERE a.original_transaction_id = t.original_transaction_id
+                        AND a.offer_id = t.offer_id AND a.answered_at <= t.purchase_date
+                        ORDER BY a.answered_at DESC LIMIT 1) AS rule_id
+                FROM apple_transactions t
+                WHERE t.offer_type = 5 AND t.purchase_date >= \(bind: from.millis) AND t.purchase_date < \(bind: to.millis)
+                ORDER BY t.purchase_date, t.transaction_id
+                """
+            ).all().map { row in (try Self.transaction(row), try row.decode(column: "rule_id", as: String?.self)) }
+        }
+        var report = RetentionSavesReport()
+        for (transaction, rule) in rows { report.add(transaction, ruleId: rule, smallBusiness: smallBusiness) }
+        return report
+    }
+
     static func transaction(_ row: any SQLRow) throws -> RevenueTransaction {
         RevenueTransaction(
             transactionId: try row.decode(column: "transaction_id", as: String.self),

@@ -204,6 +204,75 @@ import Testing
         }
     }
 
+    @Test func seatsOfADeveloperManagedMultiseatPurchase() async throws {
+        try await withSimulator { f, port in
+            let client = try apiClient(f, port: port)
+            let purchaser = try await f.store.createAccount()
+            let ann = try await f.store.createAccount()
+            let ben = try await f.store.createAccount()
+            let bought = try await f.store.purchase(
+                productId: "com.example.storekeeper.teams.monthly",
+                account: purchaser.id,
+                options: PurchaseOptions(quantity: 2)
+            )
+            let original = try #require(bought.transaction.originalTransactionId)
+            let empty = try await client.getSeatInfo(originalTransactionId: original)
+            #expect(empty.totalSeatCount == 2 && empty.availableSeatCount == 2 && empty.assignedSeatClaimIds == [])
+
+            let first = try #require(
+                try await client.claimSeat(
+                    originalTransactionId: original,
+                    request: .init(requestIdentifier: "claim-ann", appTransactionId: ann.appTransactionId)
+                ).seatClaimId
+            )
+            // A retry with the same request id is the same claim, not another seat.
+            let again = try await client.claimSeat(
+                originalTransactionId: original,
+                request: .init(requestIdentifier: "claim-ann", appTransactionId: ann.appTransactionId)
+            )
+            #expect(again.seatClaimId == first)
+            let second = try #require(
+                try await client.claimSeat(originalTransactionId: original, request: .init(requestIdentifier: "claim-2")).seatClaimId
+            )
+            #expect(second != first)
+            try await client.associateSeat(
+                originalTransactionId: original,
+                seatClaimId: second,
+                request: .init(appTransactionId: ben.appTransactionId)
+            )
+            #expect(await f.store.seatMember(originalTransactionId: original, seatClaimId: second) == ben.appTransactionId)
+            #expect(
+                await Self.refusal { _ = try await client.claimSeat(originalTransactionId: original, request: .init(requestIdentifier: "claim-3")) }
+                    == .noAvailableSeats
+            )
+            #expect(
+                await Self.refusal { try await client.unclaimSeat(originalTransactionId: original, seatClaimId: "no-such-claim") }
+                    == .seatClaimIdNotFound
+            )
+            #expect(
+                await Self.refusal {
+                    try await client.associateSeat(originalTransactionId: original, seatClaimId: second, request: .init(appTransactionId: "999"))
+                } == .appTransactionIdNotFound
+            )
+
+            try await client.unclaimSeat(originalTransactionId: original, seatClaimId: first)
+            let after = try await client.getSeatInfo(originalTransactionId: original)
+            #expect(after.availableSeatCount == 1 && after.assignedSeatClaimIds == [second])
+
+            // Apple releases a seat itself: UNCLAIM_SEATS names the claim.
+            try await f.store.appleUnclaimsSeats(originalTransactionId: original, seatClaimIds: [second])
+            let unclaimed = try #require(await f.store.sentNotifications().last)
+            let verified = try await f.verifier.verifyNotification(unclaimed.signedPayload)
+            #expect(verified.notificationType == .unclaimSeats && verified.unclaimInfo?.unclaimSeatIds == [second])
+            #expect(try await client.getSeatInfo(originalTransactionId: original).availableSeatCount == 2)
+
+            // A subscription of one has no seats to manage.
+            let single = try await f.store.purchase(productId: H.yearly, account: ann.id)
+            let singleId = try #require(single.transaction.originalTransactionId)
+            #expect(await Self.refusal { _ = try await client.getSeatInfo(originalTransactionId: singleId) } == .transactionNotDevManagedGroup)
+        }
+    }
+
     @Test func consumptionVersionTwoFollowsApplesLateTwentySixRules() async throws {
         try await withSimulator { f, port in
             let client = try apiClient(f, port: port)

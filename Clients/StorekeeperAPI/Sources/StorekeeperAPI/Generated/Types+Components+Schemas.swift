@@ -65,6 +65,102 @@ extension Components {
                 case totals
             }
         }
+        /// - Remark: Generated from `#/components/schemas/RetentionReport`.
+        public struct RetentionReport: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RetentionReport/from`.
+            public var from: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RetentionReport/to`.
+            public var to: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RetentionReport/LinesPayload`.
+            public struct LinesPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/RetentionReport/LinesPayload/productId`.
+                public var productId: Swift.String
+                /// The retention offer's identifier (`offerIdentifier`).
+                ///
+                /// - Remark: Generated from `#/components/schemas/RetentionReport/LinesPayload/offerId`.
+                public var offerId: Swift.String
+                /// The retention rule whose answer offered it; absent when none did.
+                ///
+                /// - Remark: Generated from `#/components/schemas/RetentionReport/LinesPayload/ruleId`.
+                public var ruleId: Swift.String?
+                /// - Remark: Generated from `#/components/schemas/RetentionReport/LinesPayload/currency`.
+                public var currency: Swift.String
+                /// Subscriptions with a retention-offer renewal in the range.
+                ///
+                /// - Remark: Generated from `#/components/schemas/RetentionReport/LinesPayload/saves`.
+                public var saves: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/RetentionReport/LinesPayload/renewals`.
+                public var renewals: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/RetentionReport/LinesPayload/gross`.
+                public var gross: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/RetentionReport/LinesPayload/proceeds`.
+                public var proceeds: Swift.Int64
+                /// Creates a new `LinesPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - productId:
+                ///   - offerId: The retention offer's identifier (`offerIdentifier`).
+                ///   - ruleId: The retention rule whose answer offered it; absent when none did.
+                ///   - currency:
+                ///   - saves: Subscriptions with a retention-offer renewal in the range.
+                ///   - renewals:
+                ///   - gross:
+                ///   - proceeds:
+                public init(
+                    productId: Swift.String,
+                    offerId: Swift.String,
+                    ruleId: Swift.String? = nil,
+                    currency: Swift.String,
+                    saves: Swift.Int,
+                    renewals: Swift.Int,
+                    gross: Swift.Int64,
+                    proceeds: Swift.Int64
+                ) {
+                    self.productId = productId
+                    self.offerId = offerId
+                    self.ruleId = ruleId
+                    self.currency = currency
+                    self.saves = saves
+                    self.renewals = renewals
+                    self.gross = gross
+                    self.proceeds = proceeds
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case productId
+                    case offerId
+                    case ruleId
+                    case currency
+                    case saves
+                    case renewals
+                    case gross
+                    case proceeds
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/RetentionReport/lines`.
+            public typealias LinesPayload = [Components.Schemas.RetentionReport.LinesPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/RetentionReport/lines`.
+            public var lines: Components.Schemas.RetentionReport.LinesPayload
+            /// Creates a new `RetentionReport`.
+            ///
+            /// - Parameters:
+            ///   - from:
+            ///   - to:
+            ///   - lines:
+            public init(
+                from: Swift.String,
+                to: Swift.String,
+                lines: Components.Schemas.RetentionReport.LinesPayload
+            ) {
+                self.from = from
+                self.to = to
+                self.lines = lines
+            }
+            public enum CodingKeys: String, CodingKey {
+                case from
+                case to
+                case lines
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/SubscriptionReport`.
         public struct SubscriptionReport: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/SubscriptionReport/from`.

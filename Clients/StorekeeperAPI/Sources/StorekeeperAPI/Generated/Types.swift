@@ -248,6 +248,18 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/admin/reports/revenue`.
     /// - Remark: Generated from `#/paths//v1/admin/reports/revenue/get(adminRevenueReport)`.
     func adminRevenueReport(_ input: Operations.AdminRevenueReport.Input) async throws -> Operations.AdminRevenueReport.Output
+    /// What retention offers kept (renewals at a retention offer, by the rule whose answer offered it)
+    ///
+    /// Delivered production renewals in `[from, to)` (UTC days; at most 366) charged at a retention offer
+    /// (`offerType` 5, late 2026), by product, offer, the retention rule whose Retention Messaging answer offered
+    /// that offer on that subscription before the renewal (`ruleId` absent: none of Storekeeper's answers did), and
+    /// currency: the subscriptions saved, the renewals, what they paid and the estimated proceeds, in milliunits.
+    /// A range that is not two dates in order, at most 366 days apart, is 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reports/retention`.
+    /// - Remark: Generated from `#/paths//v1/admin/reports/retention/get(adminRetentionReport)`.
+    func adminRetentionReport(_ input: Operations.AdminRetentionReport.Input) async throws -> Operations.AdminRetentionReport.Output
     /// Subscription analytics (new, renewals, trials and conversion, subscribers, MRR, churn, recoveries, cohorts)
     ///
     /// For `[from, to)` (UTC days; at most 366), production auto-renewable subscriptions from their delivered
@@ -903,6 +915,26 @@ extension APIProtocol {
         headers: Operations.AdminRevenueReport.Input.Headers = .init()
     ) async throws -> Operations.AdminRevenueReport.Output {
         try await adminRevenueReport(Operations.AdminRevenueReport.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// What retention offers kept (renewals at a retention offer, by the rule whose answer offered it)
+    ///
+    /// Delivered production renewals in `[from, to)` (UTC days; at most 366) charged at a retention offer
+    /// (`offerType` 5, late 2026), by product, offer, the retention rule whose Retention Messaging answer offered
+    /// that offer on that subscription before the renewal (`ruleId` absent: none of Storekeeper's answers did), and
+    /// currency: the subscriptions saved, the renewals, what they paid and the estimated proceeds, in milliunits.
+    /// A range that is not two dates in order, at most 366 days apart, is 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reports/retention`.
+    /// - Remark: Generated from `#/paths//v1/admin/reports/retention/get(adminRetentionReport)`.
+    public func adminRetentionReport(
+        query: Operations.AdminRetentionReport.Input.Query,
+        headers: Operations.AdminRetentionReport.Input.Headers = .init()
+    ) async throws -> Operations.AdminRetentionReport.Output {
+        try await adminRetentionReport(Operations.AdminRetentionReport.Input(
             query: query,
             headers: headers
         ))
