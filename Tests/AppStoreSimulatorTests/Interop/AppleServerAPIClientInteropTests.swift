@@ -57,6 +57,20 @@ import Testing
         try await store.rescindConsent(account: account.id)
         try await store.externalPurchaseToken(.created, id: (environment == .production ? "" : "SANDBOX_") + "interop-token")
         try await store.sendNotification(.metadataUpdate, transactionId: subscription)
+        // Apple's late-2026 purchases: one an organization assigned and took back, a multiseat subscription with a
+        // seat refund and a seat Apple unclaimed (fields Apple's library may not know yet: it must still verify them).
+        let member = try await store.createAccount()
+        let assigned = try #require(try await store.assign(productId: H.monthly, to: member.id).transaction.transactionId)
+        try await store.revokeAssignment(transactionId: assigned)
+        let team = try #require(
+            try await store.purchase(productId: "com.example.storekeeper.teams.monthly", account: member.id, options: PurchaseOptions(quantity: 3))
+                .transaction.originalTransactionId
+        )
+        try await store.refundSeats(originalTransactionId: team, count: 1)
+        if environment == .sandbox {
+            let claim = try await store.claimSeat(originalTransactionId: team, requestIdentifier: "interop-seat", appTransactionId: nil)
+            try await store.appleUnclaimsSeats(originalTransactionId: team, seatClaimIds: [claim])
+        }
         let order = try #require(await store.orderId(ofTransaction: consumable))
         // The app has a notification URL (a delivery service would set this), so a test notification is sent.
         await store.setDeliversNotifications(true)
@@ -82,7 +96,7 @@ import Testing
                     "--issuer-id", Self.issuerId, "--bundle-id", catalog.bundleId, "--app-apple-id", String(catalog.appAppleId),
                     "--environment", environment == .production ? "production" : "sandbox",
                     "--consumable", consumable, "--refunded", refunded, "--subscription", subscription, "--order-id", order,
-                    "--commitment", commitment,
+                    "--commitment", commitment, "--late-2026",
                 ]
             )
             #expect(outcome.status == 0, "\(outcome.output)")
