@@ -1,6 +1,7 @@
 import AppStoreWire
 import Crypto
 import Foundation
+import StorekeeperTestSupport
 import Testing
 
 @testable import storekeeper
@@ -43,7 +44,7 @@ import FoundationNetworking
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
-        try process.run()
+        try ProcessLauncher.run(process)
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
@@ -210,7 +211,7 @@ import FoundationNetworking
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try ProcessLauncher.run(process)
         for _ in 0..<1200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
         guard !process.isRunning else {
             Foundation.kill(process.processIdentifier, SIGKILL)
@@ -234,7 +235,7 @@ import FoundationNetworking
         demo.arguments = ["demo", "--port", "\(port)", "--simulator-port", "\(ProcessLifecycleTests.freePort())", "--state-dir", state.path]
         demo.standardOutput = FileHandle.nullDevice
         demo.standardError = FileHandle.nullDevice
-        try demo.run()
+        try ProcessLauncher.run(demo)
         defer {
             demo.terminate()
             for _ in 0..<600 where demo.isRunning { usleep(10_000) }

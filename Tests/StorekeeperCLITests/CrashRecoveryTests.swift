@@ -6,6 +6,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import StorekeeperServer
+import StorekeeperTestSupport
 import Testing
 
 /// `storekeeper serve` killed with SIGKILL at random moments while Apple's notifications stream in, restarted each
@@ -32,7 +33,7 @@ import Testing
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try ProcessLauncher.run(process)
         }
 
         var url: String { "http://127.0.0.1:\(port)" }
@@ -107,6 +108,8 @@ import Testing
             "CATALOG_FILE": Self.samples.appendingPathComponent("storekeeper-catalog.json").path,
             "AUTH_JWT_HS256SECRET": Self.secret, "AUTH_ADMIN_KEYS": "ops:\(Self.adminKey)", "LOG_LEVEL": "critical",
             "LIFECYCLE_CATCH_UP_SECONDS": "0", "LIFECYCLE_SWEEP_SECONDS": "0", "LIFECYCLE_POLL_MILLISECONDS": "50",
+            // A few connections are plenty here, and the whole suite shares PostgreSQL's max_connections.
+            "DB_POSTGRES_MAX_CONNECTIONS": "6",
         ]
         var databaseName: String?
         if database == "postgres" {
@@ -304,14 +307,21 @@ import Testing
     }
 
     /// Runs one statement on PostgreSQL with psql (Debian's postgresql package brings it).
+    /// Runs one statement with psql, again after a pause while it fails (the full suite's servers can briefly take
+    /// every connection PostgreSQL allows), and records an issue when it never succeeds.
     static func psql(_ url: String, _ sql: String) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", url, "-q", "-c", sql]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        for _ in 0..<600 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!process.isRunning, "psql finished")
+        for attempt in 1...10 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["psql", url, "-q", "-c", sql]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try ProcessLauncher.run(process)
+            for _ in 0..<600 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(!process.isRunning, "psql finished")
+            if !process.isRunning, process.terminationStatus == 0 { return }
+            if attempt < 10 { try await Task.sleep(for: .seconds(1)) }
+        }
+        Issue.record("psql failed ten times: \(sql)")
     }
 }

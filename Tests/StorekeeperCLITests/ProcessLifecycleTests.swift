@@ -33,12 +33,8 @@ import Testing
             process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
             process.standardError = try FileHandle(forWritingTo: stderrURL)
             process.standardInput = FileHandle.nullDevice
-            // One launch at a time: Foundation's `Process.run()` crashed once in memcpy with launches racing (the
-            // tests of this suite run in parallel, several with a working directory of their own).
-            try Self.launching.withLock { try process.run() }
+            try ProcessLauncher.run(process)
         }
-
-        static let launching = NSLock()
 
         var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
         var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
@@ -136,7 +132,7 @@ import Testing
         let sqlite = Process()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         sqlite.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(foreign)'); c.execute('CREATE TABLE users (x)'); c.commit()"]
-        try sqlite.run()
+        try ProcessLauncher.run(sqlite)
         sqlite.waitUntilExit()
         for database in [notADirectory.appendingPathComponent("db.sqlite").path, "/proc/storekeeper-test.sqlite", foreign] {
             let child = try Child(["serve"], environment: Self.serveEnvironment(database: database, port: Self.freePort()))

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import StorekeeperServer
+import StorekeeperTestSupport
 import Testing
 
 /// Issue 18: `storekeeper serve` killed with SIGKILL twenty times while it delivers events to the app's backend (a
@@ -45,7 +46,7 @@ import Testing
         python.standardOutput = output
         // Not the test's own stderr: a receiver left behind must not hold the test runner's pipes open.
         python.standardError = FileHandle.nullDevice
-        try python.run()
+        try ProcessLauncher.run(python)
         defer {
             // SIGKILL: the child may inherit a mask that blocks SIGTERM from the test process.
             kill(python.processIdentifier, SIGKILL)

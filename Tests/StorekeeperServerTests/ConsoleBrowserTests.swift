@@ -6,6 +6,7 @@ import SQLKit
 import StorekeeperAPI
 import StorekeeperServer
 import StorekeeperStorage
+import StorekeeperTestSupport
 import Testing
 
 /// Issue 17's proof in a real browser: headless Chromium (Debian's `chromium` and `chromium-driver`) driven by
@@ -28,7 +29,7 @@ struct ConsoleBrowserTests {
         probe.arguments = ["python3", "-c", "import selenium"]
         probe.standardOutput = FileHandle.nullDevice
         probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
+        guard (try? ProcessLauncher.run(probe)) != nil else { return false }
         probe.waitUntilExit()
         return probe.terminationStatus == 0
     }()
@@ -122,7 +123,7 @@ struct ConsoleBrowserTests {
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do {
-                try process.run()
+                try ProcessLauncher.run(process)
             } catch {
                 process.terminationHandler = nil
                 continuation.resume(throwing: error)

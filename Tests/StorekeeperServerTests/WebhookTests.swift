@@ -4,6 +4,7 @@ import Foundation
 import NIOHTTP1
 import StorekeeperAPI
 import StorekeeperServer
+import StorekeeperTestSupport
 import Testing
 
 /// Issue 18: the outbox delivered to the app's backend over real sockets — signed (checked here and by Python's
@@ -311,7 +312,7 @@ struct WebhookTests {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        try ProcessLauncher.run(process)
         process.waitUntilExit()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(text)")

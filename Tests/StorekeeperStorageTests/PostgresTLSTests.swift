@@ -3,6 +3,7 @@ import Foundation
 import PostgresNIO
 import SQLKit
 import StorekeeperStorage
+import StorekeeperTestSupport
 import Testing
 
 /// `db.postgres.tls` against the local PostgreSQL, which CI starts with TLS on and a self-signed certificate for
@@ -57,7 +58,7 @@ struct PostgresTLSTests {
             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", "/dev/null", "-out", path,
         ]
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ProcessLauncher.run(process)
         process.waitUntilExit()
         return path
     }

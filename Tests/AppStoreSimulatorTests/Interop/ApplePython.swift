@@ -1,4 +1,5 @@
 import Foundation
+import StorekeeperTestSupport
 
 /// Apple's app-store-server-library for Python on this machine: whether it imports, whether CI demands it
 /// (`STOREKEEPER_REQUIRE_APPLE_PYTHON=1`), and running scripts with it.
@@ -13,7 +14,7 @@ enum ApplePython {
         probe.arguments = ["python3", "-c", "import appstoreserverlibrary"]
         probe.standardOutput = FileHandle.nullDevice
         probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
+        guard (try? ProcessLauncher.run(probe)) != nil else { return false }
         probe.waitUntilExit()
         return probe.terminationStatus == 0
     }()
@@ -53,7 +54,7 @@ enum ApplePython {
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do {
-                try process.run()
+                try ProcessLauncher.run(process)
             } catch {
                 process.terminationHandler = nil
                 continuation.resume(throwing: error)

@@ -1,4 +1,5 @@
 import Foundation
+import StorekeeperTestSupport
 
 /// Checks ECDSA signatures with Python's `cryptography` package, an implementation independent of
 /// swift-crypto, by running `python3 -c <script>` (CI installs the package with pip).
@@ -80,7 +81,7 @@ enum PythonSignatureCheck {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        try process.run()
+        try ProcessLauncher.run(process)
         // Read before waiting so a chatty child cannot block on a full pipe.
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

@@ -14,6 +14,7 @@ import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
 import StorekeeperStorage
+import StorekeeperTestSupport
 import Synchronization
 import Testing
 
@@ -61,12 +62,31 @@ struct ServerHarness: Sendable {
     }
 
     /// Runs `body` with a fresh simulator and a fresh server on `database`.
+    /// At most this many harness servers at once. Each holds a database (on SQLite a writer and two readers, with a
+    /// WAL and a shared-memory file each) and sockets; unbounded, the parallel suite held over 2,000 descriptors, and
+    /// past about 1,300 Foundation's `Process.run()` (the CLI and interop tests) can crash listing /proc/self/fd (a
+    /// 256-byte over-read, swift-corelibs-foundation PR #5472, not in Swift 6.3.1).
+    static let slots = AsyncSlots(16)
+
     static func run(
         _ database: TestDatabase,
         environment: AppStoreEnvironment = .sandbox,
         instances: Int = 1,
         catalog: SimulatorCatalog? = nil,
         configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @Sendable (ServerHarness) async throws -> Void
+    ) async throws {
+        try await slots.holding {
+            try await runHolding(database, environment: environment, instances: instances, catalog: catalog, configure: configure, body)
+        }
+    }
+
+    private static func runHolding(
+        _ database: TestDatabase,
+        environment: AppStoreEnvironment,
+        instances: Int,
+        catalog: SimulatorCatalog?,
+        configure: @Sendable (inout ServerConfiguration) -> Void,
         _ body: @Sendable (ServerHarness) async throws -> Void
     ) async throws {
         let store = try SimulatedAppStore(
