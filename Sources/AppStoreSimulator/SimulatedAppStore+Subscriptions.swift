@@ -452,6 +452,11 @@ extension SimulatedAppStore {
         subscription.seats = seats - count
         subscriptions[originalTransactionId] = subscription
         try notify(.refund, .seats, transaction: latest, renewal: renewalInfo(subscription), status: subscription.state.status)
+        // More claims than seats left: the newest claims go, as Apple unclaims seats itself (`UNCLAIM_SEATS`).
+        let left = bought - refunded - count
+        if let claims = seatClaims[originalTransactionId], claims.order.count > left {
+            try appleUnclaimsSeats(originalTransactionId: originalTransactionId, seatClaimIds: Array(claims.order.suffix(claims.order.count - left)))
+        }
     }
 
     /// `start` when a period of `period` begins a billing cycle counted in calendar months, else nil.

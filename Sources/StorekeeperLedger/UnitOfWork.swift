@@ -66,12 +66,40 @@ final class UnitOfWork: @unchecked Sendable {
     /// Queues an event for the outbox, in this transaction.
     func emit(_ event: LedgerEvent) { events.append(event) }
 
+    /// `events`, and for each one about a subscription that has team members (multiseat, seats claimed), a
+    /// `team.seat_changed` event to each member: their access follows the purchaser's subscription.
+    private func withTeamMembers(_ events: [LedgerEvent]) async throws -> [LedgerEvent] {
+        func original(_ event: LedgerEvent) -> String? {
+            switch event.type {
+            case .subscriptionChanged: event.subject
+            case .delivered where event.details["productKind"] == ProductKind.autoRenewable.rawValue: event.details["originalTransactionId"]
+            case .refunded, .transferred: event.details["originalTransactionId"]
+            default: nil
+            }
+        }
+        let originals = events.compactMap(original)
+        guard !originals.isEmpty else { return events }
+        let seats = try await TeamSeatsTable.claimed(originals: originals, on: db)
+        guard !seats.isEmpty else { return events }
+        var all = events
+        for event in events {
+            guard let about = original(event) else { continue }
+            for seat in seats where seat.originalTransactionId == about {
+                guard let member = seat.member, member != event.user else { continue }
+                all.append(
+                    Ledger.seatEvent(seat, member: member, change: "subscription", at: event.occurredAt, extra: ["event": event.type.rawValue])
+                )
+            }
+        }
+        return all
+    }
+
     /// Writes what the transaction recorded, its savepoints' included; called once, as its last step before the
     /// commit.
     func finish() async throws {
         if let lost = root.lost { throw lost }
         let entries = audit
-        let pending = events
+        let pending = try await withTeamMembers(events)
         audit = []
         events = []
         try await AuditTable.insert(entries, on: db)

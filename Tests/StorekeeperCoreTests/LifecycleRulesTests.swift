@@ -31,7 +31,7 @@ import Testing
                 // Every message either changes something or says why it only records.
                 let acts =
                     effect.deliver || effect.revoke != nil || effect.reinstate || effect.updatesSubscription
-                    || effect.answerConsumptionRequest || effect.closeConsumptionRequest
+                    || effect.answerConsumptionRequest || effect.closeConsumptionRequest || effect.releaseSeats
                 #expect(acts || effect.recordOnly != nil, "\(type)/\(subtype ?? "-")")
             }
         }

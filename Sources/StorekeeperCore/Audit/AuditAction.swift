@@ -31,6 +31,15 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let transactionAssigned = AuditAction(rawValue: "transaction.assigned")
     /// Apple confirmed that a purchase made without a token now carries its user's (Set App Account Token).
     public static let transactionAccountTokenSet = AuditAction(rawValue: "transaction.account_token_set")
+    // Teams (multiseat subscriptions whose developer manages invitations)
+    /// The purchaser invited someone to a seat (or an operator added a member).
+    public static let teamInvited = AuditAction(rawValue: "team.invited")
+    /// Apple confirmed a seat claim: the member shares the purchaser's subscription from now.
+    public static let teamSeatClaimed = AuditAction(rawValue: "team.seat_claimed")
+    /// A seat was unclaimed (by the purchaser, the member, an operator, or Apple itself): the member's access ends.
+    public static let teamSeatReleased = AuditAction(rawValue: "team.seat_released")
+    /// An invitation was withdrawn before anyone took it.
+    public static let teamInvitationCancelled = AuditAction(rawValue: "team.invitation_cancelled")
     // Wallet
     public static let walletCredited = AuditAction(rawValue: "wallet.credited")
     public static let walletDebited = AuditAction(rawValue: "wallet.debited")

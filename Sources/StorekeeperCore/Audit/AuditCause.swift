@@ -31,6 +31,8 @@ public struct AuditCause: RawRepresentable, Sendable, Hashable, Codable, CustomS
     public static func campaign(_ id: String) -> AuditCause { AuditCause(rawValue: "campaign:\(id)") }
     /// Storekeeper's answer to Apple's refund question.
     public static func consumption(_ id: String) -> AuditCause { AuditCause(rawValue: "consumption:\(id)") }
+    /// A team member's seat (its id), changed by the purchaser or the member through the API.
+    public static func teamSeat(_ id: String) -> AuditCause { AuditCause(rawValue: "seat:\(id)") }
     /// A legacy guest proved itself with an Apple-signed transaction.
     public static let guestClaim = AuditCause(rawValue: "guest:claim")
     /// A delivery round (periods replaced by a newer transaction of their subscription).

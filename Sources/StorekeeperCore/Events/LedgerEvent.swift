@@ -32,6 +32,10 @@ public struct LedgerEvent: Sendable, Hashable {
         /// purchases came from that install (`details`: appTransactionId, notificationId, environment). Storekeeper
         /// takes nothing back: what the app must do is the app's decision.
         case consentRescinded = "consent.rescinded"
+        /// A member's seat on a multiseat subscription changed (`details.change`: `claimed`, `released`, or
+        /// `subscription` when the purchaser's subscription changed under it — renewed, refunded, expired; with
+        /// originalTransactionId, seatId, seatClaimId, purchaserId and, for `subscription`, the purchaser's event).
+        case teamSeatChanged = "team.seat_changed"
         /// A type this version does not know (read from a newer writer).
         case unknown
     }

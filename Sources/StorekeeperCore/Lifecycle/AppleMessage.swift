@@ -26,6 +26,8 @@ public struct AppleMessage: Sendable {
     public var consumptionReason: String?
     /// The app install a message about the app concerns (`RESCIND_CONSENT`'s verified app transaction).
     public var appTransactionId: String?
+    /// The seat claims Apple released (`UNCLAIM_SEATS`' `unclaimInfo.unclaimSeatIds`).
+    public var unclaimSeatIds: [String] = []
 
     public init(
         id: String,
@@ -63,7 +65,7 @@ public struct AppleMessage: Sendable {
     /// Whether the message's only effects are delivery and a state update (the common case: purchases, renewals,
     /// renewal preference and status changes, expiries), which the ledger applies with set-based statements.
     public var isPlain: Bool {
-        format == "v2" && appTransactionId == nil && effect.revoke == nil && !effect.reinstate && !effect.extendToExpiry
+        format == "v2" && appTransactionId == nil && unclaimSeatIds.isEmpty && effect.revoke == nil && !effect.reinstate && !effect.extendToExpiry
             && !effect.extendToGracePeriodEnd
             && !effect.answerConsumptionRequest && !effect.closeConsumptionRequest && focus?.revocationDate == nil
     }

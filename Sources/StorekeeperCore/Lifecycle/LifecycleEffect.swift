@@ -28,6 +28,8 @@ public struct LifecycleEffect: Sendable, Hashable {
     public var updatesSubscription: Bool
     /// A state the message implies beyond Apple's `status` field.
     public var impliedState: SubscriptionState?
+    /// Release the seat claims Apple already unclaimed (`UNCLAIM_SEATS`): their members' access ends.
+    public var releaseSeats: Bool
     /// Why nothing more happens, for messages that are recorded only.
     public var recordOnly: String?
 
@@ -41,6 +43,7 @@ public struct LifecycleEffect: Sendable, Hashable {
         closeConsumptionRequest: Bool = false,
         updatesSubscription: Bool = false,
         impliedState: SubscriptionState? = nil,
+        releaseSeats: Bool = false,
         recordOnly: String? = nil
     ) {
         self.deliver = deliver
@@ -52,6 +55,7 @@ public struct LifecycleEffect: Sendable, Hashable {
         self.closeConsumptionRequest = closeConsumptionRequest
         self.updatesSubscription = updatesSubscription
         self.impliedState = impliedState
+        self.releaseSeats = releaseSeats
         self.recordOnly = recordOnly
     }
 }
@@ -119,8 +123,9 @@ public enum LifecycleRules {
         case "ONE_TIME_CHARGE":
             return LifecycleEffect(deliver: true)
         case "UNCLAIM_SEATS":
-            // Apple already released the seats `unclaimInfo` names; the purchaser's own access is unchanged.
-            return LifecycleEffect(recordOnly: "Apple unclaimed seats of a multiseat subscription (unclaimInfo)")
+            // Apple already released the seats `unclaimInfo` names: their members lose access; the purchaser keeps
+            // theirs.
+            return LifecycleEffect(releaseSeats: true)
         case "PRICE_CHANGE", "METADATA_UPDATE", "MIGRATION", "MIGRATE":
             return LifecycleEffect(recordOnly: "Advanced Commerce API message; Storekeeper sells through StoreKit")
         case "RESCIND_CONSENT":

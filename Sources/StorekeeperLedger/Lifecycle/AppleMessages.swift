@@ -235,6 +235,15 @@ enum AppleMessages {
                 try await ConsumptionRequestsTable.close(transactionId: focus.transactionId, decision: message.type, now: uow.now, on: uow.db)
             }
         }
+        if effect.releaseSeats, !message.unclaimSeatIds.isEmpty {
+            try await Ledger.releaseClaims(
+                message.unclaimSeatIds,
+                at: min(message.signedDate, uow.now),
+                reason: "apple_unclaimed",
+                cause: cause,
+                in: uow
+            )
+        }
         if message.type == "RESCIND_CONSENT", let install = message.appTransactionId {
             try await consentRescinded(install: install, message: message, in: uow)
         }

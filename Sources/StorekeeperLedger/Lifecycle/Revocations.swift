@@ -124,7 +124,7 @@ enum Revocations {
         )
         var details = [
             "transactionId": transactionId, "productId": delivered.productId, "kind": revocation.rawValue,
-            "revokedAt": String(date.millis),
+            "revokedAt": String(date.millis), "originalTransactionId": delivered.original,
         ]
         if taken > 0 { details["coinsTaken"] = String(taken) }
         if forgiven > 0 { details["coinsForgiven"] = String(forgiven) }

@@ -124,7 +124,8 @@ extension Components.Schemas.User {
                         startsAt: $0.start,
                         endsAt: $0.end,
                         sandbox: $0.environment != "Production",
-                        revokedAt: $0.revokedAt
+                        revokedAt: $0.revokedAt,
+                        seatClaimId: $0.seatClaimId
                     )
                 }
             )

@@ -39,6 +39,7 @@ extension AppleMessage {
                 try payload.appData?.signedAppTransactionInfo.map {
                     try SignedDataVerifier.decodeUnverifiedPayload($0, as: AppTransaction.self).appTransactionId
                 } ?? nil
+            message.unclaimSeatIds = seatClaimIds(payload.unclaimInfo)
             return message
         case "v1":
             // Unsigned: only what verifyReceipt confirms is applied (see V1Confirmation).
@@ -46,6 +47,11 @@ extension AppleMessage {
         default:
             throw StorekeeperError(.internal, code: "unknown_format", message: "inbox format \(received.format)")
         }
+    }
+
+    /// The seat claims an `UNCLAIM_SEATS` names, bounded (a purchase has at most a few thousand seats; ids are UUIDs).
+    static func seatClaimIds(_ info: UnclaimInfo?) -> [String] {
+        Array((info?.unclaimSeatIds ?? []).filter { !$0.isEmpty && $0.utf8.count <= 100 }.prefix(10_000))
     }
 
     /// A V2 notification, or a status from Get All Subscription Statuses (`type` `STATUS`).

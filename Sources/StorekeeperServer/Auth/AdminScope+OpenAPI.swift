@@ -3,6 +3,7 @@
 extension AdminScope {
     /// Each admin operation's scope, as its `security` requirement in openapi.yaml names it, by `METHOD path`.
     static let declared: [String: String] = [
+        "DELETE /v1/admin/teams/{original}/seats/{seat}": "users:write",
         "GET /v1/admin/catalog": "catalog:read",
         "GET /v1/admin/consumption-requests": "notifications:read",
         "GET /v1/admin/events": "events:read",
@@ -16,6 +17,7 @@ extension AdminScope {
         "GET /v1/admin/reports/revenue": "reports:read",
         "GET /v1/admin/reports/subscriptions": "reports:read",
         "GET /v1/admin/subscriptions/{original}": "users:read",
+        "GET /v1/admin/teams/{original}": "users:read",
         "GET /v1/admin/users/{id}": "users:read",
         "GET /v1/admin/users/{id}/audit": "users:read",
         "GET /v1/admin/users/{id}/revenue": "users:read",
@@ -25,6 +27,7 @@ extension AdminScope {
         "POST /v1/admin/pending/{transaction}/assign": "users:write",
         "POST /v1/admin/reconciliation/months/{month}/run": "jobs:run",
         "POST /v1/admin/reconciliation/run": "jobs:run",
+        "POST /v1/admin/teams/{original}/members": "users:write",
         "POST /v1/admin/users/{id}/wallet/adjust": "wallet:write",
         "POST /v1/admin/webhooks/{name}/{action}": "webhooks:write",
         "PUT /v1/admin/catalog/campaigns/{id}": "catalog:write",

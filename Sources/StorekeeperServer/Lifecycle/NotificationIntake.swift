@@ -106,6 +106,7 @@ struct NotificationIntake: Sendable {
                 consumptionReason: payload.data?.consumptionRequestReason?.rawValue
             )
             message?.appTransactionId = appTransactionId
+            message?.unclaimSeatIds = AppleMessage.seatClaimIds(payload.unclaimInfo)
         }
         let isNew = try await ledger.store(received, applying: message)
         if isNew, let signed = payload.signedDate { metrics.notificationStored(path: path, lag: Date().timeIntervalSince(signed)) }

@@ -1933,6 +1933,10 @@ extension Components {
             public var sandbox: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/EntitlementSource/revokedAt`.
             public var revokedAt: Components.Schemas.Timestamp?
+            /// The grant is a seat on another user's multiseat subscription (Apple's claim id), from its claim to its release.
+            ///
+            /// - Remark: Generated from `#/components/schemas/EntitlementSource/seatClaimId`.
+            public var seatClaimId: Swift.String?
             /// Creates a new `EntitlementSource`.
             ///
             /// - Parameters:
@@ -1944,6 +1948,7 @@ extension Components {
             ///   - endsAt:
             ///   - sandbox:
             ///   - revokedAt:
+            ///   - seatClaimId: The grant is a seat on another user's multiseat subscription (Apple's claim id), from its claim to its release.
             public init(
                 transactionId: Swift.String,
                 originalTransactionId: Swift.String,
@@ -1952,7 +1957,8 @@ extension Components {
                 startsAt: Components.Schemas.Timestamp,
                 endsAt: Components.Schemas.Timestamp? = nil,
                 sandbox: Swift.Bool,
-                revokedAt: Components.Schemas.Timestamp? = nil
+                revokedAt: Components.Schemas.Timestamp? = nil,
+                seatClaimId: Swift.String? = nil
             ) {
                 self.transactionId = transactionId
                 self.originalTransactionId = originalTransactionId
@@ -1962,6 +1968,7 @@ extension Components {
                 self.endsAt = endsAt
                 self.sandbox = sandbox
                 self.revokedAt = revokedAt
+                self.seatClaimId = seatClaimId
             }
             public enum CodingKeys: String, CodingKey {
                 case transactionId
@@ -1972,6 +1979,7 @@ extension Components {
                 case endsAt
                 case sandbox
                 case revokedAt
+                case seatClaimId
             }
         }
         /// - Remark: Generated from `#/components/schemas/Transaction`.
@@ -2227,6 +2235,272 @@ extension Components {
                 case amount
                 case idempotencyKey
                 case reason
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TeamSeat`.
+        public struct TeamSeat: Codable, Hashable, Sendable {
+            /// Storekeeper's id, also the request identifier Apple's Claim Seat was called with.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/seatId`.
+            public var seatId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/originalTransactionId`.
+            public var originalTransactionId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/purchaserId`.
+            public var purchaserId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/environment`.
+            public var environment: Swift.String
+            /// `invited`: an open invitation; `claiming`: Apple is being asked; `claimed`: the member shares the
+            /// subscription; `released`: the seat was given back or Apple released it; `cancelled`: the invitation was
+            /// withdrawn.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/status`.
+            @frozen public enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case invited = "invited"
+                case claiming = "claiming"
+                case claimed = "claimed"
+                case released = "released"
+                case cancelled = "cancelled"
+            }
+            /// `invited`: an open invitation; `claiming`: Apple is being asked; `claimed`: the member shares the
+            /// subscription; `released`: the seat was given back or Apple released it; `cancelled`: the invitation was
+            /// withdrawn.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/status`.
+            public var status: Components.Schemas.TeamSeat.StatusPayload
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/memberId`.
+            public var memberId: Swift.String?
+            /// Apple's id of the claim.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/seatClaimId`.
+            public var seatClaimId: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/appTransactionId`.
+            public var appTransactionId: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/invitationExpiresAt`.
+            public var invitationExpiresAt: Components.Schemas.Timestamp?
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/createdAt`.
+            public var createdAt: Components.Schemas.Timestamp
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/claimedAt`.
+            public var claimedAt: Components.Schemas.Timestamp?
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/releasedAt`.
+            public var releasedAt: Components.Schemas.Timestamp?
+            /// `removed_by_purchaser`, `left_by_member`, `removed_by_operator`, `apple_unclaimed`, `no_available_seats`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TeamSeat/releaseReason`.
+            public var releaseReason: Swift.String?
+            /// Creates a new `TeamSeat`.
+            ///
+            /// - Parameters:
+            ///   - seatId: Storekeeper's id, also the request identifier Apple's Claim Seat was called with.
+            ///   - originalTransactionId:
+            ///   - purchaserId:
+            ///   - environment:
+            ///   - status: `invited`: an open invitation; `claiming`: Apple is being asked; `claimed`: the member shares the
+            ///   - memberId:
+            ///   - seatClaimId: Apple's id of the claim.
+            ///   - appTransactionId:
+            ///   - invitationExpiresAt:
+            ///   - createdAt:
+            ///   - claimedAt:
+            ///   - releasedAt:
+            ///   - releaseReason: `removed_by_purchaser`, `left_by_member`, `removed_by_operator`, `apple_unclaimed`, `no_available_seats`.
+            public init(
+                seatId: Swift.String,
+                originalTransactionId: Swift.String,
+                purchaserId: Swift.String,
+                environment: Swift.String,
+                status: Components.Schemas.TeamSeat.StatusPayload,
+                memberId: Swift.String? = nil,
+                seatClaimId: Swift.String? = nil,
+                appTransactionId: Swift.String? = nil,
+                invitationExpiresAt: Components.Schemas.Timestamp? = nil,
+                createdAt: Components.Schemas.Timestamp,
+                claimedAt: Components.Schemas.Timestamp? = nil,
+                releasedAt: Components.Schemas.Timestamp? = nil,
+                releaseReason: Swift.String? = nil
+            ) {
+                self.seatId = seatId
+                self.originalTransactionId = originalTransactionId
+                self.purchaserId = purchaserId
+                self.environment = environment
+                self.status = status
+                self.memberId = memberId
+                self.seatClaimId = seatClaimId
+                self.appTransactionId = appTransactionId
+                self.invitationExpiresAt = invitationExpiresAt
+                self.createdAt = createdAt
+                self.claimedAt = claimedAt
+                self.releasedAt = releasedAt
+                self.releaseReason = releaseReason
+            }
+            public enum CodingKeys: String, CodingKey {
+                case seatId
+                case originalTransactionId
+                case purchaserId
+                case environment
+                case status
+                case memberId
+                case seatClaimId
+                case appTransactionId
+                case invitationExpiresAt
+                case createdAt
+                case claimedAt
+                case releasedAt
+                case releaseReason
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Team`.
+        public struct Team: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Team/originalTransactionId`.
+            public var originalTransactionId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Team/purchaserId`.
+            public var purchaserId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Team/seats`.
+            public var seats: [Components.Schemas.TeamSeat]
+            /// Apple's Get Seat Info: the seats bought, less those refunded.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Team/totalSeatCount`.
+            public var totalSeatCount: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/Team/availableSeatCount`.
+            public var availableSeatCount: Swift.Int?
+            /// The claims Apple holds (Storekeeper's claimed seats should be exactly these).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Team/appleSeatClaimIds`.
+            public var appleSeatClaimIds: [Swift.String]?
+            /// Why Apple's seat counts are missing.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Team/appleError`.
+            public var appleError: Swift.String?
+            /// Creates a new `Team`.
+            ///
+            /// - Parameters:
+            ///   - originalTransactionId:
+            ///   - purchaserId:
+            ///   - seats:
+            ///   - totalSeatCount: Apple's Get Seat Info: the seats bought, less those refunded.
+            ///   - availableSeatCount:
+            ///   - appleSeatClaimIds: The claims Apple holds (Storekeeper's claimed seats should be exactly these).
+            ///   - appleError: Why Apple's seat counts are missing.
+            public init(
+                originalTransactionId: Swift.String,
+                purchaserId: Swift.String,
+                seats: [Components.Schemas.TeamSeat],
+                totalSeatCount: Swift.Int? = nil,
+                availableSeatCount: Swift.Int? = nil,
+                appleSeatClaimIds: [Swift.String]? = nil,
+                appleError: Swift.String? = nil
+            ) {
+                self.originalTransactionId = originalTransactionId
+                self.purchaserId = purchaserId
+                self.seats = seats
+                self.totalSeatCount = totalSeatCount
+                self.availableSeatCount = availableSeatCount
+                self.appleSeatClaimIds = appleSeatClaimIds
+                self.appleError = appleError
+            }
+            public enum CodingKeys: String, CodingKey {
+                case originalTransactionId
+                case purchaserId
+                case seats
+                case totalSeatCount
+                case availableSeatCount
+                case appleSeatClaimIds
+                case appleError
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TeamList`.
+        public struct TeamList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TeamList/teams`.
+            public var teams: [Components.Schemas.Team]
+            /// - Remark: Generated from `#/components/schemas/TeamList/memberships`.
+            public var memberships: [Components.Schemas.TeamSeat]
+            /// Creates a new `TeamList`.
+            ///
+            /// - Parameters:
+            ///   - teams:
+            ///   - memberships:
+            public init(
+                teams: [Components.Schemas.Team],
+                memberships: [Components.Schemas.TeamSeat]
+            ) {
+                self.teams = teams
+                self.memberships = memberships
+            }
+            public enum CodingKeys: String, CodingKey {
+                case teams
+                case memberships
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TeamInvitation`.
+        public struct TeamInvitation: Codable, Hashable, Sendable {
+            /// Shown once; give it to the person invited.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TeamInvitation/invitationCode`.
+            public var invitationCode: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TeamInvitation/seat`.
+            public var seat: Components.Schemas.TeamSeat
+            /// Creates a new `TeamInvitation`.
+            ///
+            /// - Parameters:
+            ///   - invitationCode: Shown once; give it to the person invited.
+            ///   - seat:
+            public init(
+                invitationCode: Swift.String,
+                seat: Components.Schemas.TeamSeat
+            ) {
+                self.invitationCode = invitationCode
+                self.seat = seat
+            }
+            public enum CodingKeys: String, CodingKey {
+                case invitationCode
+                case seat
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AcceptTeamInvitationRequest`.
+        public struct AcceptTeamInvitationRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AcceptTeamInvitationRequest/invitationCode`.
+            public var invitationCode: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AcceptTeamInvitationRequest/appTransactionId`.
+            public var appTransactionId: Swift.String?
+            /// Creates a new `AcceptTeamInvitationRequest`.
+            ///
+            /// - Parameters:
+            ///   - invitationCode:
+            ///   - appTransactionId:
+            public init(
+                invitationCode: Swift.String,
+                appTransactionId: Swift.String? = nil
+            ) {
+                self.invitationCode = invitationCode
+                self.appTransactionId = appTransactionId
+            }
+            public enum CodingKeys: String, CodingKey {
+                case invitationCode
+                case appTransactionId
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AddTeamMemberRequest`.
+        public struct AddTeamMemberRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AddTeamMemberRequest/userId`.
+            public var userId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AddTeamMemberRequest/appTransactionId`.
+            public var appTransactionId: Swift.String?
+            /// Creates a new `AddTeamMemberRequest`.
+            ///
+            /// - Parameters:
+            ///   - userId:
+            ///   - appTransactionId:
+            public init(
+                userId: Swift.String,
+                appTransactionId: Swift.String? = nil
+            ) {
+                self.userId = userId
+                self.appTransactionId = appTransactionId
+            }
+            public enum CodingKeys: String, CodingKey {
+                case userId
+                case appTransactionId
             }
         }
         /// - Remark: Generated from `#/components/schemas/WalletAnswer`.
@@ -3240,7 +3514,7 @@ extension Components {
             public var sequence: Swift.Int64
             /// purchase.delivered, purchase.parked, purchase.refunded, purchase.reinstated, purchase.transferred,
             /// subscription.changed, wallet.changed, user.merged, consumption.answered, entitlement.changed,
-            /// notification.dead_lettered, consent.rescinded.
+            /// notification.dead_lettered, consent.rescinded, team.seat_changed.
             ///
             ///
             /// - Remark: Generated from `#/components/schemas/Event/type`.

@@ -2479,6 +2479,1494 @@ public enum Operations {
             }
         }
     }
+    /// The teams the caller buys seats for, and the seats the caller holds
+    ///
+    /// Multiseat subscriptions whose developer manages invitations (App Store Server API 1.23): `teams` lists every
+    /// invitation and seat of the subscriptions the caller purchased, `memberships` the seats the caller was given on
+    /// someone else's. Apple's seat counts are on `GET /v1/me/teams/{original}`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/me/teams`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/get(getMyTeams)`.
+    public enum GetMyTeams {
+        public static let id: Swift.String = "getMyTeams"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/teams/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                /// the credential; 400 `invalid_user` if unusable). Ignored with the other schemes.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/GET/header/X-Storekeeper-User`.
+                public var xStorekeeperUser: Components.Parameters.ActingUser?
+                /// A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                /// (`Storekeeper-Signature`); accepted on every `/v1` client operation. Anything but 22 to 128 base64url
+                /// characters is 400 `invalid_nonce`.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/GET/header/Storekeeper-Nonce`.
+                public var storekeeperNonce: Components.Parameters.Nonce?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMyTeams.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xStorekeeperUser: With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                ///   - storekeeperNonce: A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                ///   - accept:
+                public init(
+                    xStorekeeperUser: Components.Parameters.ActingUser? = nil,
+                    storekeeperNonce: Components.Parameters.Nonce? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMyTeams.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xStorekeeperUser = xStorekeeperUser
+                    self.storekeeperNonce = storekeeperNonce
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.GetMyTeams.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            public init(headers: Operations.GetMyTeams.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/teams/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    /// a compact JWS (ES256; header `kid` names the key) whose payload is `{"cred", "iat", "nonce", "request",
+                    /// "sha256", "status", "sub"}`: the nonce sent, the request (`GET /v1/me` with its query), the status, the
+                    /// base64url SHA-256 of the exact body bytes, the caller's user id (`sub`) and the base64url SHA-256 of the
+                    /// credential presented (`cred`: the bearer token, the guest credential or the API key). The app pins the public
+                    /// key and refuses an answer whose signature or any of these does not match, so an answer given to another
+                    /// account's credentials is refused too. Every 2xx answer of a `/v1` client operation is signed this way.
+                    ///
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/teams/GET/responses/200/headers/Storekeeper-Signature`.
+                    public var storekeeperSignature: Components.Headers.AnswerSignature?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - storekeeperSignature: When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    public init(storekeeperSignature: Components.Headers.AnswerSignature? = nil) {
+                        self.storekeeperSignature = storekeeperSignature
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetMyTeams.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/teams/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/teams/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.TeamList)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.TeamList {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetMyTeams.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.GetMyTeams.Output.Ok.Headers = .init(),
+                    body: Operations.GetMyTeams.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The caller's teams and seats.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/get(getMyTeams)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetMyTeams.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.GetMyTeams.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/get(getMyTeams)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthenticated`, `invalid_token`, `invalid_api_key`, `invalid_guest_token`, `device_id_not_accepted` or `guests_disabled`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/get(getMyTeams)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/get(getMyTeams)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// One team the caller purchased, with Apple's seat counts
+    ///
+    /// The roster of the caller's multiseat subscription and what Apple's Get Seat Info says (total and available
+    /// seats, the claims it holds); when Apple does not answer, `appleError` says why and the roster stands.
+    /// Another user's subscription is 404 `subscription_not_found`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/me/teams/{original}`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/get(getMyTeam)`.
+    public enum GetMyTeam {
+        public static let id: Swift.String = "getMyTeam"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/teams/{original}/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// The subscription's original transaction id (1-100 bytes).
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/GET/path/original`.
+                public var original: Components.Parameters.OriginalTransactionId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - original: The subscription's original transaction id (1-100 bytes).
+                public init(original: Components.Parameters.OriginalTransactionId) {
+                    self.original = original
+                }
+            }
+            public var path: Operations.GetMyTeam.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/teams/{original}/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                /// the credential; 400 `invalid_user` if unusable). Ignored with the other schemes.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/GET/header/X-Storekeeper-User`.
+                public var xStorekeeperUser: Components.Parameters.ActingUser?
+                /// A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                /// (`Storekeeper-Signature`); accepted on every `/v1` client operation. Anything but 22 to 128 base64url
+                /// characters is 400 `invalid_nonce`.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/GET/header/Storekeeper-Nonce`.
+                public var storekeeperNonce: Components.Parameters.Nonce?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMyTeam.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xStorekeeperUser: With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                ///   - storekeeperNonce: A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                ///   - accept:
+                public init(
+                    xStorekeeperUser: Components.Parameters.ActingUser? = nil,
+                    storekeeperNonce: Components.Parameters.Nonce? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMyTeam.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xStorekeeperUser = xStorekeeperUser
+                    self.storekeeperNonce = storekeeperNonce
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.GetMyTeam.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.GetMyTeam.Input.Path,
+                headers: Operations.GetMyTeam.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    /// a compact JWS (ES256; header `kid` names the key) whose payload is `{"cred", "iat", "nonce", "request",
+                    /// "sha256", "status", "sub"}`: the nonce sent, the request (`GET /v1/me` with its query), the status, the
+                    /// base64url SHA-256 of the exact body bytes, the caller's user id (`sub`) and the base64url SHA-256 of the
+                    /// credential presented (`cred`: the bearer token, the guest credential or the API key). The app pins the public
+                    /// key and refuses an answer whose signature or any of these does not match, so an answer given to another
+                    /// account's credentials is refused too. Every 2xx answer of a `/v1` client operation is signed this way.
+                    ///
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/teams/{original}/GET/responses/200/headers/Storekeeper-Signature`.
+                    public var storekeeperSignature: Components.Headers.AnswerSignature?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - storekeeperSignature: When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    public init(storekeeperSignature: Components.Headers.AnswerSignature? = nil) {
+                        self.storekeeperSignature = storekeeperSignature
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetMyTeam.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/teams/{original}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Team)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Team {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetMyTeam.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.GetMyTeam.Output.Ok.Headers = .init(),
+                    body: Operations.GetMyTeam.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The team.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/get(getMyTeam)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetMyTeam.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.GetMyTeam.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/get(getMyTeam)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthenticated`, `invalid_token`, `invalid_api_key`, `invalid_guest_token`, `device_id_not_accepted` or `guests_disabled`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/get(getMyTeam)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `subscription_not_found`, `seat_not_found`, `invitation_not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/get(getMyTeam)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.TeamNotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.TeamNotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/get(getMyTeam)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Invite someone to a seat on the caller's multiseat subscription
+    ///
+    /// Returns a single-use invitation code (`ski_` and 43 base64url characters, shown only here; the server keeps
+    /// its hash) valid for 7 days. The member accepts it with `POST /v1/me/team-invitations/accept`, which claims a
+    /// seat at Apple. Only the subscription's purchaser may invite: another user's subscription, or one Storekeeper
+    /// never delivered, is 404 `subscription_not_found`; a subscription that is not an auto-renewable the caller
+    /// bought (a family-shared or assigned copy) is 409 `not_a_team`; a team with 1,000 open invitations and seats
+    /// is 409 `team_limit`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/teams/{original}/invitations`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/invitations/post(createTeamInvitation)`.
+    public enum CreateTeamInvitation {
+        public static let id: Swift.String = "createTeamInvitation"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/teams/{original}/invitations/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// The subscription's original transaction id (1-100 bytes).
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/invitations/POST/path/original`.
+                public var original: Components.Parameters.OriginalTransactionId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - original: The subscription's original transaction id (1-100 bytes).
+                public init(original: Components.Parameters.OriginalTransactionId) {
+                    self.original = original
+                }
+            }
+            public var path: Operations.CreateTeamInvitation.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/teams/{original}/invitations/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                /// the credential; 400 `invalid_user` if unusable). Ignored with the other schemes.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/invitations/POST/header/X-Storekeeper-User`.
+                public var xStorekeeperUser: Components.Parameters.ActingUser?
+                /// A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                /// (`Storekeeper-Signature`); accepted on every `/v1` client operation. Anything but 22 to 128 base64url
+                /// characters is 400 `invalid_nonce`.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/invitations/POST/header/Storekeeper-Nonce`.
+                public var storekeeperNonce: Components.Parameters.Nonce?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateTeamInvitation.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xStorekeeperUser: With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                ///   - storekeeperNonce: A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                ///   - accept:
+                public init(
+                    xStorekeeperUser: Components.Parameters.ActingUser? = nil,
+                    storekeeperNonce: Components.Parameters.Nonce? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateTeamInvitation.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xStorekeeperUser = xStorekeeperUser
+                    self.storekeeperNonce = storekeeperNonce
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.CreateTeamInvitation.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.CreateTeamInvitation.Input.Path,
+                headers: Operations.CreateTeamInvitation.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/invitations/POST/responses/201/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    /// a compact JWS (ES256; header `kid` names the key) whose payload is `{"cred", "iat", "nonce", "request",
+                    /// "sha256", "status", "sub"}`: the nonce sent, the request (`GET /v1/me` with its query), the status, the
+                    /// base64url SHA-256 of the exact body bytes, the caller's user id (`sub`) and the base64url SHA-256 of the
+                    /// credential presented (`cred`: the bearer token, the guest credential or the API key). The app pins the public
+                    /// key and refuses an answer whose signature or any of these does not match, so an answer given to another
+                    /// account's credentials is refused too. Every 2xx answer of a `/v1` client operation is signed this way.
+                    ///
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/teams/{original}/invitations/POST/responses/201/headers/Storekeeper-Signature`.
+                    public var storekeeperSignature: Components.Headers.AnswerSignature?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - storekeeperSignature: When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    public init(storekeeperSignature: Components.Headers.AnswerSignature? = nil) {
+                        self.storekeeperSignature = storekeeperSignature
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.CreateTeamInvitation.Output.Created.Headers
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/invitations/POST/responses/201/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/teams/{original}/invitations/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.TeamInvitation)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.TeamInvitation {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.CreateTeamInvitation.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.CreateTeamInvitation.Output.Created.Headers = .init(),
+                    body: Operations.CreateTeamInvitation.Output.Created.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The invitation.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/invitations/post(createTeamInvitation)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.CreateTeamInvitation.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            public var created: Operations.CreateTeamInvitation.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/invitations/post(createTeamInvitation)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthenticated`, `invalid_token`, `invalid_api_key`, `invalid_guest_token`, `device_id_not_accepted` or `guests_disabled`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/invitations/post(createTeamInvitation)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `subscription_not_found`, `seat_not_found`, `invitation_not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/invitations/post(createTeamInvitation)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.TeamNotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.TeamNotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_a_team`, `team_limit`, `no_available_seats`, `already_a_member`, `purchaser_has_subscription`,
+            /// `invitation_expired`, `seat_claim_in_progress`, `no_server_api`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/invitations/post(createTeamInvitation)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.TeamConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.TeamConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/invitations/post(createTeamInvitation)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Take a seat with an invitation code
+    ///
+    /// Claims a seat for the caller at Apple (Claim Seat, with a request identifier stored before the call: asking
+    /// again after a timeout or a 503 claims the same seat, never a second one). From then the caller's entitlements
+    /// include the purchaser's subscription for as long as both the subscription and the seat last. With
+    /// `appTransactionId` (the member's app install, from StoreKit's `AppTransaction`) Apple associates the seat with
+    /// that install. 404 `invitation_not_found` (unknown or used code), 409 `invitation_expired`,
+    /// `no_available_seats` (the invitation stays open for when a seat is freed), `already_a_member`,
+    /// `purchaser_has_subscription`, `not_a_team`; 503 `apple_unavailable` (try again).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/team-invitations/accept`.
+    /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)`.
+    public enum AcceptTeamInvitation {
+        public static let id: Swift.String = "acceptTeamInvitation"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/team-invitations/accept/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                /// the credential; 400 `invalid_user` if unusable). Ignored with the other schemes.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/team-invitations/accept/POST/header/X-Storekeeper-User`.
+                public var xStorekeeperUser: Components.Parameters.ActingUser?
+                /// A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                /// (`Storekeeper-Signature`); accepted on every `/v1` client operation. Anything but 22 to 128 base64url
+                /// characters is 400 `invalid_nonce`.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/team-invitations/accept/POST/header/Storekeeper-Nonce`.
+                public var storekeeperNonce: Components.Parameters.Nonce?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AcceptTeamInvitation.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xStorekeeperUser: With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                ///   - storekeeperNonce: A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                ///   - accept:
+                public init(
+                    xStorekeeperUser: Components.Parameters.ActingUser? = nil,
+                    storekeeperNonce: Components.Parameters.Nonce? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AcceptTeamInvitation.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xStorekeeperUser = xStorekeeperUser
+                    self.storekeeperNonce = storekeeperNonce
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AcceptTeamInvitation.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/me/team-invitations/accept/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/team-invitations/accept/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.AcceptTeamInvitationRequest)
+            }
+            public var body: Operations.AcceptTeamInvitation.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.AcceptTeamInvitation.Input.Headers = .init(),
+                body: Operations.AcceptTeamInvitation.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/team-invitations/accept/POST/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    /// a compact JWS (ES256; header `kid` names the key) whose payload is `{"cred", "iat", "nonce", "request",
+                    /// "sha256", "status", "sub"}`: the nonce sent, the request (`GET /v1/me` with its query), the status, the
+                    /// base64url SHA-256 of the exact body bytes, the caller's user id (`sub`) and the base64url SHA-256 of the
+                    /// credential presented (`cred`: the bearer token, the guest credential or the API key). The app pins the public
+                    /// key and refuses an answer whose signature or any of these does not match, so an answer given to another
+                    /// account's credentials is refused too. Every 2xx answer of a `/v1` client operation is signed this way.
+                    ///
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/team-invitations/accept/POST/responses/200/headers/Storekeeper-Signature`.
+                    public var storekeeperSignature: Components.Headers.AnswerSignature?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - storekeeperSignature: When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    public init(storekeeperSignature: Components.Headers.AnswerSignature? = nil) {
+                        self.storekeeperSignature = storekeeperSignature
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.AcceptTeamInvitation.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/team-invitations/accept/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/team-invitations/accept/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.TeamSeat)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.TeamSeat {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AcceptTeamInvitation.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.AcceptTeamInvitation.Output.Ok.Headers = .init(),
+                    body: Operations.AcceptTeamInvitation.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The seat, claimed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AcceptTeamInvitation.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AcceptTeamInvitation.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthenticated`, `invalid_token`, `invalid_api_key`, `invalid_guest_token`, `device_id_not_accepted` or `guests_disabled`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `subscription_not_found`, `seat_not_found`, `invitation_not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.TeamNotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.TeamNotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_a_team`, `team_limit`, `no_available_seats`, `already_a_member`, `purchaser_has_subscription`,
+            /// `invitation_expired`, `seat_claim_in_progress`, `no_server_api`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.TeamConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.TeamConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `body_too_large`: the request body exceeds the configured limit (default 1 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `apple_unavailable`: Apple did not answer; asking again is safe.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.AppleUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.AppleUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Give a seat back, or withdraw an invitation
+    ///
+    /// The purchaser may end any seat or invitation of their team, a member only their own seat. A claimed seat is
+    /// unclaimed at Apple (Unclaim Seat) and the member's access ends now; an invitation is withdrawn. Ending what
+    /// has ended answers it unchanged. 404 `seat_not_found`; 409 `seat_claim_in_progress` while Apple is asked.
+    ///
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/teams/{original}/seats/{seat}`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/delete(removeTeamSeat)`.
+    public enum RemoveTeamSeat {
+        public static let id: Swift.String = "removeTeamSeat"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/DELETE/path`.
+            public struct Path: Sendable, Hashable {
+                /// The subscription's original transaction id (1-100 bytes).
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/DELETE/path/original`.
+                public var original: Components.Parameters.OriginalTransactionId
+                /// The seat or invitation id Storekeeper gave it (a UUID).
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/DELETE/path/seat`.
+                public var seat: Components.Parameters.SeatId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - original: The subscription's original transaction id (1-100 bytes).
+                ///   - seat: The seat or invitation id Storekeeper gave it (a UUID).
+                public init(
+                    original: Components.Parameters.OriginalTransactionId,
+                    seat: Components.Parameters.SeatId
+                ) {
+                    self.original = original
+                    self.seat = seat
+                }
+            }
+            public var path: Operations.RemoveTeamSeat.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/DELETE/header`.
+            public struct Headers: Sendable, Hashable {
+                /// With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                /// the credential; 400 `invalid_user` if unusable). Ignored with the other schemes.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/DELETE/header/X-Storekeeper-User`.
+                public var xStorekeeperUser: Components.Parameters.ActingUser?
+                /// A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                /// (`Storekeeper-Signature`); accepted on every `/v1` client operation. Anything but 22 to 128 base64url
+                /// characters is 400 `invalid_nonce`.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/DELETE/header/Storekeeper-Nonce`.
+                public var storekeeperNonce: Components.Parameters.Nonce?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RemoveTeamSeat.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xStorekeeperUser: With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                ///   - storekeeperNonce: A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                ///   - accept:
+                public init(
+                    xStorekeeperUser: Components.Parameters.ActingUser? = nil,
+                    storekeeperNonce: Components.Parameters.Nonce? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RemoveTeamSeat.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xStorekeeperUser = xStorekeeperUser
+                    self.storekeeperNonce = storekeeperNonce
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.RemoveTeamSeat.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.RemoveTeamSeat.Input.Path,
+                headers: Operations.RemoveTeamSeat.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/DELETE/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    /// a compact JWS (ES256; header `kid` names the key) whose payload is `{"cred", "iat", "nonce", "request",
+                    /// "sha256", "status", "sub"}`: the nonce sent, the request (`GET /v1/me` with its query), the status, the
+                    /// base64url SHA-256 of the exact body bytes, the caller's user id (`sub`) and the base64url SHA-256 of the
+                    /// credential presented (`cred`: the bearer token, the guest credential or the API key). The app pins the public
+                    /// key and refuses an answer whose signature or any of these does not match, so an answer given to another
+                    /// account's credentials is refused too. Every 2xx answer of a `/v1` client operation is signed this way.
+                    ///
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/DELETE/responses/200/headers/Storekeeper-Signature`.
+                    public var storekeeperSignature: Components.Headers.AnswerSignature?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - storekeeperSignature: When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    public init(storekeeperSignature: Components.Headers.AnswerSignature? = nil) {
+                        self.storekeeperSignature = storekeeperSignature
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.RemoveTeamSeat.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/DELETE/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/DELETE/responses/200/content/application\/json`.
+                    case json(Components.Schemas.TeamSeat)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.TeamSeat {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.RemoveTeamSeat.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.RemoveTeamSeat.Output.Ok.Headers = .init(),
+                    body: Operations.RemoveTeamSeat.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The seat or invitation, ended.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/delete(removeTeamSeat)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.RemoveTeamSeat.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.RemoveTeamSeat.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/delete(removeTeamSeat)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthenticated`, `invalid_token`, `invalid_api_key`, `invalid_guest_token`, `device_id_not_accepted` or `guests_disabled`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/delete(removeTeamSeat)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `subscription_not_found`, `seat_not_found`, `invitation_not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/delete(removeTeamSeat)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.TeamNotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.TeamNotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_a_team`, `team_limit`, `no_available_seats`, `already_a_member`, `purchaser_has_subscription`,
+            /// `invitation_expired`, `seat_claim_in_progress`, `no_server_api`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/delete(removeTeamSeat)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.TeamConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.TeamConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/delete(removeTeamSeat)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `apple_unavailable`: Apple did not answer; asking again is safe.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/delete(removeTeamSeat)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.AppleUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.AppleUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// Merge a guest into the signed-in user, on proof of the guest's credential
     ///
     /// Moves everything the guest owns to the caller, audited on both sides: transactions and their bindings,
@@ -10257,6 +11745,883 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// One multiseat subscription's team, with Apple's seat counts
+    ///
+    /// - Remark: HTTP `GET /v1/admin/teams/{original}`.
+    /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/get(adminGetTeam)`.
+    public enum AdminGetTeam {
+        public static let id: Swift.String = "adminGetTeam"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// The subscription's original transaction id (1-100 bytes).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/GET/path/original`.
+                public var original: Components.Parameters.OriginalTransactionId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - original: The subscription's original transaction id (1-100 bytes).
+                public init(original: Components.Parameters.OriginalTransactionId) {
+                    self.original = original
+                }
+            }
+            public var path: Operations.AdminGetTeam.Input.Path
+            /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminGetTeam.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminGetTeam.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminGetTeam.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.AdminGetTeam.Input.Path,
+                headers: Operations.AdminGetTeam.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Team)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Team {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminGetTeam.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminGetTeam.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The team.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/get(adminGetTeam)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminGetTeam.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminGetTeam.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/get(adminGetTeam)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/get(adminGetTeam)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `insufficient_scope`: the admin key does not hold the scope this operation names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/get(adminGetTeam)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.AdminForbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.AdminForbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `subscription_not_found`, `seat_not_found`, `invitation_not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/get(adminGetTeam)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.TeamNotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.TeamNotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/get(adminGetTeam)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Give a user a seat on a multiseat subscription, without an invitation
+    ///
+    /// Claims a seat at Apple for `userId` (support acting for the purchaser), audited with the key's name. Errors
+    /// as for `POST /v1/me/team-invitations/accept`; asking again while a claim is under way retries it with the same
+    /// request identifier.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/teams/{original}/members`.
+    /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)`.
+    public enum AdminAddTeamMember {
+        public static let id: Swift.String = "adminAddTeamMember"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/members/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// The subscription's original transaction id (1-100 bytes).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/members/POST/path/original`.
+                public var original: Components.Parameters.OriginalTransactionId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - original: The subscription's original transaction id (1-100 bytes).
+                public init(original: Components.Parameters.OriginalTransactionId) {
+                    self.original = original
+                }
+            }
+            public var path: Operations.AdminAddTeamMember.Input.Path
+            /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/members/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAddTeamMember.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAddTeamMember.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminAddTeamMember.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/members/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/members/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.AddTeamMemberRequest)
+            }
+            public var body: Operations.AdminAddTeamMember.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.AdminAddTeamMember.Input.Path,
+                headers: Operations.AdminAddTeamMember.Input.Headers = .init(),
+                body: Operations.AdminAddTeamMember.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/members/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/members/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.TeamSeat)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.TeamSeat {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminAddTeamMember.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminAddTeamMember.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The seat, claimed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminAddTeamMember.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminAddTeamMember.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `insufficient_scope`: the admin key does not hold the scope this operation names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.AdminForbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.AdminForbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `subscription_not_found`, `seat_not_found`, `invitation_not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.TeamNotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.TeamNotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_a_team`, `team_limit`, `no_available_seats`, `already_a_member`, `purchaser_has_subscription`,
+            /// `invitation_expired`, `seat_claim_in_progress`, `no_server_api`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.TeamConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.TeamConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `body_too_large`: the request body exceeds the configured limit (default 1 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `apple_unavailable`: Apple did not answer; asking again is safe.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.AppleUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.AppleUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// End a seat (unclaimed at Apple) or withdraw an invitation
+    ///
+    /// - Remark: HTTP `DELETE /v1/admin/teams/{original}/seats/{seat}`.
+    /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)`.
+    public enum AdminRemoveTeamSeat {
+        public static let id: Swift.String = "adminRemoveTeamSeat"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/seats/{seat}/DELETE/path`.
+            public struct Path: Sendable, Hashable {
+                /// The subscription's original transaction id (1-100 bytes).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/seats/{seat}/DELETE/path/original`.
+                public var original: Components.Parameters.OriginalTransactionId
+                /// The seat or invitation id Storekeeper gave it (a UUID).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/seats/{seat}/DELETE/path/seat`.
+                public var seat: Components.Parameters.SeatId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - original: The subscription's original transaction id (1-100 bytes).
+                ///   - seat: The seat or invitation id Storekeeper gave it (a UUID).
+                public init(
+                    original: Components.Parameters.OriginalTransactionId,
+                    seat: Components.Parameters.SeatId
+                ) {
+                    self.original = original
+                    self.seat = seat
+                }
+            }
+            public var path: Operations.AdminRemoveTeamSeat.Input.Path
+            /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/seats/{seat}/DELETE/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRemoveTeamSeat.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRemoveTeamSeat.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminRemoveTeamSeat.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.AdminRemoveTeamSeat.Input.Path,
+                headers: Operations.AdminRemoveTeamSeat.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/seats/{seat}/DELETE/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/teams/{original}/seats/{seat}/DELETE/responses/200/content/application\/json`.
+                    case json(Components.Schemas.TeamSeat)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.TeamSeat {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminRemoveTeamSeat.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminRemoveTeamSeat.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The seat or invitation, ended.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminRemoveTeamSeat.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminRemoveTeamSeat.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `insufficient_scope`: the admin key does not hold the scope this operation names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.AdminForbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.AdminForbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `subscription_not_found`, `seat_not_found`, `invitation_not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.TeamNotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.TeamNotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_a_team`, `team_limit`, `no_available_seats`, `already_a_member`, `purchaser_has_subscription`,
+            /// `invitation_expired`, `seat_claim_in_progress`, `no_server_api`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.TeamConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.TeamConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `apple_unavailable`: Apple did not answer; asking again is safe.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.AppleUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.AppleUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }

@@ -137,6 +137,63 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/me`.
     /// - Remark: Generated from `#/paths//v1/me/get(getMe)`.
     func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output
+    /// The teams the caller buys seats for, and the seats the caller holds
+    ///
+    /// Multiseat subscriptions whose developer manages invitations (App Store Server API 1.23): `teams` lists every
+    /// invitation and seat of the subscriptions the caller purchased, `memberships` the seats the caller was given on
+    /// someone else's. Apple's seat counts are on `GET /v1/me/teams/{original}`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/me/teams`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/get(getMyTeams)`.
+    func getMyTeams(_ input: Operations.GetMyTeams.Input) async throws -> Operations.GetMyTeams.Output
+    /// One team the caller purchased, with Apple's seat counts
+    ///
+    /// The roster of the caller's multiseat subscription and what Apple's Get Seat Info says (total and available
+    /// seats, the claims it holds); when Apple does not answer, `appleError` says why and the roster stands.
+    /// Another user's subscription is 404 `subscription_not_found`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/me/teams/{original}`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/get(getMyTeam)`.
+    func getMyTeam(_ input: Operations.GetMyTeam.Input) async throws -> Operations.GetMyTeam.Output
+    /// Invite someone to a seat on the caller's multiseat subscription
+    ///
+    /// Returns a single-use invitation code (`ski_` and 43 base64url characters, shown only here; the server keeps
+    /// its hash) valid for 7 days. The member accepts it with `POST /v1/me/team-invitations/accept`, which claims a
+    /// seat at Apple. Only the subscription's purchaser may invite: another user's subscription, or one Storekeeper
+    /// never delivered, is 404 `subscription_not_found`; a subscription that is not an auto-renewable the caller
+    /// bought (a family-shared or assigned copy) is 409 `not_a_team`; a team with 1,000 open invitations and seats
+    /// is 409 `team_limit`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/teams/{original}/invitations`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/invitations/post(createTeamInvitation)`.
+    func createTeamInvitation(_ input: Operations.CreateTeamInvitation.Input) async throws -> Operations.CreateTeamInvitation.Output
+    /// Take a seat with an invitation code
+    ///
+    /// Claims a seat for the caller at Apple (Claim Seat, with a request identifier stored before the call: asking
+    /// again after a timeout or a 503 claims the same seat, never a second one). From then the caller's entitlements
+    /// include the purchaser's subscription for as long as both the subscription and the seat last. With
+    /// `appTransactionId` (the member's app install, from StoreKit's `AppTransaction`) Apple associates the seat with
+    /// that install. 404 `invitation_not_found` (unknown or used code), 409 `invitation_expired`,
+    /// `no_available_seats` (the invitation stays open for when a seat is freed), `already_a_member`,
+    /// `purchaser_has_subscription`, `not_a_team`; 503 `apple_unavailable` (try again).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/team-invitations/accept`.
+    /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)`.
+    func acceptTeamInvitation(_ input: Operations.AcceptTeamInvitation.Input) async throws -> Operations.AcceptTeamInvitation.Output
+    /// Give a seat back, or withdraw an invitation
+    ///
+    /// The purchaser may end any seat or invitation of their team, a member only their own seat. A claimed seat is
+    /// unclaimed at Apple (Unclaim Seat) and the member's access ends now; an invitation is withdrawn. Ending what
+    /// has ended answers it unchanged. 404 `seat_not_found`; 409 `seat_claim_in_progress` while Apple is asked.
+    ///
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/teams/{original}/seats/{seat}`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/delete(removeTeamSeat)`.
+    func removeTeamSeat(_ input: Operations.RemoveTeamSeat.Input) async throws -> Operations.RemoveTeamSeat.Output
     /// Merge a guest into the signed-in user, on proof of the guest's credential
     ///
     /// Moves everything the guest owns to the caller, audited on both sides: transactions and their bindings,
@@ -457,6 +514,26 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/admin/subscriptions/{original}`.
     /// - Remark: Generated from `#/paths//v1/admin/subscriptions/{original}/get(adminGetSubscription)`.
     func adminGetSubscription(_ input: Operations.AdminGetSubscription.Input) async throws -> Operations.AdminGetSubscription.Output
+    /// One multiseat subscription's team, with Apple's seat counts
+    ///
+    /// - Remark: HTTP `GET /v1/admin/teams/{original}`.
+    /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/get(adminGetTeam)`.
+    func adminGetTeam(_ input: Operations.AdminGetTeam.Input) async throws -> Operations.AdminGetTeam.Output
+    /// Give a user a seat on a multiseat subscription, without an invitation
+    ///
+    /// Claims a seat at Apple for `userId` (support acting for the purchaser), audited with the key's name. Errors
+    /// as for `POST /v1/me/team-invitations/accept`; asking again while a claim is under way retries it with the same
+    /// request identifier.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/teams/{original}/members`.
+    /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)`.
+    func adminAddTeamMember(_ input: Operations.AdminAddTeamMember.Input) async throws -> Operations.AdminAddTeamMember.Output
+    /// End a seat (unclaimed at Apple) or withdraw an invitation
+    ///
+    /// - Remark: HTTP `DELETE /v1/admin/teams/{original}/seats/{seat}`.
+    /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)`.
+    func adminRemoveTeamSeat(_ input: Operations.AdminRemoveTeamSeat.Input) async throws -> Operations.AdminRemoveTeamSeat.Output
     /// Apple's refund questions and Storekeeper's answers
     ///
     /// Newest first; filter with `status` (`pending`, `answered`, `failed`, `closed`).
@@ -660,6 +737,97 @@ extension APIProtocol {
     ) async throws -> Operations.GetMe.Output {
         try await getMe(Operations.GetMe.Input(
             query: query,
+            headers: headers
+        ))
+    }
+    /// The teams the caller buys seats for, and the seats the caller holds
+    ///
+    /// Multiseat subscriptions whose developer manages invitations (App Store Server API 1.23): `teams` lists every
+    /// invitation and seat of the subscriptions the caller purchased, `memberships` the seats the caller was given on
+    /// someone else's. Apple's seat counts are on `GET /v1/me/teams/{original}`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/me/teams`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/get(getMyTeams)`.
+    public func getMyTeams(headers: Operations.GetMyTeams.Input.Headers = .init()) async throws -> Operations.GetMyTeams.Output {
+        try await getMyTeams(Operations.GetMyTeams.Input(headers: headers))
+    }
+    /// One team the caller purchased, with Apple's seat counts
+    ///
+    /// The roster of the caller's multiseat subscription and what Apple's Get Seat Info says (total and available
+    /// seats, the claims it holds); when Apple does not answer, `appleError` says why and the roster stands.
+    /// Another user's subscription is 404 `subscription_not_found`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/me/teams/{original}`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/get(getMyTeam)`.
+    public func getMyTeam(
+        path: Operations.GetMyTeam.Input.Path,
+        headers: Operations.GetMyTeam.Input.Headers = .init()
+    ) async throws -> Operations.GetMyTeam.Output {
+        try await getMyTeam(Operations.GetMyTeam.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Invite someone to a seat on the caller's multiseat subscription
+    ///
+    /// Returns a single-use invitation code (`ski_` and 43 base64url characters, shown only here; the server keeps
+    /// its hash) valid for 7 days. The member accepts it with `POST /v1/me/team-invitations/accept`, which claims a
+    /// seat at Apple. Only the subscription's purchaser may invite: another user's subscription, or one Storekeeper
+    /// never delivered, is 404 `subscription_not_found`; a subscription that is not an auto-renewable the caller
+    /// bought (a family-shared or assigned copy) is 409 `not_a_team`; a team with 1,000 open invitations and seats
+    /// is 409 `team_limit`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/teams/{original}/invitations`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/invitations/post(createTeamInvitation)`.
+    public func createTeamInvitation(
+        path: Operations.CreateTeamInvitation.Input.Path,
+        headers: Operations.CreateTeamInvitation.Input.Headers = .init()
+    ) async throws -> Operations.CreateTeamInvitation.Output {
+        try await createTeamInvitation(Operations.CreateTeamInvitation.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Take a seat with an invitation code
+    ///
+    /// Claims a seat for the caller at Apple (Claim Seat, with a request identifier stored before the call: asking
+    /// again after a timeout or a 503 claims the same seat, never a second one). From then the caller's entitlements
+    /// include the purchaser's subscription for as long as both the subscription and the seat last. With
+    /// `appTransactionId` (the member's app install, from StoreKit's `AppTransaction`) Apple associates the seat with
+    /// that install. 404 `invitation_not_found` (unknown or used code), 409 `invitation_expired`,
+    /// `no_available_seats` (the invitation stays open for when a seat is freed), `already_a_member`,
+    /// `purchaser_has_subscription`, `not_a_team`; 503 `apple_unavailable` (try again).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/team-invitations/accept`.
+    /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)`.
+    public func acceptTeamInvitation(
+        headers: Operations.AcceptTeamInvitation.Input.Headers = .init(),
+        body: Operations.AcceptTeamInvitation.Input.Body
+    ) async throws -> Operations.AcceptTeamInvitation.Output {
+        try await acceptTeamInvitation(Operations.AcceptTeamInvitation.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Give a seat back, or withdraw an invitation
+    ///
+    /// The purchaser may end any seat or invitation of their team, a member only their own seat. A claimed seat is
+    /// unclaimed at Apple (Unclaim Seat) and the member's access ends now; an invitation is withdrawn. Ending what
+    /// has ended answers it unchanged. 404 `seat_not_found`; 409 `seat_claim_in_progress` while Apple is asked.
+    ///
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/teams/{original}/seats/{seat}`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/delete(removeTeamSeat)`.
+    public func removeTeamSeat(
+        path: Operations.RemoveTeamSeat.Input.Path,
+        headers: Operations.RemoveTeamSeat.Input.Headers = .init()
+    ) async throws -> Operations.RemoveTeamSeat.Output {
+        try await removeTeamSeat(Operations.RemoveTeamSeat.Input(
+            path: path,
             headers: headers
         ))
     }
@@ -1189,6 +1357,52 @@ extension APIProtocol {
         headers: Operations.AdminGetSubscription.Input.Headers = .init()
     ) async throws -> Operations.AdminGetSubscription.Output {
         try await adminGetSubscription(Operations.AdminGetSubscription.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// One multiseat subscription's team, with Apple's seat counts
+    ///
+    /// - Remark: HTTP `GET /v1/admin/teams/{original}`.
+    /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/get(adminGetTeam)`.
+    public func adminGetTeam(
+        path: Operations.AdminGetTeam.Input.Path,
+        headers: Operations.AdminGetTeam.Input.Headers = .init()
+    ) async throws -> Operations.AdminGetTeam.Output {
+        try await adminGetTeam(Operations.AdminGetTeam.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Give a user a seat on a multiseat subscription, without an invitation
+    ///
+    /// Claims a seat at Apple for `userId` (support acting for the purchaser), audited with the key's name. Errors
+    /// as for `POST /v1/me/team-invitations/accept`; asking again while a claim is under way retries it with the same
+    /// request identifier.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/teams/{original}/members`.
+    /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)`.
+    public func adminAddTeamMember(
+        path: Operations.AdminAddTeamMember.Input.Path,
+        headers: Operations.AdminAddTeamMember.Input.Headers = .init(),
+        body: Operations.AdminAddTeamMember.Input.Body
+    ) async throws -> Operations.AdminAddTeamMember.Output {
+        try await adminAddTeamMember(Operations.AdminAddTeamMember.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// End a seat (unclaimed at Apple) or withdraw an invitation
+    ///
+    /// - Remark: HTTP `DELETE /v1/admin/teams/{original}/seats/{seat}`.
+    /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)`.
+    public func adminRemoveTeamSeat(
+        path: Operations.AdminRemoveTeamSeat.Input.Path,
+        headers: Operations.AdminRemoveTeamSeat.Input.Headers = .init()
+    ) async throws -> Operations.AdminRemoveTeamSeat.Output {
+        try await adminRemoveTeamSeat(Operations.AdminRemoveTeamSeat.Input(
             path: path,
             headers: headers
         ))

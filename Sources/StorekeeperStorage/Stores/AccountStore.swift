@@ -19,6 +19,9 @@ public struct AccountStore: Sendable {
         public var end: Date?
         public var environment: String
         public var revokedAt: Date?
+        /// Set when the grant is the user's seat on another user's multiseat subscription (Apple's claim id): the
+        /// purchaser's grant, bounded by the time the seat was claimed.
+        public var seatClaimId: String? = nil
     }
 
     /// A transaction delivered to the user.
@@ -66,6 +69,7 @@ public struct AccountStore: Sendable {
                     revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(millis:))
                 )
             }
+            let seats = try await Self.seatGrants(of: [user], on: db)[user] ?? []
             var balances: [String: Int64] = [:]
             for row in try await db.raw("SELECT currency, balance FROM wallets WHERE user_id = \(bind: user.rawValue)").all() {
                 balances[try row.decode(column: "currency", as: String.self)] = try row.decode(column: "balance", as: Int64.self)
@@ -93,7 +97,7 @@ public struct AccountStore: Sendable {
                     commerce: try AppleTransactionsTable.commerce(row: row)
                 )
             }
-            return Snapshot(user: user, grants: grants, balances: balances, transactions: transactions)
+            return Snapshot(user: user, grants: grants + seats, balances: balances, transactions: transactions)
         }
     }
 
@@ -125,12 +129,54 @@ public struct AccountStore: Sendable {
                     )
                 )
             }
+            for (user, grants) in try await Self.seatGrants(of: users, on: db) { snapshots[user]?.grants.append(contentsOf: grants) }
             for row in try await db.raw("SELECT user_id, currency, balance FROM wallets WHERE user_id IN (\(binds: ids))").all() {
                 let user = UserID(rawValue: try row.decode(column: "user_id", as: String.self))
                 snapshots[user]?.balances[try row.decode(column: "currency", as: String.self)] = try row.decode(column: "balance", as: Int64.self)
             }
             return snapshots
         }
+    }
+
+    /// The grants `users` hold through seats on other users' multiseat subscriptions: each of the subscription's
+    /// grants, bounded by the time the seat was claimed and released (so a member's access follows the purchaser's
+    /// renewals, refunds and expiry, and ends with the seat).
+    static func seatGrants(of users: [UserID], on db: any SQLDatabase) async throws -> [UserID: [Grant]] {
+        guard !users.isEmpty else { return [:] }
+        var grants: [UserID: [Grant]] = [:]
+        for row in try await db.raw(
+            """
+            SELECT s.member_id, s.seat_claim_id, s.claimed_at, s.released_at, g.entitlement, g.product_id, g.product_kind,
+                g.transaction_id, g.original_transaction_id, g.starts_at, g.ends_at, g.environment, g.revoked_at
+            FROM team_seats s JOIN entitlement_grants g ON g.original_transaction_id = s.original_transaction_id
+            WHERE s.member_id IN (\(binds: Set(users).sorted().map(\.rawValue))) AND s.claimed_at IS NOT NULL
+                AND s.status IN ('claimed', 'released') AND (g.ends_at IS NULL OR g.ends_at > s.claimed_at)
+                AND (s.released_at IS NULL OR g.starts_at < s.released_at)
+            ORDER BY g.starts_at, g.transaction_id
+            """
+        ).all() {
+            let claimed = Date(millis: try row.decode(column: "claimed_at", as: Int64.self))
+            let released = try row.decode(column: "released_at", as: Int64?.self).map(Date.init(millis:))
+            let start = max(Date(millis: try row.decode(column: "starts_at", as: Int64.self)), claimed)
+            var end = try row.decode(column: "ends_at", as: Int64?.self).map(Date.init(millis:))
+            if let released { end = min(end ?? released, released) }
+            let user = UserID(rawValue: try row.decode(column: "member_id", as: String.self))
+            grants[user, default: []].append(
+                Grant(
+                    entitlement: try row.decode(column: "entitlement", as: String.self),
+                    productId: try row.decode(column: "product_id", as: String.self),
+                    productKind: ProductKind(rawValue: try row.decode(column: "product_kind", as: String.self)) ?? .autoRenewable,
+                    transactionId: try row.decode(column: "transaction_id", as: String.self),
+                    originalTransactionId: try row.decode(column: "original_transaction_id", as: String.self),
+                    start: start,
+                    end: end,
+                    environment: try row.decode(column: "environment", as: String.self),
+                    revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(millis:)),
+                    seatClaimId: try row.decode(column: "seat_claim_id", as: String?.self)
+                )
+            )
+        }
+        return grants
     }
 
     /// Whether `user` ever had an introductory offer (a trial or intro price) in `group`, under any Apple ID.

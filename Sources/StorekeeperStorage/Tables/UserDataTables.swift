@@ -53,6 +53,12 @@ public enum UserDataTables {
                     "UPDATE \(unsafeRaw: table) SET user_id = \(bind: to.rawValue) WHERE user_id = \(bind: from.rawValue)"
                 ).run()
             }
+            // A team's purchaser and its members follow the user too.
+            for column in ["purchaser_id", "member_id"] {
+                try await db.raw(
+                    "UPDATE team_seats SET \(unsafeRaw: column) = \(bind: to.rawValue) WHERE \(unsafeRaw: column) = \(bind: from.rawValue)"
+                ).run()
+            }
             // The purchases Storekeeper named a user for at Apple now name the new one: their tokens are set again.
             try await db.raw(
                 """
@@ -83,6 +89,10 @@ public enum UserDataTables {
                 UPDATE account_tokens SET user_id = \(bind: to.rawValue), set_at = NULL, set_token = NULL, error = NULL
                 WHERE original_transaction_id = \(bind: original) AND user_id <> \(bind: to.rawValue)
                 """
+            ).run()
+            // The team moves with its subscription (its members keep their seats).
+            try await db.raw(
+                "UPDATE team_seats SET purchaser_id = \(bind: to.rawValue) WHERE original_transaction_id = \(bind: original)"
             ).run()
             for table in ["revocations", "consumption_requests"] {
                 try await db.raw(

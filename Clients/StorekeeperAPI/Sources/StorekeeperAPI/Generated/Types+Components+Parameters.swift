@@ -45,6 +45,14 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/UserId`.
         public typealias UserId = Swift.String
+        /// The subscription's original transaction id (1-100 bytes).
+        ///
+        /// - Remark: Generated from `#/components/parameters/OriginalTransactionId`.
+        public typealias OriginalTransactionId = Swift.String
+        /// The seat or invitation id Storekeeper gave it (a UUID).
+        ///
+        /// - Remark: Generated from `#/components/parameters/SeatId`.
+        public typealias SeatId = Swift.String
         /// The product or campaign id; must equal the body's `id`.
         ///
         /// - Remark: Generated from `#/components/parameters/CatalogId`.
