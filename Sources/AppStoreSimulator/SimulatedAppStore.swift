@@ -1,5 +1,6 @@
 import AppStoreTestSigning
 import AppStoreWire
+import Crypto
 import Foundation
 import X509
 
@@ -49,6 +50,12 @@ public actor SimulatedAppStore {
     var retention = RetentionMessagingState()
     /// Seats claimed on multiseat purchases whose developer manages invitations, by original transaction id.
     var seatClaims: [String: SeatClaims] = [:]
+    /// Analytics Reports API requests, by id.
+    var analyticsRequests: [String: AnalyticsRequestRecord] = [:]
+    /// The most rows one Analytics Reports segment holds (an instance with more is split, as Apple splits large ones).
+    public var analyticsSegmentRows = 1_000
+    /// Signs Analytics Reports download URLs (a new key per run: links do not outlive the simulator).
+    let analyticsURLKey = SymmetricKey(size: .bits256)
     var consumptionAnswers: [String: ConsumptionRequest] = [:]
     /// Every accepted Send Consumption Information request (v1 and v2), as received.
     var consumptionLog: [ConsumptionAnswer] = []

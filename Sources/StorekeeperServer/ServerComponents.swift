@@ -199,12 +199,15 @@ public struct ServerComponents: Sendable {
             )
         }
         if let reports = configuration.reports {
+            let reportTokens = try AppStoreConnectTokenGenerator(
+                privateKeyPEM: reports.privateKeyPEM,
+                keyId: reports.keyId,
+                issuerId: reports.issuerId
+            )
             jobs.reconciler = Reconciler(
-                client: AppStoreConnectReportsClient(
-                    httpClient: httpClient,
-                    tokens: try AppStoreConnectTokenGenerator(privateKeyPEM: reports.privateKeyPEM, keyId: reports.keyId, issuerId: reports.issuerId),
-                    baseURL: reports.url
-                ),
+                client: AppStoreConnectReportsClient(httpClient: httpClient, tokens: reportTokens, baseURL: reports.url),
+                analytics: reports.analyticsReports
+                    ? AnalyticsReportsClient(httpClient: httpClient, tokens: reportTokens, baseURL: reports.url) : nil,
                 configuration: reports,
                 apps: apps,
                 catalog: catalog,

@@ -240,6 +240,9 @@ import Testing
             Key(dotted: "reports.lookbackDays", environment: "REPORTS_LOOKBACK_DAYS", environmentValue: "5", json: 5) {
                 $0.reports?.lookbackDays == 5
             },
+            Key(dotted: "reports.analyticsReports", environment: "REPORTS_ANALYTICS_REPORTS", environmentValue: "false", json: false) {
+                $0.reports?.analyticsReports == false
+            },
             Key(
                 dotted: "console.operators",
                 environment: "CONSOLE_OPERATORS",

@@ -107,6 +107,11 @@ public enum SimulatorServer {
                 vendorNumber: apple.vendorNumber,
                 faults: apple.faults
             ).add(to: router)
+            AnalyticsReportsController<BasicRequestContext>(
+                store: store,
+                tokens: ServerAPITokenVerifier(publicKeys: apple.apiKeys, issuerId: apple.issuerId, bundleId: nil),
+                faults: apple.faults
+            ).add(to: router)
             ReceiptController<BasicRequestContext>(
                 store: store,
                 identity: apple.receiptIdentity,

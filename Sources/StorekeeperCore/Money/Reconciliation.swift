@@ -92,6 +92,8 @@ public enum Reconciliation {
         case subscriptionStartsDiffer = "subscription_starts_differ"
         /// … other periods after the first (renewals, conversions, plan changes, reactivations).
         case subscriptionRenewalsDiffer = "subscription_renewals_differ"
+        /// … other conversions from an offer (a free trial, an introductory or promotional price) to a paid period.
+        case subscriptionConversionsDiffer = "subscription_conversions_differ"
         /// … other subscriptions ending (cancellations, billing retry given up).
         case subscriptionEndsDiffer = "subscription_ends_differ"
         /// A delivered transaction whose stored signed payload no longer verifies to Apple's root (or says something

@@ -20,12 +20,14 @@ public enum SubscriptionReconciliation {
 
     /// The lifecycle changes compared.
     public enum EventGroup: String, Sendable, Hashable, CaseIterable {
-        case start, continuation, end
+        /// `conversion`: a paid period right after a period in an offer (counted among continuations too).
+        case start, continuation, conversion, end
 
         var kind: Reconciliation.Kind {
             switch self {
             case .start: .subscriptionStartsDiffer
             case .continuation: .subscriptionRenewalsDiffer
+            case .conversion: .subscriptionConversionsDiffer
             case .end: .subscriptionEndsDiffer
             }
         }
@@ -34,6 +36,7 @@ public enum SubscriptionReconciliation {
             switch self {
             case .start: "new subscription(s)"
             case .continuation: "period(s) after the first"
+            case .conversion: "conversion(s) from an offer to a paid period"
             case .end: "subscription end(s)"
             }
         }
@@ -47,6 +50,10 @@ public enum SubscriptionReconciliation {
         /// Whether the day's events were counted (Apple's Subscription Event Report was there).
         public var hasEvents = false
         public var events: [EventGroup: [Reconciliation.Key: Reconciliation.Tally]] = [:]
+        /// Whether conversions were counted (Analytics Reports name them; Sales and Trends only for introductory offers).
+        public var hasConversions = false
+        /// Which of Apple's reports the figures come from (`analytics`, `sales`), for the day's message.
+        public var source: String?
 
         public init() {}
 
@@ -94,7 +101,7 @@ public enum SubscriptionReconciliation {
             }
         }
         if apple.hasEvents && storekeeper.hasEvents {
-            for group in EventGroup.allCases {
+            for group in EventGroup.allCases where group != .conversion || (apple.hasConversions && storekeeper.hasConversions) {
                 let a = apple.events[group] ?? [:]
                 let s = storekeeper.events[group] ?? [:]
                 for key in Set(a.keys).union(s.keys).sorted() {

@@ -20,6 +20,10 @@ public struct ReportsConfiguration: Sendable {
     /// How many of a day's delivered transactions reconciling it asks Apple about (Get Transaction Info, 50 a second
     /// at most per app): the rest are named in the day's message and asked about when the day is reconciled again.
     public var transactionLookupsPerDay: Int = 1_000
+    /// Whether subscriptions are compared with Analytics Reports' Subscription Event and Subscription State reports
+    /// (requested `ONGOING` for each app with an Apple ID when it has none; needs the Admin role once, then Sales and
+    /// Reports), falling back to Sales and Trends' subscription reports for days they do not cover.
+    public var analyticsReports: Bool = true
 
     public init(
         vendorNumber: String,
@@ -44,7 +48,7 @@ public struct ReportsConfiguration: Sendable {
     /// Reads `reports.*`: `vendorNumber` (none: no reconciliation), `key.id`, `key.issuer`, `key.path` (the team
     /// key's `.p8`), `url`, `reconcileSeconds` (3600; 0 off), `lookbackDays` (3; 1-31), `timeZone`
     /// (`America/Los_Angeles`, Apple's for worldwide agreements; an IANA name), `transactionLookupsPerDay` (1000;
-    /// 0: the per-transaction check only re-verifies signatures).
+    /// 0: the per-transaction check only re-verifies signatures), `analyticsReports` (true).
     static func read(reader: StrictConfigReader) throws -> ReportsConfiguration? {
         guard let vendorNumber = try reader.string("vendorNumber") else { return nil }
         guard !vendorNumber.isEmpty, vendorNumber.utf8.count <= 32, vendorNumber.allSatisfy({ $0.isNumber }) else {
@@ -77,6 +81,7 @@ public struct ReportsConfiguration: Sendable {
             calendar: ReportCalendar(timeZone: zone)
         )
         configuration.transactionLookupsPerDay = try reader.int("transactionLookupsPerDay", in: 0...100_000, default: 1_000)
+        configuration.analyticsReports = try reader.bool("analyticsReports", default: true)
         return configuration
     }
 }

@@ -16,6 +16,8 @@ import StorekeeperStorage
 /// one process does it.
 public struct Reconciler: Service {
     let client: AppStoreConnectReportsClient
+    /// Analytics Reports (nil: `reports.analyticsReports` is off).
+    let analytics: AnalyticsReportsClient?
     let configuration: ReportsConfiguration
     let apps: AppRegistry
     let catalog: CatalogService
@@ -101,7 +103,13 @@ public struct Reconciler: Service {
         var notes: [String] = []
         findings += try await transactionChecks(from: start, to: end, day: day, notes: &notes)
         if catalog.catalog.products.contains(where: { $0.kind == .autoRenewable }) {
-            let appleSubscriptions = await appleSubscriptionSide(day: day, notes: &notes)
+            var appleSubscriptions: SubscriptionReconciliation.Side
+            if let analyticsSide = await appleAnalyticsSide(day: day, notes: &notes) {
+                appleSubscriptions = analyticsSide
+            } else {
+                appleSubscriptions = await appleSubscriptionSide(day: day, notes: &notes)
+                appleSubscriptions.source = "sales"
+            }
             if appleSubscriptions.hasActive || appleSubscriptions.hasEvents {
                 let ourSubscriptions = try await revenue.subscriptionReconciliationSide(from: start, to: end, period: day)
                 findings += SubscriptionReconciliation.compare(apple: appleSubscriptions, storekeeper: ourSubscriptions)
@@ -175,6 +183,92 @@ public struct Reconciler: Service {
             notes.append("subscription event report: \(error)")
         }
         return side
+    }
+
+    /// Apple's side of the day from Analytics Reports' Subscription Event and Subscription State Standard reports,
+    /// for every app with an Apple ID: the DAILY instance processed the next day, its rows of `day`. Nil (the caller
+    /// falls back to Sales and Trends, the reason in `notes`) when the reports are off, no app has an Apple ID, no
+    /// `ONGOING` request could be made, or the day is not covered yet.
+    func appleAnalyticsSide(day: String, notes: inout [String]) async -> SubscriptionReconciliation.Side? {
+        guard let analytics else { return nil }
+        let appIds = Set(apps.apps.compactMap(\.configuration.appAppleId).map(String.init)).sorted()
+        guard !appIds.isEmpty, let parsed = ReportCalendar.Day(day) else {
+            notes.append("analytics reports: no app has an Apple ID (apps.<name>.appAppleId)")
+            return nil
+        }
+        let products = catalog.catalog.products.filter { $0.kind == .autoRenewable }
+        func key(name: String, appleId: String, territory: String) -> Reconciliation.Key {
+            let product =
+                products.first { $0.appleId.map(String.init) == appleId }?.id ?? products.first { $0.id == name }?.id ?? "?\(name)"
+            let country =
+                territory.count == 3 && StorefrontCountry.alpha2(territory) != nil ? territory.uppercased() : StorefrontCountry.alpha3(territory)
+            return Reconciliation.Key(day: day, productId: product, storefront: country ?? "?\(territory)", currency: "")
+        }
+        var side = SubscriptionReconciliation.Side()
+        side.source = "analytics"
+        let processing = parsed.adding(days: 1).description
+        let started = DispatchTime.now().uptimeNanoseconds
+        do {
+            for app in appIds {
+                let request = try await ongoingRequest(app, client: analytics)
+                for name in [AnalyticsReports.subscriptionEventStandard, AnalyticsReports.subscriptionStateStandard] {
+                    guard let report = try await analytics.reports(requestId: request, name: name).first else {
+                        throw AppStoreConnectReportError(.notAvailable, "app \(app) has no \(name) report yet")
+                    }
+                    guard let instance = try await analytics.instances(reportId: report.id, processingDate: processing).first else {
+                        throw AppStoreConnectReportError(.notAvailable, "no \(name) of app \(app) processed on \(processing) yet")
+                    }
+                    let table = try await analytics.table(instanceId: instance.id)
+                    if name == AnalyticsReports.subscriptionEventStandard {
+                        for row in try AnalyticsSubscriptionEventRow.rows(of: table) where row.eventDate == day && row.counts > 0 {
+                            let line = key(name: row.subscriptionName, appleId: row.subscriptionId, territory: row.territory)
+                            for measure in AnalyticsSubscriptionEventRow.measures(of: row.eventGrouping) {
+                                let group: SubscriptionReconciliation.EventGroup =
+                                    switch measure {
+                                    case .start: .start
+                                    case .continuation: .continuation
+                                    case .conversion: .conversion
+                                    case .churn: .end
+                                    }
+                                side.addEvent(group, line, count: Int64(row.counts))
+                            }
+                        }
+                    } else {
+                        for row in try AnalyticsSubscriptionStateRow.rows(of: table) where row.date == day && row.counts > 0 {
+                            let line = key(name: row.subscriptionName, appleId: row.subscriptionId, territory: row.territory)
+                            switch AnalyticsSubscriptionStateRow.standing(of: row.stateMetric) {
+                            case .inOffer: side.addActive(line, inOffer: true, count: Int64(row.counts))
+                            case .standard: side.addActive(line, inOffer: false, count: Int64(row.counts))
+                            case .notActive: break
+                            }
+                        }
+                    }
+                }
+            }
+            metrics.appleCall(endpoint: "analyticsReports", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+        } catch let error as AppStoreConnectReportError where error.kind == .notAvailable {
+            // The day is not processed yet, or precedes the request: Sales and Trends answers for it, without a note.
+            metrics.appleCall(endpoint: "analyticsReports", outcome: "not_available", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            return nil
+        } catch {
+            metrics.appleCall(endpoint: "analyticsReports", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+            notes.append("analytics reports: \(error)")
+            return nil
+        }
+        side.hasActive = true
+        side.hasEvents = true
+        side.hasConversions = true
+        return side
+    }
+
+    /// The app's active `ONGOING` Analytics Reports request, made now when it has none (or Apple stopped it for
+    /// inactivity): its reports start with today's data.
+    func ongoingRequest(_ appAppleId: String, client: AnalyticsReportsClient) async throws -> String {
+        let requests = try await client.requests(appAppleId: appAppleId, accessType: .ongoing)
+        if let active = requests.first(where: { $0.attributes?.stoppedDueToInactivity != true }) { return active.id }
+        let created = try await client.createRequest(appAppleId: appAppleId, accessType: .ongoing)
+        logger.notice("requested App Store Connect's Analytics Reports (ONGOING)", metadata: ["app": "\(appAppleId)", "request": "\(created.id)"])
+        return created.id
     }
 
     /// One daily subscription report (`1_3`); an empty table when Apple says nothing was sold.

@@ -57,6 +57,7 @@ public struct RevenueStore: Sendable {
         var initial = SubscriptionReconciliation.Side()
         initial.hasActive = true
         initial.hasEvents = true
+        initial.hasConversions = true
         let sink = RowSink(SubscriptionSideProgress(side: initial))
         let notShared = "(t.ownership_type IS NULL OR t.ownership_type NOT IN ('FAMILY_SHARED', 'ASSIGNED'))"
         try await provider.withReader { db in
@@ -97,7 +98,13 @@ public struct RevenueStore: Sendable {
             }
             try await db.raw(
                 """
-                SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.storefront FROM apple_transactions t
+                SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.storefront, t.price, t.offer_discount_type,
+                    p.price AS previous_price, p.offer_discount_type AS previous_offer, p.transaction_id AS previous_id
+                FROM apple_transactions t
+                LEFT JOIN apple_transactions p ON p.transaction_id = (
+                    SELECT q.transaction_id FROM apple_transactions q
+                    WHERE q.original_transaction_id = t.original_transaction_id AND q.purchase_date < t.purchase_date
+                    ORDER BY q.purchase_date DESC, q.transaction_id DESC LIMIT 1)
                 WHERE t.product_kind = 'autoRenewable' AND t.environment = 'Production' AND t.purchase_date >= \(bind: from.millis)
                     AND t.purchase_date < \(bind: to.millis) AND \(unsafeRaw: notShared)
                 ORDER BY t.purchase_date
@@ -113,6 +120,15 @@ public struct RevenueStore: Sendable {
                     )
                     let first = id == (try row.decode(column: "original_transaction_id", as: String.self))
                     progress.side.addEvent(first ? .start : .continuation, key, transactionId: id)
+                    // A conversion: a paid period right after one in an offer (a free trial or a discounted price).
+                    let inOffer =
+                        try row.decode(column: "offer_discount_type", as: String?.self) != nil
+                        || (try row.decode(column: "price", as: Int64?.self) ?? 0) == 0
+                    let previousInOffer =
+                        try row.decode(column: "previous_id", as: String?.self) != nil
+                        && (try row.decode(column: "previous_offer", as: String?.self) != nil
+                            || (try row.decode(column: "previous_price", as: Int64?.self) ?? 0) == 0)
+                    if !first, !inOffer, previousInOffer { progress.side.addEvent(.conversion, key, transactionId: id) }
                 }
             }
             try await db.raw(

@@ -502,6 +502,7 @@ extension Components {
                 case subscribersDiffer = "subscribers_differ"
                 case subscriptionStartsDiffer = "subscription_starts_differ"
                 case subscriptionRenewalsDiffer = "subscription_renewals_differ"
+                case subscriptionConversionsDiffer = "subscription_conversions_differ"
                 case subscriptionEndsDiffer = "subscription_ends_differ"
                 case signatureInvalid = "signature_invalid"
                 case unknownToApple = "unknown_to_apple"

@@ -7626,8 +7626,10 @@ public enum Operations {
     /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase
     /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,
     /// `refund_not_reported`, `price_mismatch`, `proceeds_mismatch`, and from Apple's subscription reports
-    /// (`currency` empty, amounts 0): `subscribers_differ` (active at the day's end), `subscription_starts_differ`,
-    /// `subscription_renewals_differ`, `subscription_ends_differ`; and per transaction, which counts cannot
+    /// (Analytics Reports' Subscription Event and State reports, or Sales and Trends' for days those do not cover;
+    /// `currency` empty, amounts 0): `subscribers_differ` (active at the day's end), `subscription_starts_differ`,
+    /// `subscription_renewals_differ`, `subscription_conversions_differ` (Analytics Reports only),
+    /// `subscription_ends_differ`; and per transaction, which counts cannot
     /// cancel out: `signature_invalid` (a delivered production transaction whose stored signed payload no longer
     /// verifies to Apple's root) and `unknown_to_apple` (one Apple's Get Transaction Info does not know; at most
     /// `reports.transactionLookupsPerDay` asked a day, the rest named in the day's message). Amounts in
@@ -7656,6 +7658,7 @@ public enum Operations {
                     case subscribersDiffer = "subscribers_differ"
                     case subscriptionStartsDiffer = "subscription_starts_differ"
                     case subscriptionRenewalsDiffer = "subscription_renewals_differ"
+                    case subscriptionConversionsDiffer = "subscription_conversions_differ"
                     case subscriptionEndsDiffer = "subscription_ends_differ"
                     case signatureInvalid = "signature_invalid"
                     case unknownToApple = "unknown_to_apple"
