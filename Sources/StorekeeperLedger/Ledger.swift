@@ -683,9 +683,14 @@ public final class Ledger: Service, Sendable {
 
     /// Records a day's reconciliation: a reconciled day replaces its findings in one transaction (re-runs are
     /// idempotent); an unavailable report or a failed run keeps what an earlier run found.
-    public func recordReconciliation(_ day: ReconciliationTable.Day, findings: [Reconciliation.Finding]) async throws {
+    public func recordReconciliation(
+        _ day: ReconciliationTable.Day,
+        findings: [Reconciliation.Finding],
+        analytics: [String: [SubscriptionSourcesReport.Count]] = [:]
+    ) async throws {
         try await write { uow in
             try await ReconciliationTable.record(day, findings: findings, now: uow.now, on: uow.db)
+            try await AnalyticsCountsTable.replace(day: day.day, counts: analytics, on: uow.db)
         }
     }
 

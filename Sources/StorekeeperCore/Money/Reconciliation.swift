@@ -54,7 +54,7 @@ public enum Reconciliation {
             transactionIds += other.transactionIds.prefix(max(0, Self.sampleLimit - transactionIds.count))
         }
 
-        static func saturating(_ a: Int64, _ b: Int64) -> Int64 {
+        public static func saturating(_ a: Int64, _ b: Int64) -> Int64 {
             let (sum, overflow) = a.addingReportingOverflow(b)
             return overflow ? (b > 0 ? .max : .min) : sum
         }

@@ -133,6 +133,38 @@ extension APIHandler {
         )
     }
 
+    /// `GET /v1/admin/reports/subscription-sources`: Apple's Analytics Reports counts by download source.
+    func adminSubscriptionSourcesReport(
+        _ input: Operations.AdminSubscriptionSourcesReport.Input
+    ) async throws -> Operations.AdminSubscriptionSourcesReport.Output {
+        _ = try Self.range(from: input.query.from, to: input.query.to)
+        guard let revenue else { throw StorekeeperError(.internal, code: "no_revenue_store", message: "revenue reads are not configured") }
+        let report = try await revenue.subscriptionSources(fromDay: input.query.from, toDay: input.query.to)
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        from: input.query.from,
+                        to: input.query.to,
+                        days: report.days,
+                        lastDay: report.lastDay,
+                        lines: report.lines.map {
+                            .init(
+                                productId: $0.productId,
+                                downloadSource: $0.downloadSource,
+                                starts: $0.starts,
+                                continuations: $0.continuations,
+                                conversions: $0.conversions,
+                                churn: $0.churn,
+                                activeAtEnd: $0.activeAtEnd
+                            )
+                        }
+                    )
+                )
+            )
+        )
+    }
+
     func adminRevenueReport(_ input: Operations.AdminRevenueReport.Input) async throws -> Operations.AdminRevenueReport.Output {
         let (from, to) = try Self.range(from: input.query.from, to: input.query.to)
         guard let revenue else { throw StorekeeperError(.internal, code: "no_revenue_store", message: "revenue reads are not configured") }

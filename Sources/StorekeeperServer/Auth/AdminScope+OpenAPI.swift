@@ -15,6 +15,7 @@ extension AdminScope {
         "GET /v1/admin/reconciliation": "reports:read",
         "GET /v1/admin/reports/retention": "reports:read",
         "GET /v1/admin/reports/revenue": "reports:read",
+        "GET /v1/admin/reports/subscription-sources": "reports:read",
         "GET /v1/admin/reports/subscriptions": "reports:read",
         "GET /v1/admin/subscriptions/{original}": "users:read",
         "GET /v1/admin/teams/{original}": "users:read",

@@ -101,11 +101,13 @@ public struct Reconciler: Service {
         var findings = Reconciliation.compare(apple: apple, storekeeper: ours)
         for index in findings.indices { findings[index] = try await explain(findings[index], from: start) }
         var notes: [String] = []
+        var analyticsCounts: [String: [SubscriptionSourcesReport.Count]] = [:]
         findings += try await transactionChecks(from: start, to: end, day: day, notes: &notes)
         if catalog.catalog.products.contains(where: { $0.kind == .autoRenewable }) {
             var appleSubscriptions: SubscriptionReconciliation.Side
-            if let analyticsSide = await appleAnalyticsSide(day: day, notes: &notes) {
+            if let (analyticsSide, counts) = await appleAnalyticsSide(day: day, notes: &notes) {
                 appleSubscriptions = analyticsSide
+                analyticsCounts = counts
             } else {
                 appleSubscriptions = await appleSubscriptionSide(day: day, notes: &notes)
                 appleSubscriptions.source = "sales"
@@ -126,7 +128,7 @@ public struct Reconciler: Service {
             message: notes.isEmpty ? nil : notes.joined(separator: "; "),
             ranAt: Date()
         )
-        try await ledger.recordReconciliation(record, findings: findings)
+        try await ledger.recordReconciliation(record, findings: findings, analytics: analyticsCounts)
         metrics.reconciliation(status: "reconciled")
         if !findings.isEmpty {
             logger.warning(
@@ -189,7 +191,12 @@ public struct Reconciler: Service {
     /// for every app with an Apple ID: the DAILY instance processed the next day, its rows of `day`. Nil (the caller
     /// falls back to Sales and Trends, the reason in `notes`) when the reports are off, no app has an Apple ID, no
     /// `ONGOING` request could be made, or the day is not covered yet.
-    func appleAnalyticsSide(day: String, notes: inout [String]) async -> SubscriptionReconciliation.Side? {
+    func appleAnalyticsSide(
+        day: String,
+        notes: inout [String]
+    ) async
+        -> (side: SubscriptionReconciliation.Side, counts: [String: [SubscriptionSourcesReport.Count]])?
+    {
         guard let analytics else { return nil }
         let appIds = Set(apps.apps.compactMap(\.configuration.appAppleId).map(String.init)).sorted()
         guard !appIds.isEmpty, let parsed = ReportCalendar.Day(day) else {
@@ -206,6 +213,13 @@ public struct Reconciler: Service {
         }
         var side = SubscriptionReconciliation.Side()
         side.source = "analytics"
+        var counts: [String: [SubscriptionSourcesReport.Count]] = [:]
+        func keep(_ app: String, _ line: Reconciliation.Key, _ measure: SubscriptionSourcesReport.Count.Measure, _ source: String?, _ count: Int) {
+            let downloadSource = String((source ?? "Unavailable").prefix(100))
+            counts[app, default: []].append(
+                .init(productId: line.productId, territory: line.storefront, measure: measure, downloadSource: downloadSource, counts: Int64(count))
+            )
+        }
         let processing = parsed.adding(days: 1).description
         let started = DispatchTime.now().uptimeNanoseconds
         do {
@@ -223,23 +237,31 @@ public struct Reconciler: Service {
                         for row in try AnalyticsSubscriptionEventRow.rows(of: table) where row.eventDate == day && row.counts > 0 {
                             let line = key(name: row.subscriptionName, appleId: row.subscriptionId, territory: row.territory)
                             for measure in AnalyticsSubscriptionEventRow.measures(of: row.eventGrouping) {
-                                let group: SubscriptionReconciliation.EventGroup =
+                                let (group, kept): (SubscriptionReconciliation.EventGroup, SubscriptionSourcesReport.Count.Measure) =
                                     switch measure {
-                                    case .start: .start
-                                    case .continuation: .continuation
-                                    case .conversion: .conversion
-                                    case .churn: .end
+                                    case .start: (.start, .start)
+                                    case .continuation: (.continuation, .continuation)
+                                    case .conversion: (.conversion, .conversion)
+                                    case .churn: (.end, .churn)
                                     }
                                 side.addEvent(group, line, count: Int64(row.counts))
+                                keep(app, line, kept, row.downloadSource, row.counts)
                             }
                         }
                     } else {
                         for row in try AnalyticsSubscriptionStateRow.rows(of: table) where row.date == day && row.counts > 0 {
                             let line = key(name: row.subscriptionName, appleId: row.subscriptionId, territory: row.territory)
                             switch AnalyticsSubscriptionStateRow.standing(of: row.stateMetric) {
-                            case .inOffer: side.addActive(line, inOffer: true, count: Int64(row.counts))
-                            case .standard: side.addActive(line, inOffer: false, count: Int64(row.counts))
-                            case .notActive: break
+                            case .inOffer:
+                                side.addActive(line, inOffer: true, count: Int64(row.counts))
+                                keep(app, line, .activeOffer, row.downloadSource, row.counts)
+                            case .standard:
+                                side.addActive(line, inOffer: false, count: Int64(row.counts))
+                                keep(app, line, .activeStandard, row.downloadSource, row.counts)
+                            case .notActive:
+                                if ["grace period", "billing retry"].contains(row.stateMetric.lowercased()) {
+                                    keep(app, line, .billingIssue, row.downloadSource, row.counts)
+                                }
                             }
                         }
                     }
@@ -258,7 +280,8 @@ public struct Reconciler: Service {
         side.hasActive = true
         side.hasEvents = true
         side.hasConversions = true
-        return side
+        for app in appIds where counts[app] == nil { counts[app] = [] }
+        return (side, counts)
     }
 
     /// The app's active `ONGOING` Analytics Reports request, made now when it has none (or Apple stopped it for

@@ -303,6 +303,56 @@ public struct RevenueStore: Sendable {
     /// What retention offers kept in `[from, to)`: each transaction charged at a retention offer (`offerType` 5),
     /// with the latest of Storekeeper's retention answers about the same subscription that offered the same offer
     /// before it (its rule), summed by ``RetentionSavesReport``.
+    /// Apple's Analytics Reports counts kept for the report days `[fromDay, toDay)` (`YYYY-MM-DD`), by product and
+    /// download source: the events summed over the days, the active subscriptions of the last day Apple reported.
+    public func subscriptionSources(fromDay: String, toDay: String) async throws -> SubscriptionSourcesReport {
+        try await provider.withReader { db in
+            let days = try await db.raw(
+                """
+                SELECT DISTINCT day FROM analytics_counts WHERE day >= \(bind: fromDay) AND day < \(bind: toDay) ORDER BY day
+                """
+            ).all().map { try $0.decode(column: "day", as: String.self) }
+            var lines: [[String]: SubscriptionSourcesReport.Line] = [:]
+            func add(_ row: any SQLRow, lastDay: Bool) throws {
+                let product = try row.decode(column: "product_id", as: String.self)
+                let source = try row.decode(column: "download_source", as: String.self)
+                let total = try row.decode(column: "total", as: Int64.self)
+                var line = lines[[product, source]] ?? SubscriptionSourcesReport.Line(productId: product, downloadSource: source)
+                switch SubscriptionSourcesReport.Count.Measure(rawValue: try row.decode(column: "measure", as: String.self)) {
+                case .start?: line.starts = Reconciliation.Tally.saturating(line.starts, total)
+                case .continuation?: line.continuations = Reconciliation.Tally.saturating(line.continuations, total)
+                case .conversion?: line.conversions = Reconciliation.Tally.saturating(line.conversions, total)
+                case .churn?: line.churn = Reconciliation.Tally.saturating(line.churn, total)
+                case .activeStandard?, .activeOffer?:
+                    if lastDay { line.activeAtEnd = Reconciliation.Tally.saturating(line.activeAtEnd, total) }
+                case .billingIssue?, nil: break
+                }
+                lines[[product, source]] = line
+            }
+            for row in try await db.raw(
+                """
+                SELECT product_id, download_source, measure, CAST(SUM(counts) AS BIGINT) AS total FROM analytics_counts
+                WHERE day >= \(bind: fromDay) AND day < \(bind: toDay) AND measure IN ('start', 'continuation', 'conversion', 'churn')
+                GROUP BY product_id, download_source, measure
+                """
+            ).all() { try add(row, lastDay: false) }
+            if let last = days.last {
+                for row in try await db.raw(
+                    """
+                    SELECT product_id, download_source, measure, CAST(SUM(counts) AS BIGINT) AS total FROM analytics_counts
+                    WHERE day = \(bind: last) AND measure IN ('active_standard', 'active_offer')
+                    GROUP BY product_id, download_source, measure
+                    """
+                ).all() { try add(row, lastDay: true) }
+            }
+            return SubscriptionSourcesReport(
+                days: days,
+                lastDay: days.last,
+                lines: lines.values.sorted { ($0.productId, $0.downloadSource) < ($1.productId, $1.downloadSource) }
+            )
+        }
+    }
+
     public func retentionSaves(from: Date, to: Date, smallBusiness: SmallBusinessProgram) async throws -> RetentionSavesReport {
         let rows = try await provider.withReader { db in
             try await db.raw(

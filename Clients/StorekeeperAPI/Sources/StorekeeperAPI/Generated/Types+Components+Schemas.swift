@@ -2255,6 +2255,106 @@ extension Components {
                 case reason
             }
         }
+        /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport`.
+        public struct SubscriptionSourcesReport: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/from`.
+            public var from: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/to`.
+            public var to: Swift.String
+            /// The report days in range with Apple's counts.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/days`.
+            public var days: [Swift.String]
+            /// The last of them; `activeAtEnd` is at its end.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/lastDay`.
+            public var lastDay: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/LinesPayload`.
+            public struct LinesPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/LinesPayload/productId`.
+                public var productId: Swift.String
+                /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/LinesPayload/downloadSource`.
+                public var downloadSource: Swift.String
+                /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/LinesPayload/starts`.
+                public var starts: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/LinesPayload/continuations`.
+                public var continuations: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/LinesPayload/conversions`.
+                public var conversions: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/LinesPayload/churn`.
+                public var churn: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/LinesPayload/activeAtEnd`.
+                public var activeAtEnd: Swift.Int64
+                /// Creates a new `LinesPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - productId:
+                ///   - downloadSource:
+                ///   - starts:
+                ///   - continuations:
+                ///   - conversions:
+                ///   - churn:
+                ///   - activeAtEnd:
+                public init(
+                    productId: Swift.String,
+                    downloadSource: Swift.String,
+                    starts: Swift.Int64,
+                    continuations: Swift.Int64,
+                    conversions: Swift.Int64,
+                    churn: Swift.Int64,
+                    activeAtEnd: Swift.Int64
+                ) {
+                    self.productId = productId
+                    self.downloadSource = downloadSource
+                    self.starts = starts
+                    self.continuations = continuations
+                    self.conversions = conversions
+                    self.churn = churn
+                    self.activeAtEnd = activeAtEnd
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case productId
+                    case downloadSource
+                    case starts
+                    case continuations
+                    case conversions
+                    case churn
+                    case activeAtEnd
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/lines`.
+            public typealias LinesPayload = [Components.Schemas.SubscriptionSourcesReport.LinesPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/SubscriptionSourcesReport/lines`.
+            public var lines: Components.Schemas.SubscriptionSourcesReport.LinesPayload
+            /// Creates a new `SubscriptionSourcesReport`.
+            ///
+            /// - Parameters:
+            ///   - from:
+            ///   - to:
+            ///   - days: The report days in range with Apple's counts.
+            ///   - lastDay: The last of them; `activeAtEnd` is at its end.
+            ///   - lines:
+            public init(
+                from: Swift.String,
+                to: Swift.String,
+                days: [Swift.String],
+                lastDay: Swift.String? = nil,
+                lines: Components.Schemas.SubscriptionSourcesReport.LinesPayload
+            ) {
+                self.from = from
+                self.to = to
+                self.days = days
+                self.lastDay = lastDay
+                self.lines = lines
+            }
+            public enum CodingKeys: String, CodingKey {
+                case from
+                case to
+                case days
+                case lastDay
+                case lines
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/TeamSeat`.
         public struct TeamSeat: Codable, Hashable, Sendable {
             /// Storekeeper's id, also the request identifier Apple's Claim Seat was called with.

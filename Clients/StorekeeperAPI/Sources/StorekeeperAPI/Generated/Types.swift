@@ -317,6 +317,20 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/admin/reports/retention`.
     /// - Remark: Generated from `#/paths//v1/admin/reports/retention/get(adminRetentionReport)`.
     func adminRetentionReport(_ input: Operations.AdminRetentionReport.Input) async throws -> Operations.AdminRetentionReport.Output
+    /// Apple's subscription counts by app download source (Analytics Reports)
+    ///
+    /// What App Store Connect's Analytics Reports said for the report days in `[from, to)` (Pacific Time days, as
+    /// Apple cuts them; at most 366), as reconciliation read them (only days reconciled with Analytics Reports have
+    /// counts: `days` lists them): per product and Apple's `App Download Source Type` (`App Store search`,
+    /// `App Store browse`, `App referrer`, `Web referrer`, `App Clip`, `Institutional purchase`, `Unavailable`), the new
+    /// subscriptions, periods after the first, conversions from offers and churn summed over the days, and the
+    /// subscriptions active at the end of the last day Apple reported (`lastDay`). A range that is not two dates in
+    /// order, at most 366 days apart, is 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reports/subscription-sources`.
+    /// - Remark: Generated from `#/paths//v1/admin/reports/subscription-sources/get(adminSubscriptionSourcesReport)`.
+    func adminSubscriptionSourcesReport(_ input: Operations.AdminSubscriptionSourcesReport.Input) async throws -> Operations.AdminSubscriptionSourcesReport.Output
     /// Subscription analytics (new, renewals, trials and conversion, subscribers, MRR, churn, recoveries, cohorts)
     ///
     /// For `[from, to)` (UTC days; at most 366), production auto-renewable subscriptions from their delivered
@@ -1105,6 +1119,28 @@ extension APIProtocol {
         headers: Operations.AdminRetentionReport.Input.Headers = .init()
     ) async throws -> Operations.AdminRetentionReport.Output {
         try await adminRetentionReport(Operations.AdminRetentionReport.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Apple's subscription counts by app download source (Analytics Reports)
+    ///
+    /// What App Store Connect's Analytics Reports said for the report days in `[from, to)` (Pacific Time days, as
+    /// Apple cuts them; at most 366), as reconciliation read them (only days reconciled with Analytics Reports have
+    /// counts: `days` lists them): per product and Apple's `App Download Source Type` (`App Store search`,
+    /// `App Store browse`, `App referrer`, `Web referrer`, `App Clip`, `Institutional purchase`, `Unavailable`), the new
+    /// subscriptions, periods after the first, conversions from offers and churn summed over the days, and the
+    /// subscriptions active at the end of the last day Apple reported (`lastDay`). A range that is not two dates in
+    /// order, at most 366 days apart, is 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/reports/subscription-sources`.
+    /// - Remark: Generated from `#/paths//v1/admin/reports/subscription-sources/get(adminSubscriptionSourcesReport)`.
+    public func adminSubscriptionSourcesReport(
+        query: Operations.AdminSubscriptionSourcesReport.Input.Query,
+        headers: Operations.AdminSubscriptionSourcesReport.Input.Headers = .init()
+    ) async throws -> Operations.AdminSubscriptionSourcesReport.Output {
+        try await adminSubscriptionSourcesReport(Operations.AdminSubscriptionSourcesReport.Input(
             query: query,
             headers: headers
         ))
