@@ -51,6 +51,17 @@ struct MultiSeatTests {
             try await server.deliverAndApply()
             #expect(try await server.activeEntitlements("tess", at: await server.simulatedNow).contains("teams"))
             #expect(try await server.subscription(original)["state"] as? String == "active")
+            // Revenue gives the 2 seats back at the average Apple reports per seat; audited on the purchaser.
+            let refunded = try #require(try await RevenueTests.revenue(server, "tess").transactions.first { $0.transactionId == original })
+            let total: Int64 = 5 * 9990 + 7 * 7140
+            let twoSeats: Int64 = total * 2 / 12
+            #expect(refunded.customerPrice == total && refunded.refundedPrice == twoSeats, "\(refunded)")
+            #expect(try await server.audit("tess").contains { $0.action == "transaction.refunded" && $0.amount == 2 })
+            // The same refund told again changes nothing.
+            let notification = try #require(await store.sentNotifications().last)
+            _ = try await server.call(.POST, "/apple/notifications/v2", json: ["signedPayload": notification.signedPayload])
+            try await server.deliverAndApply()
+            #expect(try await server.audit("tess").filter { $0.action == "transaction.refunded" }.count == 1)
 
             // The renewal bills 10 seats.
             try await store.advance(by: 31 * 86_400)

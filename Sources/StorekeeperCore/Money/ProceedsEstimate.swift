@@ -27,6 +27,18 @@ public struct ProceedsEstimate: Sendable, Hashable, Codable {
     public var netProceeds: Int64 { proceeds - refundedProceeds }
     /// Customer price after refunds.
     public var netPrice: Int64 { customerPrice - refundedPrice }
+
+    /// The estimate of a multiseat purchase `refundedSeats` of whose `seats` Apple refunded (and nothing else): each
+    /// seat at the average price Apple reports, so the price and proceeds of those seats went back.
+    public func refunding(seats refundedSeats: Int?, of seats: Int) -> ProceedsEstimate {
+        guard let refundedSeats, refundedSeats > 0, seats > 0, refundedPrice == 0 else { return self }
+        let share = Int64(min(refundedSeats, seats))
+        var estimate = self
+        // Amounts are at most 10^13 and seats at most a few thousand: the products fit.
+        estimate.refundedPrice = customerPrice.multipliedReportingOverflow(by: share).partialValue / Int64(seats)
+        estimate.refundedProceeds = proceeds.multipliedReportingOverflow(by: share).partialValue / Int64(seats)
+        return estimate
+    }
 }
 
 /// Why Apple takes the commission it takes.

@@ -138,7 +138,7 @@ public struct RevenueReportBuilder: Sendable {
                     revocationPercentage: transaction.commerce.revocationPercentage,
                     paidServiceBefore: paidService,
                     smallBusiness: smallBusiness
-                )
+                )?.refunding(seats: transaction.commerce.refundedSeats, of: transaction.quantity)
             else {
                 skipped += 1
                 continue

@@ -32,6 +32,9 @@ public struct TransactionCommerce: Sendable, Hashable, Codable {
     /// `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`, and the refunded share in milliunits (100000 is all).
     public var revocationType: String?
     public var revocationPercentage: Int?
+    /// Seats of a multiseat purchase Apple refunded (`multiSeatInfo.revokedSeatQuantity`): the purchase stands for
+    /// the rest.
+    public var refundedSeats: Int?
 
     public init(
         price: Int64? = nil,
@@ -46,7 +49,8 @@ public struct TransactionCommerce: Sendable, Hashable, Codable {
         webOrderLineItemId: String? = nil,
         ownershipType: String? = nil,
         revocationType: String? = nil,
-        revocationPercentage: Int? = nil
+        revocationPercentage: Int? = nil,
+        refundedSeats: Int? = nil
     ) {
         self.price = price
         self.currency = currency
@@ -61,5 +65,6 @@ public struct TransactionCommerce: Sendable, Hashable, Codable {
         self.ownershipType = ownershipType
         self.revocationType = revocationType
         self.revocationPercentage = revocationPercentage
+        self.refundedSeats = refundedSeats
     }
 }

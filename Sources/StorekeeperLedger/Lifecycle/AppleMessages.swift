@@ -235,6 +235,22 @@ enum AppleMessages {
                 try await ConsumptionRequestsTable.close(transactionId: focus.transactionId, decision: message.type, now: uow.now, on: uow.db)
             }
         }
+        if message.type == "REFUND", message.subtype == "SEATS", let focus = message.focus, let seats = focus.commerce.refundedSeats,
+            let (user, added) = try await AppleTransactionsTable.recordSeatRefund(focus.transactionId, seats: seats, on: uow.db)
+        {
+            uow.record(
+                AuditEntry(
+                    action: .transactionRefunded,
+                    user: user,
+                    subject: focus.transactionId,
+                    amount: Int64(added),
+                    cause: cause,
+                    detail:
+                        "Apple refunded \(added) seat(s) of \(focus.productId) (\(seats) of \(focus.quantity) refunded so far); the subscription stays for the rest",
+                    createdAt: uow.now
+                )
+            )
+        }
         if effect.releaseSeats, !message.unclaimSeatIds.isEmpty {
             try await Ledger.releaseClaims(
                 message.unclaimSeatIds,

@@ -78,7 +78,7 @@ extension APIHandler {
                 revocationPercentage: transaction.commerce.revocationPercentage,
                 paidServiceBefore: paidService ?? 0,
                 smallBusiness: smallBusiness
-            )
+            )?.refunding(seats: transaction.commerce.refundedSeats, of: transaction.quantity)
             return Components.Schemas.TransactionProceeds(
                 transactionId: transaction.transactionId,
                 originalTransactionId: transaction.originalTransactionId,

@@ -38,7 +38,8 @@ extension VerifiedTransaction {
                 webOrderLineItemId: payload.webOrderLineItemId,
                 ownershipType: payload.inAppOwnershipType?.rawValue,
                 revocationType: payload.revocationType?.rawValue,
-                revocationPercentage: payload.revocationPercentage.map(Int.init)
+                revocationPercentage: payload.revocationPercentage.map(Int.init),
+                refundedSeats: payload.multiSeatInfo?.revokedSeatQuantity.flatMap { $0 > 0 ? Int($0) : nil }
             )
         )
     }

@@ -27,7 +27,7 @@ public enum AppleTransactionsTable {
         "quantity", "purchase_date", "expires_date", "subscription_group", "offer_type", "app_account_token", "order_id",
         "source", "delivered_at", "signed_data", "price", "currency", "storefront", "storefront_id", "offer_id",
         "offer_discount_type", "offer_period", "app_transaction_id", "transaction_reason", "web_order_line_item_id",
-        "ownership_type", "revocation_type", "revocation_percentage",
+        "ownership_type", "revocation_type", "revocation_percentage", "refunded_seats",
     ]
 
     /// Inserts the rows whose transaction id is new (`ON CONFLICT DO NOTHING`); returns those ids. The signed data
@@ -49,7 +49,7 @@ public enum AppleTransactionsTable {
                 t.environment, t.quantity, t.purchaseDate.millis, t.expiresDate?.millis, t.subscriptionGroup ?? row.subscriptionGroup,
                 t.offerType, t.appAccountToken?.uuidString.lowercased(), row.orderId, t.source.rawValue, now.millis, signed,
                 c.price, c.currency, c.storefront, c.storefrontId, c.offerId, c.offerDiscountType, c.offerPeriod, c.appTransactionId,
-                c.transactionReason, c.webOrderLineItemId, c.ownershipType, c.revocationType, c.revocationPercentage,
+                c.transactionReason, c.webOrderLineItemId, c.ownershipType, c.revocationType, c.revocationPercentage, c.refundedSeats,
             ])
         }
         return Set(try await insert.all(on: db).map { try $0.decode(column: "transaction_id", as: String.self) })
@@ -153,6 +153,20 @@ public enum AppleTransactionsTable {
         ).run()
     }
 
+    /// Records how many seats of a multiseat purchase Apple has refunded so far (the count only grows); returns the
+    /// holder and how many seats this changed, when it did.
+    public static func recordSeatRefund(_ transactionId: String, seats: Int, on db: any SQLDatabase) async throws -> (user: UserID, added: Int)? {
+        guard
+            let row = try await db.raw(
+                "SELECT user_id, refunded_seats FROM apple_transactions WHERE transaction_id = \(bind: transactionId)"
+            ).first()
+        else { return nil }
+        let before = Int(try row.decode(column: "refunded_seats", as: Int64?.self) ?? 0)
+        guard seats > before else { return nil }
+        try await db.raw("UPDATE apple_transactions SET refunded_seats = \(bind: seats) WHERE transaction_id = \(bind: transactionId)").run()
+        return (UserID(rawValue: try row.decode(column: "user_id", as: String.self)), seats - before)
+    }
+
     /// The money and offer columns of a row (selected with ``commerceColumns``).
     public static func commerce(row: any SQLRow) throws -> TransactionCommerce {
         TransactionCommerce(
@@ -168,12 +182,13 @@ public enum AppleTransactionsTable {
             webOrderLineItemId: try row.decode(column: "web_order_line_item_id", as: String?.self),
             ownershipType: try row.decode(column: "ownership_type", as: String?.self),
             revocationType: try row.decode(column: "revocation_type", as: String?.self),
-            revocationPercentage: try row.decode(column: "revocation_percentage", as: Int64?.self).map(Int.init)
+            revocationPercentage: try row.decode(column: "revocation_percentage", as: Int64?.self).map(Int.init),
+            refundedSeats: try row.decode(column: "refunded_seats", as: Int64?.self).map(Int.init)
         )
     }
 
     /// The columns ``commerce(row:)`` reads.
     public static let commerceColumns =
         "price, currency, storefront, storefront_id, offer_id, offer_discount_type, offer_period, app_transaction_id, "
-        + "transaction_reason, web_order_line_item_id, ownership_type, revocation_type, revocation_percentage"
+        + "transaction_reason, web_order_line_item_id, ownership_type, revocation_type, revocation_percentage, refunded_seats"
 }
