@@ -10,6 +10,16 @@ extension SimulatedAppStore {
     /// `SUBSCRIBED` / `INITIAL_BUY` for a subscription.
     @discardableResult
     public func assign(productId: String, to accountId: String, appAccountToken: UUID? = nil) throws -> SimulatedPurchase {
+        try assign(productId: productId, to: accountId, appAccountToken: appAccountToken, group: nil)
+    }
+
+    /// Assigns as above; a member's copy of an APPLE-hosted group subscription (`group`) runs in the purchaser's period.
+    func assign(
+        productId: String,
+        to accountId: String,
+        appAccountToken: UUID?,
+        group: SubscriptionRecord?
+    ) throws -> SimulatedPurchase {
         guard let product = catalog.product(productId) else { throw SimulatorError.unknownProduct(productId) }
         guard let account = accounts[accountId] else { throw SimulatorError.unknownAccount(accountId) }
         guard product.kind != .consumable else { throw SimulatorError.notAllowed("consumables are not assigned") }
@@ -19,7 +29,7 @@ extension SimulatedAppStore {
         }
         guard !holds else { throw SimulatorError.notAllowed("\(accountId) already has \(productId)") }
         let id = newTransactionId()
-        let expires = product.kind == .autoRenewable ? advance(product.period!, from: now) : nil
+        let expires = product.kind == .autoRenewable ? (group?.expiresDate ?? advance(product.period!, from: now)) : nil
         var transaction = makeTransaction(
             id: id,
             originalId: id,
@@ -59,7 +69,8 @@ extension SimulatedAppStore {
             offerType: nil,
             recentStart: now
         )
-        subscription.billingAnchor = billingAnchor(product.period!, from: now)
+        subscription.billingAnchor = group.map { $0.billingAnchor } ?? billingAnchor(product.period!, from: now)
+        subscription.groupPurchase = group?.originalTransactionId
         subscriptions[id] = subscription
         try notify(.subscribed, .initialBuy, transaction: transaction, renewal: renewalInfo(subscription), status: .active)
         return purchase

@@ -104,4 +104,67 @@ extension SimulatedAppStore {
             unclaimInfo: UnclaimInfo(unclaimSeatIds: seatClaimIds)
         )
     }
+
+    // MARK: - Groups whose invitations Apple hosts
+
+    /// A member accepts the purchaser's invitation from Apple's sheet (invitation management `APPLE`): the member's
+    /// account gets a copy of its own, `ASSIGNED` (`SUBSCRIBED` / `INITIAL_BUY`), for the purchaser's current period,
+    /// renewing while the purchaser's subscription does. One copy per seat.
+    @discardableResult
+    public func joinGroup(originalTransactionId: String, memberAccount: String, appAccountToken: UUID? = nil) throws -> SimulatedPurchase {
+        guard let purchase = subscriptions[originalTransactionId], let seats = purchase.seats,
+            let latest = transactions[purchase.latestTransactionId]
+        else { throw SimulatorError.notAllowed("\(originalTransactionId) is not a multiseat subscription") }
+        guard latest.multiSeatInfo?.invitationManagement == .apple else {
+            throw SimulatorError.notAllowed("the developer hosts this group's invitations (claim seats through the seat endpoints)")
+        }
+        guard purchase.state == .active || purchase.state == .gracePeriod else {
+            throw SimulatorError.notAllowed("the group subscription is not active")
+        }
+        guard memberAccount != purchase.accountId else { throw SimulatorError.notAllowed("the purchaser holds the subscription itself") }
+        guard groupMembers(originalTransactionId: originalTransactionId).count < seats else {
+            throw SimulatorError.notAllowed("every seat of \(originalTransactionId) is taken")
+        }
+        // The copy's period is the purchaser's: it renews when the purchaser's does.
+        return try assign(productId: purchase.productId, to: memberAccount, appAccountToken: appAccountToken, group: purchase)
+    }
+
+    /// The original transaction ids of the group's live member copies, oldest first.
+    public func groupMembers(originalTransactionId: String) -> [String] {
+        subscriptions.values.filter { $0.groupPurchase == originalTransactionId && $0.state != .revoked && $0.state != .expired }
+            .sorted { ($0.recentStart ?? .distantPast, $0.originalTransactionId) < ($1.recentStart ?? .distantPast, $1.originalTransactionId) }
+            .map(\.originalTransactionId)
+    }
+
+    /// The simulator's truth about a multiseat purchase's seats: bought, refunded, the developer-hosted claims (and the
+    /// install each is associated with) and the Apple-hosted members' copies.
+    public func seatTruth(originalTransactionId: String) throws -> SeatTruth {
+        guard let purchase = subscriptions[originalTransactionId], purchase.seats != nil, let latest = transactions[purchase.latestTransactionId]
+        else { throw SimulatorError.notAllowed("\(originalTransactionId) is not a multiseat subscription") }
+        let claims = seatClaims[originalTransactionId] ?? SeatClaims()
+        return SeatTruth(
+            invitationManagement: latest.multiSeatInfo?.invitationManagement?.rawValue ?? "",
+            bought: Int(latest.quantity ?? 1),
+            refunded: Int(latest.multiSeatInfo?.revokedSeatQuantity ?? 0),
+            claims: claims.order.map { SeatTruth.Claim(seatClaimId: $0, appTransactionId: claims.members[$0] ?? nil) },
+            members: groupMembers(originalTransactionId: originalTransactionId)
+        )
+    }
+}
+
+/// A multiseat purchase's seats as the simulator knows them (`GET /control/subscriptions/{original}/seats`).
+public struct SeatTruth: Codable, Sendable, Hashable {
+    public struct Claim: Codable, Sendable, Hashable {
+        public var seatClaimId: String
+        public var appTransactionId: String?
+    }
+
+    /// `APPLE` or `DEVELOPER`.
+    public var invitationManagement: String
+    public var bought: Int
+    public var refunded: Int
+    /// Developer-hosted: the seat claims, oldest first.
+    public var claims: [Claim]
+    /// Apple-hosted: the members' copies (original transaction ids), oldest first.
+    public var members: [String]
 }

@@ -367,6 +367,12 @@ extension SimulatedAppStore {
         else { return }
         switch subscription.state {
         case .active:
+            // A group member's copy ends with the purchaser's subscription.
+            if let group = subscription.groupPurchase,
+                !(subscriptions[group].map { $0.autoRenew && [.active, .gracePeriod, .billingRetry].contains($0.state) } ?? false)
+            {
+                return try expire(&subscription, intent: .customerCancelled, subtype: .voluntary)
+            }
             // Turning auto-renew off during a 12-month commitment stops the renewal after it, not the payments left.
             let committed = subscription.commitment.map { $0.periodNumber < $0.totalPeriods } ?? false
             if !subscription.autoRenew && !committed {
@@ -452,10 +458,15 @@ extension SimulatedAppStore {
         subscription.seats = seats - count
         subscriptions[originalTransactionId] = subscription
         try notify(.refund, .seats, transaction: latest, renewal: renewalInfo(subscription), status: subscription.state.status)
-        // More claims than seats left: the newest claims go, as Apple unclaims seats itself (`UNCLAIM_SEATS`).
+        // More claims than seats left: the newest claims go, as Apple unclaims seats itself (`UNCLAIM_SEATS`); an
+        // APPLE-hosted group loses its newest members' copies (`REVOKE`).
         let left = bought - refunded - count
         if let claims = seatClaims[originalTransactionId], claims.order.count > left {
             try appleUnclaimsSeats(originalTransactionId: originalTransactionId, seatClaimIds: Array(claims.order.suffix(claims.order.count - left)))
+        }
+        let members = groupMembers(originalTransactionId: originalTransactionId)
+        for member in members.suffix(max(0, members.count - left)).reversed() {
+            try revokeAssignment(transactionId: member)
         }
     }
 

@@ -74,6 +74,9 @@ struct SubscriptionRecord: Sendable {
     /// A multiseat subscription's seats at the next renewal (a seat refund lowers it; the current period keeps its
     /// count); nil for a subscription of one.
     var seats: Int?
+    /// For a member's copy of an APPLE-hosted multiseat subscription: the purchaser's original transaction id (the
+    /// copy renews while the purchaser's subscription does).
+    var groupPurchase: String?
 }
 
 /// A 12-month commitment paid monthly: which payment the current period is, and when the commitment ends.

@@ -272,3 +272,88 @@ struct TeamSeatTests {
         }
     }
 }
+
+/// Issue 31, item 2 with Apple hosting the invitations: each member gets an `ASSIGNED` copy of their own, delivered
+/// to them and never counted as their sale; Storekeeper's seat claims do not apply (Apple says the group is not the
+/// developer's to manage); copies follow the purchaser's renewals, a seat refund takes the newest back, and they end
+/// with the purchaser's subscription.
+@Suite("Apple-hosted groups of multiseat subscriptions")
+struct AppleHostedGroupTests {
+    static func catalog() throws -> SimulatorCatalog {
+        var catalog = try ServerHarness.simulatorCatalog()
+        let index = try #require(catalog.products.firstIndex { $0.id == MultiSeatTests.teams })
+        catalog.products[index].multiSeat?.invitationManagement = "APPLE"
+        return catalog
+    }
+
+    @Test(
+        "members' assigned copies: delivered, not sales, renewed with the purchaser, the newest revoked by a seat refund, ended with the group",
+        arguments: TestDatabase.available
+    )
+    func appleHosted(database: TestDatabase) async throws {
+        try await ServerHarness.run(database, catalog: try Self.catalog()) { server in
+            let store = server.store
+            await store.setDeliversNotifications(true)
+            try await store.advance(by: 600)
+            let account = try await store.createAccount().id
+            let order = try await server.api(ServerHarness.userHeaders("ada")).createOrder(body: .json(.init(productId: MultiSeatTests.teams)))
+                .created.body.json
+            let bought = try await store.purchase(
+                productId: MultiSeatTests.teams,
+                account: account,
+                options: PurchaseOptions(appAccountToken: try #require(UUID(uuidString: order.appAccountToken)), quantity: 2)
+            )
+            #expect(bought.transaction.multiSeatInfo?.invitationManagement == .apple)
+            _ = try await server.submit(bought.signedTransaction, headers: ServerHarness.userHeaders("ada"), orderId: order.orderId)
+            try await server.deliverAndApply()
+            let original = try #require(bought.transaction.originalTransactionId)
+
+            // Two members accept Apple's invitation; a third finds no seat.
+            var copies: [String: SimulatedPurchase] = [:]
+            for member in ["bea", "cy"] {
+                let (memberAccount, token) = try await server.newCustomer(member, product: MultiSeatTests.teams)
+                copies[member] = try await store.joinGroup(originalTransactionId: original, memberAccount: memberAccount, appAccountToken: token)
+                #expect(copies[member]?.transaction.inAppOwnershipType == .assigned)
+                #expect(copies[member]?.transaction.expiresDate == bought.transaction.expiresDate, "the purchaser's period")
+            }
+            let (third, _) = try await server.newCustomer("dan", product: MultiSeatTests.teams)
+            await #expect(throws: SimulatorError.self) { _ = try await store.joinGroup(originalTransactionId: original, memberAccount: third) }
+            try await server.deliverAndApply()
+            for member in ["bea", "cy"] {
+                #expect(try await server.activeEntitlements(member, at: await server.simulatedNow).contains("teams"), "\(member)")
+                let revenue = try await RevenueTests.revenue(server, member)
+                #expect(revenue.transactions.count == 1 && revenue.transactions.allSatisfy { !$0.counted }, "\(member): not their sale")
+            }
+            #expect(try await store.seatTruth(originalTransactionId: original).members.count == 2)
+
+            // Storekeeper's teams are for developer-hosted groups: Apple refuses the claim.
+            let code = try await TeamSeatTests.invite(server, original, by: "ada")
+            let refused = try await TeamSeatTests.accept(server, code: code, by: "eve")
+            #expect(refused.status == 409 && refused.code == "not_a_team", "\(refused.text)")
+
+            // A seat refund takes the newest copy back (REVOKE / ASSIGNMENT_REVOKE).
+            try await store.refundSeats(originalTransactionId: original, count: 1)
+            try await server.deliverAndApply()
+            #expect(try await !server.activeEntitlements("cy", at: await server.simulatedNow).contains("teams"))
+            #expect(try await server.activeEntitlements("bea", at: await server.simulatedNow).contains("teams"))
+            #expect(
+                try await store.seatTruth(originalTransactionId: original).members
+                    == [copies["bea"]?.transaction.originalTransactionId].compactMap { $0 }
+            )
+
+            // The purchaser renews: so does Bea's copy.
+            try await store.advance(by: 31 * 86_400)
+            try await server.deliverAndApply()
+            #expect(try await server.activeEntitlements("ada", at: await server.simulatedNow).contains("teams"))
+            #expect(try await server.activeEntitlements("bea", at: await server.simulatedNow).contains("teams"))
+
+            // The purchaser stops: Bea's copy ends with the group.
+            try await store.setAutoRenew(false, originalTransactionId: original)
+            try await store.advance(by: 31 * 86_400)
+            try await server.deliverAndApply()
+            #expect(try await !server.activeEntitlements("ada", at: await server.simulatedNow).contains("teams"))
+            #expect(try await !server.activeEntitlements("bea", at: await server.simulatedNow).contains("teams"))
+            #expect(try await store.seatTruth(originalTransactionId: original).members.isEmpty)
+        }
+    }
+}

@@ -34,6 +34,11 @@ struct ControlController<Context: RequestContext>: Sendable {
     struct Sent: Codable { var notificationUUID: String }
     struct FamilyResult: Codable { var familyId: String }
     /// An organization's assignment (Apple Business or School Manager).
+    struct GroupJoin: Decodable {
+        var account: String
+        var appAccountToken: UUID?
+    }
+
     struct Assignment: Codable {
         var productId: String
         var account: String
@@ -208,6 +213,21 @@ struct ControlController<Context: RequestContext>: Sendable {
                 throw SimulatorHTTPError(.conflict, code: "not_allowed", message: "seats not unclaimed: \(error)")
             }
             return Response(status: .noContent)
+        }
+        control.post("subscriptions/:original/join-group") { request, context in
+            let body = try await HTTPJSON.decode(GroupJoin.self, from: request)
+            let original = try PathParameter.require("original", in: context)
+            let purchase = try await SimulatorError.mapped {
+                try await store.joinGroup(originalTransactionId: original, memberAccount: body.account, appAccountToken: body.appAccountToken)
+            }
+            return try HTTPJSON.response(
+                DeviceController<Context>.PurchaseResult(signedTransaction: purchase.signedTransaction, transaction: purchase.transaction),
+                status: .created
+            )
+        }
+        control.get("subscriptions/:original/seats") { _, context in
+            let original = try PathParameter.require("original", in: context)
+            return try HTTPJSON.response(try await SimulatorError.mapped { try await store.seatTruth(originalTransactionId: original) })
         }
         control.post("subscriptions/:original/refund-seats") { request, context in
             let body = try await HTTPJSON.decode(SeatRefund.self, from: request)
