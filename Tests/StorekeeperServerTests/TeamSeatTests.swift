@@ -192,6 +192,7 @@ struct TeamSeatTests {
         try await ServerHarness.run(
             database,
             configure: {
+                ConsoleTests.configure(&$0)
                 $0.auth.adminKeys["reader"] = Self.readerKey
                 $0.auth.adminKeyScopes["reader"] = [.usersRead]
             }
@@ -240,6 +241,15 @@ struct TeamSeatTests {
             let ritaSeat = try #require(rita.body["seatId"] as? String)
             #expect(try await Self.claimed(server, original) == Self.truth(store, original))
             #expect(try await server.audit("pia").contains { $0.action == "team.invited" && $0.cause.hasPrefix("admin:") })
+            // Support sees the team on both sides in the console.
+            try await ConsoleTests.browse(server) { support in
+                #expect(try await support.signIn("vera", ConsoleTests.operators[0].2).status == 303)
+                let purchaser = try await support.get("/admin/customers/pia")
+                #expect(purchaser.text.contains("Team seats") && purchaser.text.contains("href=\"/admin/customers/quinn\""), "\(purchaser.text)")
+                #expect(purchaser.text.components(separatedBy: "data-seat-status=\"claimed\"").count == 3)
+                let member = try await support.get("/admin/customers/quinn")
+                #expect(member.text.contains("<td>member</td>") && member.text.contains("\(TeamSeatTests.teams) (a seat)"), "\(member.text)")
+            }
 
             // Apple releases Quinn's claim (the purchaser changed the group in Settings).
             try await store.appleUnclaimsSeats(originalTransactionId: original, seatClaimIds: [quinnClaim])

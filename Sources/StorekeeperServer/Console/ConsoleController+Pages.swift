@@ -220,6 +220,7 @@ extension ConsoleController {
             before = id
         }
         let state = try await api.userState(user, at: moment)
+        let seats = try await api.teams.rows(of: user)
         // The newest entries first, a page at a time backwards; orders and wallet lines are shown in the same span of
         // time as the page's audit entries, so no row is on two pages or on none.
         let page = try await api.audit.latestEntries(for: user, before: before, limit: Self.timelinePage + 1)
@@ -277,11 +278,23 @@ extension ConsoleController {
             "entitlements": state.entitlements.map { entitlement -> [String: Any] in
                 var row: [String: Any] = ["entitlement": entitlement.entitlement, "active": entitlement.active ? "yes" : "no"]
                 row["until"] = Self.time(entitlement.expiresAt)
-                row["product"] = entitlement.sources.map(\.productId).joined(separator: ", ")
+                row["product"] = entitlement.sources.map { $0.seatClaimId == nil ? $0.productId : "\($0.productId) (a seat)" }
+                    .joined(separator: ", ")
                 row["canRevoke"] = entitlement.active && signedIn.holds(.usersWrite) && atLabel == nil
                 return row
             },
             "catalogEntitlements": Array(Set(api.catalog.catalog.products.compactMap(\.entitlement))).sorted(),
+            "hasSeats": !seats.isEmpty,
+            "seats": seats.map { seat -> [String: Any] in
+                let purchaser = seat.purchaser == user
+                return [
+                    "role": purchaser ? "purchaser" : "member", "original": seat.originalTransactionId,
+                    "other": purchaser ? (seat.member?.rawValue ?? "(invitation open)") : seat.purchaser.rawValue,
+                    "otherLink": Self.link(purchaser ? (seat.member?.rawValue ?? "") : seat.purchaser.rawValue),
+                    "hasOther": !purchaser || seat.member != nil, "status": seat.status.rawValue, "claim": seat.seatClaimId ?? "",
+                    "claimed": Self.time(seat.claimedAt), "ended": seat.releasedAt.map { "\(Self.time($0)) (\(seat.releaseReason ?? ""))" } ?? "",
+                ]
+            },
             "wallet": state.wallet.additionalProperties.sorted { $0.key < $1.key }.map { ["currency": $0.key, "balance": String($0.value)] },
             "subscriptions": state.subscriptions.map { subscription -> [String: Any] in
                 var row: [String: Any] = ["original": subscription.originalTransactionId, "product": subscription.productId]
