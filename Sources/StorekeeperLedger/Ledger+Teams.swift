@@ -160,6 +160,28 @@ extension Ledger {
         }
     }
 
+    /// Apple associated the claimed seat with the member's app install (Associate Seat).
+    public func associateSeat(id: String, appTransactionId: String, cause: AuditCause) async throws -> TeamSeatsTable.Row {
+        try await write { uow in
+            guard var row = try await TeamSeatsTable.find(id: id, on: uow.db), row.status == .claimed, let member = row.member else {
+                throw StorekeeperError(.conflict, code: "seat_not_claimed", message: "seat \(id) is not claimed")
+            }
+            _ = try await TeamSeatsTable.transition(id: id, from: [.claimed], to: .claimed, appTransactionId: appTransactionId, on: uow.db)
+            row.appTransactionId = appTransactionId
+            uow.record(
+                AuditEntry(
+                    action: .teamSeatAssociated,
+                    user: member,
+                    subject: row.originalTransactionId,
+                    cause: cause,
+                    detail: "seat \(row.seatClaimId ?? id) associated with app install \(appTransactionId)",
+                    createdAt: uow.now
+                )
+            )
+            return row
+        }
+    }
+
     /// Apple had no seat free (or refused the claim for good): an invitation is open again, an operator's addition
     /// is withdrawn.
     public func abandonSeatClaim(id: String) async throws {

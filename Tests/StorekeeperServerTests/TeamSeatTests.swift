@@ -115,8 +115,22 @@ struct TeamSeatTests {
             #expect(bob.status == 200 && bob.body["seatClaimId"] as? String == appleClaim, "\(bob.text)")
             #expect(try await Self.truth(store, original) == [annClaim, appleClaim])
 
-            // Carl takes the last seat; Dave finds none, and his invitation stays open.
-            #expect(try await Self.accept(server, code: codes[2], by: "carl").status == 200)
+            // Carl takes the last seat, and tells Apple his install afterwards; Dave finds none, and his invitation
+            // stays open.
+            let carl = try await Self.accept(server, code: codes[2], by: "carl")
+            #expect(carl.status == 200 && carl.body["appTransactionId"] == nil, "\(carl.text)")
+            let carlSeat = try #require(carl.body["seatId"] as? String)
+            let carlClaim = try #require(carl.body["seatClaimId"] as? String)
+            let carlInstall = try await store.createAccount().appTransactionId
+            let path = "/v1/me/teams/\(original)/seats/\(carlSeat)/associate"
+            #expect(
+                try await server.call(.POST, path, json: ["appTransactionId": carlInstall], headers: ServerHarness.userHeaders("bob")).status == 404
+            )
+            let unknown = try await server.call(.POST, path, json: ["appTransactionId": "999999"], headers: ServerHarness.userHeaders("carl"))
+            #expect(unknown.status == 400 && unknown.code == "unknown_app_transaction", "\(unknown.text)")
+            let associated = try await server.call(.POST, path, json: ["appTransactionId": carlInstall], headers: ServerHarness.userHeaders("carl"))
+            #expect(associated.status == 200 && associated.body["appTransactionId"] as? String == carlInstall, "\(associated.text)")
+            #expect(await store.seatMember(originalTransactionId: original, seatClaimId: carlClaim) == carlInstall)
             let full = try await Self.accept(server, code: codes[3], by: "dave")
             #expect(full.status == 409 && full.code == "no_available_seats", "\(full.text)")
             #expect(try await server.activeEntitlements("dave", at: await server.simulatedNow).isEmpty)

@@ -36,6 +36,8 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let teamInvited = AuditAction(rawValue: "team.invited")
     /// Apple confirmed a seat claim: the member shares the purchaser's subscription from now.
     public static let teamSeatClaimed = AuditAction(rawValue: "team.seat_claimed")
+    /// Apple associated a member's seat with their app install (Associate Seat).
+    public static let teamSeatAssociated = AuditAction(rawValue: "team.seat_associated")
     /// A seat was unclaimed (by the purchaser, the member, an operator, or Apple itself): the member's access ends.
     public static let teamSeatReleased = AuditAction(rawValue: "team.seat_released")
     /// An invitation was withdrawn before anyone took it.

@@ -77,6 +77,21 @@ extension APIHandler {
         return .ok(.init(body: .json(try .init(row))))
     }
 
+    func associateTeamSeat(_ input: Operations.AssociateTeamSeat.Input) async throws -> Operations.AssociateTeamSeat.Output {
+        let (user, _) = try RequestScope.current().clientUser()
+        let body =
+            switch input.body {
+            case .json(let value): value
+            }
+        let row = try await teams.associate(
+            originalTransactionId: try Self.original(input.path.original),
+            seatId: try Self.seatId(input.path.seat),
+            member: user,
+            appTransactionId: try InputText.check(body.appTransactionId, field: "appTransactionId", maxBytes: 100)
+        )
+        return .ok(.init(body: .json(try .init(row))))
+    }
+
     func adminGetTeam(_ input: Operations.AdminGetTeam.Input) async throws -> Operations.AdminGetTeam.Output {
         let original = try Self.original(input.path.original)
         guard let holder = try await teams.holder(of: original) else {

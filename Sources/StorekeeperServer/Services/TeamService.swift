@@ -123,6 +123,40 @@ public struct TeamService: Sendable {
         return try await ledger.releaseSeat(id: row.id, reason: reason, cause: cause)
     }
 
+    /// The member tells which app install uses their seat (Associate Seat), when it was not known at the claim.
+    public func associate(
+        originalTransactionId: String,
+        seatId: String,
+        member: UserID,
+        appTransactionId: String
+    ) async throws
+        -> TeamSeatsTable.Row
+    {
+        guard let row = try await provider.withSession({ db in try await TeamSeatsTable.find(id: seatId, on: db) }),
+            row.originalTransactionId == originalTransactionId, row.member == member
+        else { throw StorekeeperError.notFound("seat_not_found", "no seat \(seatId) of yours on \(originalTransactionId)") }
+        guard row.status == .claimed, let claim = row.seatClaimId else {
+            throw StorekeeperError(.conflict, code: "seat_not_claimed", message: "seat \(seatId) is \(row.status.rawValue)")
+        }
+        let client = try client(for: row)
+        do {
+            try await timed("associateSeat") {
+                try await client.associateSeat(
+                    originalTransactionId: originalTransactionId,
+                    seatClaimId: claim,
+                    request: AssociateSeatRequest(appTransactionId: appTransactionId)
+                )
+            }
+        } catch let error as AppStoreServerAPIError where error.errorCode == .appTransactionIdNotFound {
+            throw StorekeeperError.invalidInput("unknown_app_transaction", "Apple knows no app install \(appTransactionId)")
+        } catch let error as AppStoreServerAPIError where !error.isRetryable {
+            throw StorekeeperError(.refused, code: "seat_association_refused", message: "Apple refused to associate the seat: \(error)")
+        } catch is AppStoreServerAPIError {
+            throw StorekeeperError(.unavailable, code: "apple_unavailable", message: "Apple did not answer; try again")
+        }
+        return try await ledger.associateSeat(id: seatId, appTransactionId: appTransactionId, cause: .teamSeat(seatId))
+    }
+
     /// The team of `originalTransactionId`, with Apple's seat count (the purchaser's own view is checked by the caller).
     public func team(_ originalTransactionId: String) async throws -> Team {
         let rows = try await provider.withSession { db in try await TeamSeatsTable.team(originalTransactionId, on: db) }

@@ -3214,7 +3214,7 @@ public enum Operations {
                 }
             }
             /// `not_a_team`, `team_limit`, `no_available_seats`, `already_a_member`, `purchaser_has_subscription`,
-            /// `invitation_expired`, `seat_claim_in_progress`, `no_server_api`.
+            /// `invitation_expired`, `seat_claim_in_progress`, `seat_not_claimed`, `no_server_api`.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/me/teams/{original}/invitations/post(createTeamInvitation)/responses/409`.
@@ -3510,7 +3510,7 @@ public enum Operations {
                 }
             }
             /// `not_a_team`, `team_limit`, `no_available_seats`, `already_a_member`, `purchaser_has_subscription`,
-            /// `invitation_expired`, `seat_claim_in_progress`, `no_server_api`.
+            /// `invitation_expired`, `seat_claim_in_progress`, `seat_not_claimed`, `no_server_api`.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)/responses/409`.
@@ -3583,6 +3583,372 @@ public enum Operations {
             /// `apple_unavailable`: Apple did not answer; asking again is safe.
             ///
             /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.AppleUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.AppleUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Tell Apple which app install uses the caller's seat
+    ///
+    /// For a member who accepted without `appTransactionId` (or moved to another device): Storekeeper calls Apple's
+    /// Associate Seat with the install (StoreKit's `AppTransaction.appTransactionID`) and keeps it with the seat. Only
+    /// the member's own claimed seat: 404 `seat_not_found`, 409 `seat_not_claimed`; 400 `unknown_app_transaction`
+    /// when Apple knows no such install; 503 `apple_unavailable`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/teams/{original}/seats/{seat}/associate`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/associate/post(associateTeamSeat)`.
+    public enum AssociateTeamSeat {
+        public static let id: Swift.String = "associateTeamSeat"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// The subscription's original transaction id (1-100 bytes).
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/path/original`.
+                public var original: Components.Parameters.OriginalTransactionId
+                /// The seat or invitation id Storekeeper gave it (a UUID).
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/path/seat`.
+                public var seat: Components.Parameters.SeatId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - original: The subscription's original transaction id (1-100 bytes).
+                ///   - seat: The seat or invitation id Storekeeper gave it (a UUID).
+                public init(
+                    original: Components.Parameters.OriginalTransactionId,
+                    seat: Components.Parameters.SeatId
+                ) {
+                    self.original = original
+                    self.seat = seat
+                }
+            }
+            public var path: Operations.AssociateTeamSeat.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                /// the credential; 400 `invalid_user` if unusable). Ignored with the other schemes.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/header/X-Storekeeper-User`.
+                public var xStorekeeperUser: Components.Parameters.ActingUser?
+                /// A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                /// (`Storekeeper-Signature`); accepted on every `/v1` client operation. Anything but 22 to 128 base64url
+                /// characters is 400 `invalid_nonce`.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/header/Storekeeper-Nonce`.
+                public var storekeeperNonce: Components.Parameters.Nonce?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AssociateTeamSeat.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xStorekeeperUser: With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
+                ///   - storekeeperNonce: A fresh random value (16+ random bytes, base64url) for the server to sign into its answer
+                ///   - accept:
+                public init(
+                    xStorekeeperUser: Components.Parameters.ActingUser? = nil,
+                    storekeeperNonce: Components.Parameters.Nonce? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AssociateTeamSeat.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xStorekeeperUser = xStorekeeperUser
+                    self.storekeeperNonce = storekeeperNonce
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AssociateTeamSeat.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.AssociateTeamSeatRequest)
+            }
+            public var body: Operations.AssociateTeamSeat.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.AssociateTeamSeat.Input.Path,
+                headers: Operations.AssociateTeamSeat.Input.Headers = .init(),
+                body: Operations.AssociateTeamSeat.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    /// a compact JWS (ES256; header `kid` names the key) whose payload is `{"cred", "iat", "nonce", "request",
+                    /// "sha256", "status", "sub"}`: the nonce sent, the request (`GET /v1/me` with its query), the status, the
+                    /// base64url SHA-256 of the exact body bytes, the caller's user id (`sub`) and the base64url SHA-256 of the
+                    /// credential presented (`cred`: the bearer token, the guest credential or the API key). The app pins the public
+                    /// key and refuses an answer whose signature or any of these does not match, so an answer given to another
+                    /// account's credentials is refused too. Every 2xx answer of a `/v1` client operation is signed this way.
+                    ///
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/responses/200/headers/Storekeeper-Signature`.
+                    public var storekeeperSignature: Components.Headers.AnswerSignature?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - storekeeperSignature: When the request sent `Storekeeper-Nonce` and the server has an answer-signing key (`auth.answerSigningKey`):
+                    public init(storekeeperSignature: Components.Headers.AnswerSignature? = nil) {
+                        self.storekeeperSignature = storekeeperSignature
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.AssociateTeamSeat.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/teams/{original}/seats/{seat}/associate/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.TeamSeat)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.TeamSeat {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AssociateTeamSeat.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.AssociateTeamSeat.Output.Ok.Headers = .init(),
+                    body: Operations.AssociateTeamSeat.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The seat, associated.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/associate/post(associateTeamSeat)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AssociateTeamSeat.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AssociateTeamSeat.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/associate/post(associateTeamSeat)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthenticated`, `invalid_token`, `invalid_api_key`, `invalid_guest_token`, `device_id_not_accepted` or `guests_disabled`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/associate/post(associateTeamSeat)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `subscription_not_found`, `seat_not_found`, `invitation_not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/associate/post(associateTeamSeat)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.TeamNotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.TeamNotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_a_team`, `team_limit`, `no_available_seats`, `already_a_member`, `purchaser_has_subscription`,
+            /// `invitation_expired`, `seat_claim_in_progress`, `seat_not_claimed`, `no_server_api`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/associate/post(associateTeamSeat)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.TeamConflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.TeamConflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `body_too_large`: the request body exceeds the configured limit (default 1 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/associate/post(associateTeamSeat)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/associate/post(associateTeamSeat)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `apple_unavailable`: Apple did not answer; asking again is safe.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/associate/post(associateTeamSeat)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
             case serviceUnavailable(Components.Responses.AppleUnavailable)
@@ -3866,7 +4232,7 @@ public enum Operations {
                 }
             }
             /// `not_a_team`, `team_limit`, `no_available_seats`, `already_a_member`, `purchaser_has_subscription`,
-            /// `invitation_expired`, `seat_claim_in_progress`, `no_server_api`.
+            /// `invitation_expired`, `seat_claim_in_progress`, `seat_not_claimed`, `no_server_api`.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/delete(removeTeamSeat)/responses/409`.
@@ -12475,7 +12841,7 @@ public enum Operations {
                 }
             }
             /// `not_a_team`, `team_limit`, `no_available_seats`, `already_a_member`, `purchaser_has_subscription`,
-            /// `invitation_expired`, `seat_claim_in_progress`, `no_server_api`.
+            /// `invitation_expired`, `seat_claim_in_progress`, `seat_not_claimed`, `no_server_api`.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/members/post(adminAddTeamMember)/responses/409`.
@@ -12800,7 +13166,7 @@ public enum Operations {
                 }
             }
             /// `not_a_team`, `team_limit`, `no_available_seats`, `already_a_member`, `purchaser_has_subscription`,
-            /// `invitation_expired`, `seat_claim_in_progress`, `no_server_api`.
+            /// `invitation_expired`, `seat_claim_in_progress`, `seat_not_claimed`, `no_server_api`.
             ///
             ///
             /// - Remark: Generated from `#/paths//v1/admin/teams/{original}/seats/{seat}/delete(adminRemoveTeamSeat)/responses/409`.

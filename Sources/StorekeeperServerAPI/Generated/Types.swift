@@ -184,6 +184,17 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/me/team-invitations/accept`.
     /// - Remark: Generated from `#/paths//v1/me/team-invitations/accept/post(acceptTeamInvitation)`.
     func acceptTeamInvitation(_ input: Operations.AcceptTeamInvitation.Input) async throws -> Operations.AcceptTeamInvitation.Output
+    /// Tell Apple which app install uses the caller's seat
+    ///
+    /// For a member who accepted without `appTransactionId` (or moved to another device): Storekeeper calls Apple's
+    /// Associate Seat with the install (StoreKit's `AppTransaction.appTransactionID`) and keeps it with the seat. Only
+    /// the member's own claimed seat: 404 `seat_not_found`, 409 `seat_not_claimed`; 400 `unknown_app_transaction`
+    /// when Apple knows no such install; 503 `apple_unavailable`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/teams/{original}/seats/{seat}/associate`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/associate/post(associateTeamSeat)`.
+    func associateTeamSeat(_ input: Operations.AssociateTeamSeat.Input) async throws -> Operations.AssociateTeamSeat.Output
     /// Give a seat back, or withdraw an invitation
     ///
     /// The purchaser may end any seat or invitation of their team, a member only their own seat. A claimed seat is
@@ -825,6 +836,27 @@ extension APIProtocol {
         body: Operations.AcceptTeamInvitation.Input.Body
     ) async throws -> Operations.AcceptTeamInvitation.Output {
         try await acceptTeamInvitation(Operations.AcceptTeamInvitation.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Tell Apple which app install uses the caller's seat
+    ///
+    /// For a member who accepted without `appTransactionId` (or moved to another device): Storekeeper calls Apple's
+    /// Associate Seat with the install (StoreKit's `AppTransaction.appTransactionID`) and keeps it with the seat. Only
+    /// the member's own claimed seat: 404 `seat_not_found`, 409 `seat_not_claimed`; 400 `unknown_app_transaction`
+    /// when Apple knows no such install; 503 `apple_unavailable`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/teams/{original}/seats/{seat}/associate`.
+    /// - Remark: Generated from `#/paths//v1/me/teams/{original}/seats/{seat}/associate/post(associateTeamSeat)`.
+    public func associateTeamSeat(
+        path: Operations.AssociateTeamSeat.Input.Path,
+        headers: Operations.AssociateTeamSeat.Input.Headers = .init(),
+        body: Operations.AssociateTeamSeat.Input.Body
+    ) async throws -> Operations.AssociateTeamSeat.Output {
+        try await associateTeamSeat(Operations.AssociateTeamSeat.Input(
+            path: path,
             headers: headers,
             body: body
         ))

@@ -2598,6 +2598,21 @@ extension Components {
                 case appTransactionId
             }
         }
+        /// - Remark: Generated from `#/components/schemas/AssociateTeamSeatRequest`.
+        public struct AssociateTeamSeatRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AssociateTeamSeatRequest/appTransactionId`.
+            public var appTransactionId: Swift.String
+            /// Creates a new `AssociateTeamSeatRequest`.
+            ///
+            /// - Parameters:
+            ///   - appTransactionId:
+            public init(appTransactionId: Swift.String) {
+                self.appTransactionId = appTransactionId
+            }
+            public enum CodingKeys: String, CodingKey {
+                case appTransactionId
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/AddTeamMemberRequest`.
         public struct AddTeamMemberRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/AddTeamMemberRequest/userId`.
