@@ -683,6 +683,47 @@ public final class Ledger: Service, Sendable {
 
     /// Records a day's reconciliation: a reconciled day replaces its findings in one transaction (re-runs are
     /// idempotent); an unavailable report or a failed run keeps what an earlier run found.
+    /// How many rows one pruning pass deleted.
+    public struct Pruned: Sendable, Hashable {
+        public var events = 0
+        public var notifications = 0
+        public var audit = 0
+        public var total: Int { events + notifications + audit }
+
+        public init() {}
+    }
+
+    /// Deletes up to `limit` each of the outbox events, applied notifications and audit entries older than their
+    /// cutoffs (nil: none), never an event or notification a webhook endpoint of `eventEndpoints` /
+    /// `notificationEndpoints` has yet to receive (see `RetainedRecords`). One short transaction.
+    public func prune(
+        eventsBefore: Date?,
+        notificationsBefore: Date?,
+        auditBefore: Date?,
+        eventEndpoints: [String],
+        notificationEndpoints: [String],
+        limit: Int
+    ) async throws -> Pruned {
+        try await write { uow in
+            var pruned = Pruned()
+            if let eventsBefore {
+                pruned.events = try await RetainedRecords.pruneEvents(before: eventsBefore, endpoints: eventEndpoints, limit: limit, on: uow.db)
+            }
+            if let notificationsBefore {
+                pruned.notifications = try await RetainedRecords.pruneNotifications(
+                    before: notificationsBefore,
+                    endpoints: notificationEndpoints,
+                    limit: limit,
+                    on: uow.db
+                )
+            }
+            if let auditBefore {
+                pruned.audit = try await RetainedRecords.pruneAudit(before: auditBefore, limit: limit, on: uow.db)
+            }
+            return pruned
+        }
+    }
+
     public func recordReconciliation(
         _ day: ReconciliationTable.Day,
         findings: [Reconciliation.Finding],

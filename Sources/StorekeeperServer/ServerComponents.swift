@@ -187,6 +187,14 @@ public struct ServerComponents: Sendable {
             logger: logger
         )
         jobs.businessMetrics = businessMetrics
+        jobs.dataRetention = DataRetentionJob(
+            ledger: ledger,
+            configuration: configuration.dataRetention,
+            webhooks: configuration.webhooks,
+            ready: ready,
+            metrics: metrics,
+            logger: logger
+        )
         if let lifetime = configuration.auth.idleGuestLifetime {
             jobs.guestExpiry = GuestExpiry(
                 ledger: ledger,
@@ -260,6 +268,7 @@ public struct ServerComponents: Sendable {
         if let tokenSetter = jobs.tokenSetter, lifecycle.accountTokenInterval != nil { services.append(tokenSetter) }
         if let installs = jobs.installs, lifecycle.appTransactionInterval != nil { services.append(installs) }
         if let guestExpiry = jobs.guestExpiry { services.append(guestExpiry) }
+        if let dataRetention = jobs.dataRetention, configuration.dataRetention.interval != nil { services.append(dataRetention) }
         self.services = services
     }
 }

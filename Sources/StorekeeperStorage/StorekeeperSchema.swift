@@ -481,5 +481,13 @@ public enum StorekeeperSchema {
             // Seats of a multiseat purchase Apple refunded (REFUND / SEATS): revenue takes their price back.
             try await db.raw("ALTER TABLE apple_transactions ADD COLUMN refunded_seats INTEGER").run()
         },
+        Migration("026_pruning_indexes") { db, _ in
+            // Pruning asks, per event or notification, whether a webhook delivery of it is still pending.
+            let statements: [SQLQueryString] = [
+                "CREATE INDEX webhook_queue_by_event ON webhook_queue (event_position) WHERE event_position IS NOT NULL",
+                "CREATE INDEX webhook_queue_by_notification ON webhook_queue (notification_id) WHERE notification_id IS NOT NULL",
+            ]
+            for statement in statements { try await db.raw(statement).run() }
+        },
     ]
 }

@@ -243,6 +243,21 @@ import Testing
             Key(dotted: "reports.analyticsReports", environment: "REPORTS_ANALYTICS_REPORTS", environmentValue: "false", json: false) {
                 $0.reports?.analyticsReports == false
             },
+            Key(dotted: "dataRetention.eventDays", environment: "DATA_RETENTION_EVENT_DAYS", environmentValue: "7", json: 7) {
+                $0.dataRetention.events == .seconds(7 * 86_400)
+            },
+            Key(dotted: "dataRetention.notificationDays", environment: "DATA_RETENTION_NOTIFICATION_DAYS", environmentValue: "0", json: 0) {
+                $0.dataRetention.notifications == nil
+            },
+            Key(dotted: "dataRetention.auditDays", environment: "DATA_RETENTION_AUDIT_DAYS", environmentValue: "400", json: 400) {
+                $0.dataRetention.audit == .seconds(400 * 86_400)
+            },
+            Key(dotted: "dataRetention.intervalSeconds", environment: "DATA_RETENTION_INTERVAL_SECONDS", environmentValue: "0", json: 0) {
+                $0.dataRetention.interval == nil
+            },
+            Key(dotted: "dataRetention.batchSize", environment: "DATA_RETENTION_BATCH_SIZE", environmentValue: "250", json: 250) {
+                $0.dataRetention.batchSize == 250
+            },
             Key(
                 dotted: "console.operators",
                 environment: "CONSOLE_OPERATORS",

@@ -163,6 +163,9 @@ extension APIHandler {
         case .expireGuests:
             guard let guestExpiry = jobs.guestExpiry else { throw unavailable(job.rawValue) }
             items = try await guestExpiry.runOnce(now: now)
+        case .prune:
+            guard let retention = jobs.dataRetention else { throw unavailable(job.rawValue) }
+            items = try await retention.runOnce(now: now)
         case .businessMetrics:
             guard let businessMetrics = jobs.businessMetrics else { throw unavailable(job.rawValue) }
             items = try await businessMetrics.refresh(now: now)

