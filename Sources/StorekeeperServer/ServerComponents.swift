@@ -151,6 +151,7 @@ public struct ServerComponents: Sendable {
         let finisher = TransactionFinisher(
             apps: apps,
             store: FinishedTransactions(provider: provider),
+            ledger: ledger,
             interval: .seconds(5),
             metrics: metrics,
             ready: ready,
@@ -170,6 +171,7 @@ public struct ServerComponents: Sendable {
         let installs = AppTransactionLookup(
             apps: apps,
             store: AppTransactionLookups(provider: provider),
+            ledger: ledger,
             interval: lifecycle.appTransactionInterval ?? .seconds(60),
             metrics: metrics,
             ready: ready,

@@ -38,6 +38,8 @@ struct AppTransactionTests {
             #expect(try await server.runJob("app-transactions") >= 0)
             #expect(try await installOf("otto", passId) == install, "Apple's signed app transaction named it")
             #expect(try await server.runJob("app-transactions") == 0, "named once")
+            // A change to a delivered transaction, so audited on its holder.
+            #expect(try await server.audit("otto").contains { $0.action == "transaction.install_named" && ($0.detail ?? "").contains(install) })
 
             // The risk signal sees both app users on one install.
             try await ConsoleTests.browse(server) { support in

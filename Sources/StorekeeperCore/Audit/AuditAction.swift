@@ -31,6 +31,8 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let transactionAssigned = AuditAction(rawValue: "transaction.assigned")
     /// Apple confirmed that a purchase made without a token now carries its user's (Set App Account Token).
     public static let transactionAccountTokenSet = AuditAction(rawValue: "transaction.account_token_set")
+    /// Apple named the app install a purchase that came without one was made from (Get App Transaction Info).
+    public static let transactionInstallNamed = AuditAction(rawValue: "transaction.install_named")
     // Teams (multiseat subscriptions whose developer manages invitations)
     /// The purchaser invited someone to a seat (or an operator added a member).
     public static let teamInvited = AuditAction(rawValue: "team.invited")

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// Names the app install (`appTransactionId`) of delivered transactions that came without it — legacy receipts and
@@ -17,6 +18,7 @@ import StorekeeperStorage
 public struct AppTransactionLookup: Service {
     let apps: AppRegistry
     let store: AppTransactionLookups
+    let ledger: Ledger
     let interval: Duration
     let metrics: ServerMetrics
     let ready: ReadinessGate
@@ -24,7 +26,16 @@ public struct AppTransactionLookup: Service {
     /// How far back deliveries are looked up.
     static let lookback: TimeInterval = 30 * 86_400
 
-    init(apps: AppRegistry, store: AppTransactionLookups, interval: Duration, metrics: ServerMetrics, ready: ReadinessGate, logger: Logger) {
+    init(
+        apps: AppRegistry,
+        store: AppTransactionLookups,
+        ledger: Ledger,
+        interval: Duration,
+        metrics: ServerMetrics,
+        ready: ReadinessGate,
+        logger: Logger
+    ) {
+        self.ledger = ledger
         self.apps = apps
         self.store = store
         self.interval = interval
@@ -58,27 +69,39 @@ public struct AppTransactionLookup: Service {
         for item in due {
             guard let app = apps.first(where: { $0.configuration.bundleId == item.bundleId }) else { continue }
             guard let client = app.serverAPI(for: item.environment) else {
-                try await store.markUnnamed(item.originalTransactionId, reason: "no App Store Server API for the \(item.environment) environment")
+                try await ledger.markInstallUnknown(
+                    originalTransactionId: item.originalTransactionId,
+                    reason: "no App Store Server API for the \(item.environment) environment"
+                )
                 continue
             }
             do {
                 let answer = try await client.getAppTransactionInfo(transactionId: item.originalTransactionId)
                 guard let signed = answer.signedAppTransactionInfo else {
-                    try await store.markUnnamed(item.originalTransactionId, reason: "Apple's answer carried no signed app transaction")
+                    try await ledger.markInstallUnknown(
+                        originalTransactionId: item.originalTransactionId,
+                        reason: "Apple's answer carried no signed app transaction"
+                    )
                     continue
                 }
                 let install = try await app.verifier.verifyAppTransaction(signed)
                 guard install.bundleId == app.configuration.bundleId, let id = install.appTransactionId, !id.isEmpty, id.utf8.count <= 64 else {
-                    try await store.markUnnamed(item.originalTransactionId, reason: "Apple's app transaction is for another app or has no id")
+                    try await ledger.markInstallUnknown(
+                        originalTransactionId: item.originalTransactionId,
+                        reason: "Apple's app transaction is for another app or has no id"
+                    )
                     continue
                 }
-                try await store.name(item.originalTransactionId, appTransactionId: id)
+                try await ledger.nameInstall(originalTransactionId: item.originalTransactionId, appTransactionId: id)
                 named += 1
             } catch let error as AppStoreServerAPIError where error.httpStatus == 400 || error.httpStatus == 404 {
-                try await store.markUnnamed(item.originalTransactionId, reason: error.description)
+                try await ledger.markInstallUnknown(originalTransactionId: item.originalTransactionId, reason: error.description)
             } catch let error as SignedDataVerificationError {
                 // Never recorded unverified: a forged or broken answer is logged and the purchase left unnamed.
-                try await store.markUnnamed(item.originalTransactionId, reason: "Apple's app transaction failed verification: \(error)")
+                try await ledger.markInstallUnknown(
+                    originalTransactionId: item.originalTransactionId,
+                    reason: "Apple's app transaction failed verification: \(error)"
+                )
                 logger.error(
                     "an app transaction from the App Store Server API failed verification",
                     metadata: ["storekeeper.transaction.original_id": "\(item.originalTransactionId)", "error": "\(error)"]

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 
 /// Tells Apple that delivered consumables are finished (Finish Transaction, App Store Server API 1.20) for the apps
@@ -15,6 +16,7 @@ import StorekeeperStorage
 public struct TransactionFinisher: Service {
     let apps: AppRegistry
     let store: FinishedTransactions
+    let ledger: Ledger
     let interval: Duration
     let metrics: ServerMetrics
     let ready: ReadinessGate
@@ -22,7 +24,16 @@ public struct TransactionFinisher: Service {
     /// How far back deliveries are finished: older unfinished ones are the device's business.
     static let lookback: TimeInterval = 3 * 86_400
 
-    init(apps: AppRegistry, store: FinishedTransactions, interval: Duration, metrics: ServerMetrics, ready: ReadinessGate, logger: Logger) {
+    init(
+        apps: AppRegistry,
+        store: FinishedTransactions,
+        ledger: Ledger,
+        interval: Duration,
+        metrics: ServerMetrics,
+        ready: ReadinessGate,
+        logger: Logger
+    ) {
+        self.ledger = ledger
         self.apps = apps
         self.store = store
         self.interval = interval
@@ -68,7 +79,7 @@ public struct TransactionFinisher: Service {
                 metrics.transactionFinished("finished")
             } catch let error as AppStoreServerAPIError where error.httpStatus == 400 || error.httpStatus == 404 {
                 // Apple will never finish it (unknown to Apple, or not a consumable): say so once and stop asking.
-                try await store.markUnfinishable(item.transactionId, reason: error.description)
+                try await ledger.markUnfinishable(item.transactionId, reason: error.description)
                 metrics.transactionFinished("refused")
                 logger.warning(
                     "Apple refused to finish a transaction",
@@ -86,7 +97,7 @@ public struct TransactionFinisher: Service {
                 break
             }
         }
-        try await store.markFinished(finished, at: now)
+        try await ledger.markFinished(finished, at: now)
         return finished.count
     }
 }

@@ -37,30 +37,4 @@ public struct AppTransactionLookups: Sendable {
             }
         }
     }
-
-    /// Records the install Apple named for every transaction of `original` that had none; how many rows changed.
-    @discardableResult
-    public func name(_ original: String, appTransactionId: String) async throws -> Int {
-        try await provider.withSession { db in
-            try await db.raw(
-                """
-                UPDATE apple_transactions SET app_transaction_id = \(bind: appTransactionId)
-                WHERE original_transaction_id = \(bind: original) AND app_transaction_id IS NULL
-                RETURNING transaction_id
-                """
-            ).all().count
-        }
-    }
-
-    /// Records why Apple will never name the install of `original`'s transactions.
-    public func markUnnamed(_ original: String, reason: String) async throws {
-        try await provider.withSession { db in
-            try await db.raw(
-                """
-                UPDATE apple_transactions SET app_transaction_error = \(bind: String(reason.prefix(300)))
-                WHERE original_transaction_id = \(bind: original) AND app_transaction_id IS NULL
-                """
-            ).run()
-        }
-    }
 }

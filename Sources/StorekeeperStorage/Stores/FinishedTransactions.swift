@@ -38,25 +38,6 @@ public struct FinishedTransactions: Sendable {
         }
     }
 
-    /// Records Apple's confirmation for `ids`.
-    public func markFinished(_ ids: [String], at date: Date) async throws {
-        guard !ids.isEmpty else { return }
-        try await provider.withSession { db in
-            try await db.raw(
-                "UPDATE apple_transactions SET finished_at = \(bind: date.millis) WHERE transaction_id IN (\(binds: ids)) AND finished_at IS NULL"
-            ).run()
-        }
-    }
-
-    /// Records why Apple will never finish `id` (it does not know it, or not as a consumable).
-    public func markUnfinishable(_ id: String, reason: String) async throws {
-        try await provider.withSession { db in
-            try await db.raw(
-                "UPDATE apple_transactions SET finish_error = \(bind: String(reason.prefix(300))) WHERE transaction_id = \(bind: id) AND finished_at IS NULL"
-            ).run()
-        }
-    }
-
     /// When `id` was finished at Apple, if it was.
     public func finishedAt(_ id: String) async throws -> Date? {
         try await provider.withSession { db in

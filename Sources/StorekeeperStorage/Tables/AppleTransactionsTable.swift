@@ -153,6 +153,54 @@ public enum AppleTransactionsTable {
         ).run()
     }
 
+    /// Records the install Apple named for every transaction of `original` that had none; returns the transactions
+    /// named, with their holders.
+    public static func nameInstall(
+        _ original: String,
+        appTransactionId: String,
+        on db: any SQLDatabase
+    ) async throws
+        -> [(transactionId: String, user: UserID)]
+    {
+        try await db.raw(
+            """
+            UPDATE apple_transactions SET app_transaction_id = \(bind: appTransactionId)
+            WHERE original_transaction_id = \(bind: original) AND app_transaction_id IS NULL
+            RETURNING transaction_id, user_id
+            """
+        ).all().map {
+            (try $0.decode(column: "transaction_id", as: String.self), UserID(rawValue: try $0.decode(column: "user_id", as: String.self)))
+        }
+    }
+
+    /// Records why Apple will never name the install of `original`'s transactions.
+    public static func markInstallUnknown(_ original: String, reason: String, on db: any SQLDatabase) async throws {
+        try await db.raw(
+            """
+            UPDATE apple_transactions SET app_transaction_error = \(bind: String(reason.prefix(300)))
+            WHERE original_transaction_id = \(bind: original) AND app_transaction_id IS NULL
+            """
+        ).run()
+    }
+
+    /// Records Apple's confirmation that `ids` were finished (Finish Transaction).
+    public static func markFinished(_ ids: [String], at date: Date, on db: any SQLDatabase) async throws {
+        guard !ids.isEmpty else { return }
+        try await db.raw(
+            "UPDATE apple_transactions SET finished_at = \(bind: date.millis) WHERE transaction_id IN (\(binds: ids)) AND finished_at IS NULL"
+        ).run()
+    }
+
+    /// Records why Apple will never finish `id` (it does not know it, or not as a consumable).
+    public static func markUnfinishable(_ id: String, reason: String, on db: any SQLDatabase) async throws {
+        try await db.raw(
+            """
+            UPDATE apple_transactions SET finish_error = \(bind: String(reason.prefix(300)))
+            WHERE transaction_id = \(bind: id) AND finished_at IS NULL
+            """
+        ).run()
+    }
+
     /// Records how many seats of a multiseat purchase Apple has refunded so far (the count only grows); returns the
     /// holder and how many seats this changed, when it did.
     public static func recordSeatRefund(_ transactionId: String, seats: Int, on db: any SQLDatabase) async throws -> (user: UserID, added: Int)? {
