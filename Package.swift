@@ -138,6 +138,7 @@ let package = Package(
         .target(
             name: "StorekeeperServerAPI",
             dependencies: [
+                .product(name: "StorekeeperAPI", package: "StorekeeperAPI"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
@@ -153,6 +154,7 @@ let package = Package(
                 "StorekeeperLedger",
                 "StorekeeperStorage",
                 "StorekeeperServerAPI",
+                .product(name: "StorekeeperAPI", package: "StorekeeperAPI"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import ServiceLifecycle
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperLedger
 import StorekeeperServerAPI

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperLedger
 import StorekeeperServerAPI

@@ -1,5 +1,6 @@
 import AppStoreSimulator
 import Foundation
+import NIOHTTP1
 import OpenAPIRuntime
 import StorekeeperAPI
 import Testing
@@ -97,8 +98,9 @@ struct GeneratedClientTests {
                 Issue.record("a user token opened the admin API")
                 return
             }
-            let health = try await server.api().getHealth().ok.body.json
-            #expect(health.status == .ok)
+            // The operations endpoints are hand-written routes, outside the generated client.
+            let health = try await server.call(.GET, "/health")
+            #expect(health.status == 200 && health.body["status"] as? String == "ok", "\(health.text)")
         }
     }
 }

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import Logging
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperLedger
 import StorekeeperServerAPI

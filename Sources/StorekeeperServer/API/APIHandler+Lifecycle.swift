@@ -2,6 +2,7 @@ import AppStoreWire
 import Foundation
 import Hummingbird
 import Logging
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperLedger
 import StorekeeperServerAPI

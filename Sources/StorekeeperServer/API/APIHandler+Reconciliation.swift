@@ -1,6 +1,7 @@
 import AppStoreWire
 import Foundation
 import OpenAPIRuntime
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServerAPI
 import StorekeeperStorage

@@ -1,6 +1,7 @@
 import AppStoreWire
 import Foundation
 import Logging
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperLedger
 import StorekeeperServerAPI

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServerAPI
 import StorekeeperStorage

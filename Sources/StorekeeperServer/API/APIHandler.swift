@@ -1,5 +1,6 @@
 import Foundation
 import OpenAPIRuntime
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperLedger
 import StorekeeperServerAPI

@@ -1,4 +1,5 @@
 import Foundation
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperLedger
 import StorekeeperServerAPI

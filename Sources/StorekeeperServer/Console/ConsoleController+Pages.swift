@@ -2,6 +2,7 @@ import AppStoreWire
 import Foundation
 import Hummingbird
 import NIOCore
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperLedger
 import StorekeeperServerAPI

@@ -6,6 +6,7 @@ import Hummingbird
 import Logging
 import Mustache
 import NIOCore
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServerAPI
 import StorekeeperStorage

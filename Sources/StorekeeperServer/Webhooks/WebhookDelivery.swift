@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
+import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServerAPI
 import StorekeeperStorage

@@ -18,6 +18,10 @@ public import struct Foundation.Data
 #endif
 public import struct Foundation.Date
 import HTTPTypes
+#if compiler(>=6.4)
+@diagnose(UnusedImportAccess, as: ignored)
+#endif
+public import StorekeeperAPI
 extension APIProtocol {
     /// Registers each operation handler with the provided transport.
     /// - Parameters:

@@ -933,23 +933,6 @@ extension Components {
                 case paidServiceDays
             }
         }
-        /// - Remark: Generated from `#/components/schemas/SignedPayloadBody`.
-        public struct SignedPayloadBody: Codable, Hashable, Sendable {
-            /// The JWS Apple signed (ResponseBodyV2).
-            ///
-            /// - Remark: Generated from `#/components/schemas/SignedPayloadBody/signedPayload`.
-            public var signedPayload: Swift.String
-            /// Creates a new `SignedPayloadBody`.
-            ///
-            /// - Parameters:
-            ///   - signedPayload: The JWS Apple signed (ResponseBodyV2).
-            public init(signedPayload: Swift.String) {
-                self.signedPayload = signedPayload
-            }
-            public enum CodingKeys: String, CodingKey {
-                case signedPayload
-            }
-        }
         /// - Remark: Generated from `#/components/schemas/NotificationList`.
         public struct NotificationList: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/NotificationList/notifications`.
@@ -3713,46 +3696,6 @@ extension Components {
                 case subject
                 case occurredAt
                 case details
-            }
-        }
-        /// - Remark: Generated from `#/components/schemas/Health`.
-        public struct Health: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/Health/status`.
-            @frozen public enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                case ok = "ok"
-                case unavailable = "unavailable"
-            }
-            /// - Remark: Generated from `#/components/schemas/Health/status`.
-            public var status: Components.Schemas.Health.StatusPayload
-            /// - Remark: Generated from `#/components/schemas/Health/database`.
-            @frozen public enum DatabasePayload: String, Codable, Hashable, Sendable, CaseIterable {
-                case ok = "ok"
-                case failing = "failing"
-                case unchecked = "unchecked"
-            }
-            /// - Remark: Generated from `#/components/schemas/Health/database`.
-            public var database: Components.Schemas.Health.DatabasePayload
-            /// - Remark: Generated from `#/components/schemas/Health/message`.
-            public var message: Swift.String?
-            /// Creates a new `Health`.
-            ///
-            /// - Parameters:
-            ///   - status:
-            ///   - database:
-            ///   - message:
-            public init(
-                status: Components.Schemas.Health.StatusPayload,
-                database: Components.Schemas.Health.DatabasePayload,
-                message: Swift.String? = nil
-            ) {
-                self.status = status
-                self.database = database
-                self.message = message
-            }
-            public enum CodingKeys: String, CodingKey {
-                case status
-                case database
-                case message
             }
         }
         /// ISO 8601 duration of whole days, weeks, months or years (1-1000), applied in UTC.
