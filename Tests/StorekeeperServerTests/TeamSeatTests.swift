@@ -273,6 +273,26 @@ struct TeamSeatTests {
             let released = try await Self.events(server, "quinn").last
             #expect(released?._type == "team.seat_changed" && released?.details.additionalProperties["reason"] == "apple_unclaimed")
 
+            // An addition whose answer never came (Apple down) can still be removed: Storekeeper settles the claim
+            // with its request identifier, then gives the seat back.
+            server.faults.settings = .init(serverErrorNext: 50)
+            let stuck = try await server.call(
+                .POST,
+                "/v1/admin/teams/\(original)/members",
+                json: ["userId": "sol"],
+                headers: ServerHarness.adminHeaders
+            )
+            server.faults.settings = .init()
+            #expect(stuck.status == 503 && stuck.code == "apple_unavailable", "\(stuck.text)")
+            let solSeat = try #require(
+                ((try await server.call(.GET, "/v1/admin/teams/\(original)", headers: ServerHarness.adminHeaders).body["seats"] as? [[String: Any]])?
+                    .first { $0["memberId"] as? String == "sol" })?["seatId"] as? String
+            )
+            let settled = try await server.call(.DELETE, "/v1/admin/teams/\(original)/seats/\(solSeat)", headers: ServerHarness.adminHeaders)
+            #expect(settled.status == 200 && settled.body["status"] as? String == "released", "\(settled.text)")
+            #expect(try await Self.claimed(server, original) == Self.truth(store, original))
+            #expect(try await server.audit("sol").map(\.action).contains("team.seat_released"))
+
             // An operator removes Rita; removing again answers the same ended seat.
             let removed = try await server.call(.DELETE, "/v1/admin/teams/\(original)/seats/\(ritaSeat)", headers: ServerHarness.adminHeaders)
             #expect(removed.body["releaseReason"] as? String == "removed_by_operator", "\(removed.text)")

@@ -87,7 +87,7 @@ public struct TeamService: Sendable {
 
     /// Gives a seat back (Unclaim Seat) or withdraws an invitation.
     public func remove(originalTransactionId: String, seatId: String, by actor: Actor) async throws -> TeamSeatsTable.Row {
-        guard let row = try await provider.withSession({ db in try await TeamSeatsTable.find(id: seatId, on: db) }),
+        guard var row = try await provider.withSession({ db in try await TeamSeatsTable.find(id: seatId, on: db) }),
             row.originalTransactionId == originalTransactionId
         else { throw StorekeeperError.notFound("seat_not_found", "no seat \(seatId) on \(originalTransactionId)") }
         let reason: String
@@ -102,6 +102,19 @@ public struct TeamService: Sendable {
         case .admin(let name):
             reason = "removed_by_operator"
             cause = .admin(name)
+        }
+        if row.status == .claiming {
+            // A claim whose answer never came: settled first with its request identifier (Apple answers the claim it
+            // made, or makes it now) so that it can be given back. One Apple refuses is withdrawn by `claim`; an
+            // outage answers 503 and the seat stays as it was.
+            do {
+                row = try await claim(row)
+            } catch let error as StorekeeperError where error.kind != .unavailable {
+                guard let settled = try await provider.withSession({ db in try await TeamSeatsTable.find(id: seatId, on: db) }) else { throw error }
+                row = settled
+            }
+            // The member's own seat went back to an open invitation: the purchaser's invitation stays theirs.
+            if case .user(let user) = actor, user != row.purchaser, row.status == .invited { return row }
         }
         switch row.status {
         case .claimed:

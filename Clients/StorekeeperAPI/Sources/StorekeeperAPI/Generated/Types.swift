@@ -199,7 +199,8 @@ public protocol APIProtocol: Sendable {
     ///
     /// The purchaser may end any seat or invitation of their team, a member only their own seat. A claimed seat is
     /// unclaimed at Apple (Unclaim Seat) and the member's access ends now; an invitation is withdrawn. Ending what
-    /// has ended answers it unchanged. 404 `seat_not_found`; 409 `seat_claim_in_progress` while Apple is asked.
+    /// has ended answers it unchanged. A claim whose answer never came is first settled with Apple (the same request
+    /// identifier), then given back; 503 `apple_unavailable` when Apple does not answer. 404 `seat_not_found`.
     ///
     ///
     /// - Remark: HTTP `DELETE /v1/me/teams/{original}/seats/{seat}`.
@@ -867,7 +868,8 @@ extension APIProtocol {
     ///
     /// The purchaser may end any seat or invitation of their team, a member only their own seat. A claimed seat is
     /// unclaimed at Apple (Unclaim Seat) and the member's access ends now; an invitation is withdrawn. Ending what
-    /// has ended answers it unchanged. 404 `seat_not_found`; 409 `seat_claim_in_progress` while Apple is asked.
+    /// has ended answers it unchanged. A claim whose answer never came is first settled with Apple (the same request
+    /// identifier), then given back; 503 `apple_unavailable` when Apple does not answer. 404 `seat_not_found`.
     ///
     ///
     /// - Remark: HTTP `DELETE /v1/me/teams/{original}/seats/{seat}`.
