@@ -8,6 +8,7 @@ import Mustache
 import NIOCore
 import StorekeeperAPI
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperServerAPI
 import StorekeeperStorage
 import Synchronization
@@ -100,7 +101,7 @@ struct ConsoleController: Sendable {
         admin.post("login") { request, context in try await signIn(request, from: context.clientAddress) }
         admin.post("logout") { request, context in
             try await page(request, context, needs: nil, form: true) { signedIn, _ in
-                try await store.delete(signedIn.session.tokenHash)
+                try await api.ledger.closeConsoleSession(signedIn.session.tokenHash)
                 var response = Self.redirect("/admin/login")
                 response.setCookie(cookie(Self.sessionCookie, "", maxAge: 0, request))
                 return response
@@ -293,8 +294,7 @@ struct ConsoleController: Sendable {
             createdAt: now,
             expiresAt: now.addingTimeInterval(Double(configuration.sessionLifetime.components.seconds))
         )
-        try await store.create(session)
-        try await store.record(operatorName: found.name, role: found.role.rawValue, action: "signed_in", subject: found.name, detail: nil, at: now)
+        try await api.ledger.openConsoleSession(session)
         logger.info("console sign-in", metadata: ["operator": "\(found.name)", "role": "\(found.role.rawValue)"])
         var response = Self.redirect("/admin")
         response.setCookie(cookie(Self.sessionCookie, token, maxAge: Int(configuration.sessionLifetime.components.seconds), request))
@@ -404,13 +404,12 @@ struct ConsoleController: Sendable {
 
     /// Records the action in the operator log.
     func log(_ signedIn: Operator, _ action: String, subject: String, detail: String?) async throws {
-        try await store.record(
+        try await api.ledger.recordOperatorAction(
             operatorName: signedIn.name,
             role: signedIn.role.rawValue,
             action: action,
             subject: subject,
-            detail: detail.map { String($0.prefix(500)) },
-            at: Date()
+            detail: detail.map { String($0.prefix(500)) }
         )
         logger.info("console action", metadata: ["operator": "\(signedIn.name)", "action": "\(action)", "subject": "\(subject)"])
     }

@@ -29,24 +29,6 @@ public struct ConsoleStore: Sendable {
         }
     }
 
-    public func create(_ session: Session) async throws {
-        try await provider.withSession { db in
-            try await db.insert(into: "console_sessions")
-                .columns("token_hash", "operator", "role", "csrf", "created_at", "expires_at")
-                .values(
-                    SQLBind(session.tokenHash),
-                    SQLBind(session.operatorName),
-                    SQLBind(session.role),
-                    SQLBind(session.csrf),
-                    SQLBind(session.createdAt.millis),
-                    SQLBind(session.expiresAt.millis)
-                )
-                .run()
-            // Expired sessions go as new ones come.
-            try await db.raw("DELETE FROM console_sessions WHERE expires_at <= \(bind: session.createdAt.millis)").run()
-        }
-    }
-
     /// The session of `tokenHash`, unless it has expired.
     public func session(_ tokenHash: String, now: Date) async throws -> Session? {
         try await provider.withSession { db in
@@ -68,12 +50,6 @@ public struct ConsoleStore: Sendable {
         }
     }
 
-    public func delete(_ tokenHash: String) async throws {
-        try await provider.withSession { db in
-            try await db.raw("DELETE FROM console_sessions WHERE token_hash = \(bind: tokenHash)").run()
-        }
-    }
-
     /// One thing an operator did.
     public struct Action: Sendable, Hashable {
         public var id: Int64
@@ -83,15 +59,6 @@ public struct ConsoleStore: Sendable {
         public var subject: String
         public var detail: String?
         public var createdAt: Date
-    }
-
-    public func record(operatorName: String, role: String, action: String, subject: String, detail: String?, at: Date) async throws {
-        try await provider.withSession { db in
-            try await db.insert(into: "operator_actions")
-                .columns("operator", "role", "action", "subject", "detail", "created_at")
-                .values(SQLBind(operatorName), SQLBind(role), SQLBind(action), SQLBind(subject), SQLBind(detail), SQLBind(at.millis))
-                .run()
-        }
     }
 
     /// The latest actions, newest first; of one subject when given.
