@@ -15,7 +15,7 @@ import Synchronization
 /// returns before the commit that made its change durable. Inside a batch every change goes through a
 /// ``UnitOfWork``: the tables' one insert each, the audit entries and the outbox events written with it.
 public final class Ledger: Service, Sendable {
-    public let provider: any DatabaseProvider
+    let provider: any DatabaseProvider
     let rules: LedgerRules
     let logger: Logger
     private let combiner: BatchCombiner<any LedgerJob, Void>

@@ -42,6 +42,11 @@ public struct ServerComponents: Sendable {
     let retention: RetentionResponder
     let retentionRecorder: RetentionRecorder
     let ready: ReadinessGate
+    /// The console's, the backlog's and the risk review's reads, and the teams of multiseat subscriptions.
+    let consoleStore: ConsoleStore
+    let backlog: BacklogStore
+    let risk: RiskStore
+    let teams: TeamService
     /// The services to run (the database provider is the caller's: it may be shared).
     let services: [any Service]
 
@@ -68,6 +73,10 @@ public struct ServerComponents: Sendable {
             logger: logger
         )
         self.ledger = ledger
+        consoleStore = ConsoleStore(provider: provider)
+        backlog = BacklogStore(provider: provider)
+        risk = RiskStore(provider: provider)
+        teams = TeamService(apps: apps, ledger: ledger, provider: provider, metrics: metrics, logger: Logger(label: "storekeeper.teams"))
         purchases = PurchaseService(
             apps: apps,
             catalog: catalog,

@@ -164,6 +164,7 @@ public enum StorekeeperServer {
             webhooks: components.webhooks
         )
         api.webhookEndpoints = components.configuration.webhooks
+        api.teamService = components.teams
         let perHour = components.configuration.auth.guestsPerAddressPerHour
         if perHour > 0 { api.guestLimiter = GuestIssueLimiter(perHour: perHour) }
         if let delivery = components.webhookDelivery { api.webhookWake = { delivery.wake() } }
@@ -171,10 +172,10 @@ public enum StorekeeperServer {
         if !components.configuration.console.operators.isEmpty {
             try ConsoleController.load(
                 configuration: components.configuration.console,
-                store: ConsoleStore(provider: components.ledger.provider),
+                store: components.consoleStore,
                 api: api,
-                backlog: BacklogStore(provider: components.ledger.provider),
-                risk: RiskStore(provider: components.ledger.provider),
+                backlog: components.backlog,
+                risk: components.risk,
                 riskPolicy: components.configuration.risk,
                 logger: Logger(label: "storekeeper.console")
             ).add(to: router)

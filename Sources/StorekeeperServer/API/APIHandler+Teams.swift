@@ -11,7 +11,10 @@ import StorekeeperStorage
 /// support's under `/v1/admin/teams`.
 extension APIHandler {
     var teams: TeamService {
-        TeamService(apps: apps, ledger: ledger, provider: ledger.provider, metrics: metrics, logger: Logger(label: "storekeeper.teams"))
+        get throws {
+            guard let teamService else { throw StorekeeperError(.internal, code: "no_team_service", message: "teams are not configured") }
+            return teamService
+        }
     }
 
     static func original(_ text: String) throws -> String {

@@ -39,6 +39,8 @@ struct APIHandler: APIProtocol {
     var webhooks: WebhookQueue
     var webhookEndpoints: [WebhookConfiguration] = []
     var webhookWake: (@Sendable () -> Void)?
+    /// The teams of multiseat subscriptions.
+    var teamService: TeamService?
     /// Limits the guests `POST /v1/guests` issues per client address (`auth.guestsPerAddressPerHour`).
     var guestLimiter: GuestIssueLimiter?
 
