@@ -318,6 +318,7 @@ let package = Package(
             name: "StorekeeperServerTests",
             dependencies: [
                 "StorekeeperServer",
+                "StorekeeperLedger",
                 .product(name: "StorekeeperAPI", package: "StorekeeperAPI"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),

@@ -28,11 +28,13 @@ public final class Ledger: Service, Sendable {
     ///   - maximumBatch: how many commands may share one database transaction.
     ///   - onRerun: told, with ``DatabaseFailure/cause(_:)``, each time a batch failed as a whole and runs again step
     ///     by step (a metric: on PostgreSQL a `deadlock` there means two servers took rows in different orders).
+    ///   - clock: the time each batch records as its `now` (a simulation or a comparison of two runs fixes it).
     public init(
         provider: any DatabaseProvider,
         rules: LedgerRules,
         maximumBatch: Int = 256,
         onRerun: @escaping @Sendable (String) -> Void = { _ in },
+        clock: @escaping @Sendable () -> Date = { Date() },
         logger: Logger
     ) {
         self.provider = provider
@@ -49,6 +51,7 @@ public final class Ledger: Service, Sendable {
                 storedHeaders: storedHeaders.digests,
                 health: health,
                 onRerun: onRerun,
+                clock: clock,
                 logger: logger
             )
             listeners.notify()
@@ -172,7 +175,7 @@ public final class Ledger: Service, Sendable {
     public func recordReceipt(_ receipt: String, snapshots: [SubscriptionSnapshot]) async throws {
         guard !snapshots.isEmpty else { return }
         try await write { uow in
-            try await AppleMessages.applySnapshots(snapshots.map { ($0, .receipt(original: $0.originalTransactionId)) }, in: uow)
+            try await StoreMessages.applySnapshots(snapshots.map { ($0, .receipt(original: $0.originalTransactionId)) }, in: uow)
             try await SubscriptionReceiptsTable.upsert(
                 snapshots.map { ($0.originalTransactionId, $0.bundleId, $0.environment) },
                 receipt: receipt,
@@ -182,12 +185,12 @@ public final class Ledger: Service, Sendable {
         }
     }
 
-    // MARK: Apple's messages
+    // MARK: Store messages
 
     /// Stores a verified notification in the inbox and, when `message` is given, applies it in the same
     /// transaction; whether it was new (a duplicate is stored once and applied once). A notification whose
     /// application fails is stored pending for the processor; only a failed commit throws (Apple must retry).
-    public func store(_ received: NotificationInbox.Received, applying message: AppleMessage?) async throws -> Bool {
+    public func store(_ received: NotificationInbox.Received, applying message: StoreMessage?) async throws -> Bool {
         let job = InboxJob(received: received, message: message)
         await combiner.submit(job)
         guard let result = job.result.withLock({ $0 }) else { throw Self.noResult }
@@ -197,27 +200,36 @@ public final class Ledger: Service, Sendable {
     /// Applies messages (the processor's claimed notifications when `markProcessed`, or statuses Storekeeper asked
     /// Apple for), in `signedDate` order: together when they all apply, otherwise each in a savepoint of its own.
     /// Returns the messages that failed, with why; the others committed (and were marked processed).
-    public func apply(_ messages: [AppleMessage], markProcessed: Bool) async throws -> [String: String] {
-        guard !messages.isEmpty else { return [:] }
-        let ordered = messages.sorted { ($0.signedDate, $0.id) < ($1.signedDate, $1.id) }
+    public func apply(_ messages: [StoreMessage], markProcessed: Bool) async throws -> [String: String] {
+        try await apply(messages, markProcessed: markProcessed, together: true).failed
+    }
+
+    /// ``apply(_:markProcessed:)``, optionally skipping the first try together: the one-by-one path then runs for
+    /// every message (the batched and the isolated path must leave the same records). Also says whether the
+    /// messages applied together.
+    func apply(_ messages: [StoreMessage], markProcessed: Bool, together: Bool) async throws -> (failed: [String: String], together: Bool) {
+        guard !messages.isEmpty else { return ([:], together) }
+        let ordered = messages.sorted { ($0.signedDate, $0.id) < ($1.signedDate, $1.id) }.map(PlannedMessage.init)
         let rules = self.rules
         let logger = self.logger
         return try await write { uow in
-            do {
-                try await uow.savepoint("sk_together") { own in
-                    try await AppleMessages.deliver(ordered, rules: rules, in: own)
-                    _ = try await AppleMessages.applyEffects(ordered, isolated: false, deliveriesDone: true, rules: rules, in: own)
-                    if markProcessed { try await NotificationsTable.markProcessed(ordered.map(\.id), now: uow.now, on: uow.db) }
+            if together {
+                do {
+                    try await uow.savepoint("sk_together") { own in
+                        try await StoreMessages.deliver(ordered, rules: rules, in: own)
+                        _ = try await StoreMessages.applyEffects(ordered, isolated: false, deliveriesDone: true, rules: rules, in: own)
+                        if markProcessed { try await NotificationsTable.markProcessed(ordered.map(\.id), now: uow.now, on: uow.db) }
+                    }
+                    return ([:], true)
+                } catch {
+                    logger.notice("messages failed together; applying them one by one", metadata: ["error": "\(error)"])
                 }
-                return [:]
-            } catch {
-                logger.notice("messages failed together; applying them one by one", metadata: ["error": "\(error)"])
             }
-            let failed = try await AppleMessages.applyEffects(ordered, isolated: true, deliveriesDone: false, rules: rules, in: uow)
+            let failed = try await StoreMessages.applyEffects(ordered, isolated: true, deliveriesDone: false, rules: rules, in: uow)
             if markProcessed {
                 try await NotificationsTable.markProcessed(ordered.map(\.id).filter { failed[$0] == nil }, now: uow.now, on: uow.db)
             }
-            return failed.mapValues { "\($0)" }
+            return (failed.mapValues { "\($0)" }, false)
         }
     }
 

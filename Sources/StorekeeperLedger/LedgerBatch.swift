@@ -35,6 +35,7 @@ enum LedgerBatch {
         storedHeaders: Set<String>,
         health: WriterHealth,
         onRerun: @Sendable (String) -> Void,
+        clock: @Sendable () -> Date,
         logger: Logger
     ) async {
         var sorted = Sorted()
@@ -53,7 +54,7 @@ enum LedgerBatch {
                 try await EventsTable.lockLedger(kind: kind, on: db)
                 return try await together(
                     batch,
-                    uow: UnitOfWork(db: db, kind: kind, now: Date(), logger: logger),
+                    uow: UnitOfWork(db: db, kind: kind, now: clock(), logger: logger),
                     rules: rules,
                     storedHeaders: storedHeaders
                 )
@@ -68,7 +69,7 @@ enum LedgerBatch {
         do {
             let outcome = try await provider.withTransaction { db in
                 try await EventsTable.lockLedger(kind: kind, on: db)
-                return try await isolated(batch, uow: UnitOfWork(db: db, kind: kind, now: Date(), logger: logger), rules: rules, logger: logger)
+                return try await isolated(batch, uow: UnitOfWork(db: db, kind: kind, now: clock(), logger: logger), rules: rules, logger: logger)
             }
             hand(outcome, to: batch)
             health.observe(outcome)
@@ -102,7 +103,7 @@ enum LedgerBatch {
     private static func together(_ batch: Sorted, uow: UnitOfWork, rules: LedgerRules, storedHeaders: Set<String>) async throws -> Outcome {
         var outcome = Outcome()
         // Notifications: stored as processed (they are applied in this transaction or it fails as a whole).
-        var messages: [AppleMessage] = []
+        var messages: [PlannedMessage] = []
         if !batch.inbox.isEmpty {
             let received = batch.inbox.map(\.job.received)
             let processed = Set(batch.inbox.compactMap { $0.job.message == nil ? nil : $0.job.received.id })
@@ -118,17 +119,17 @@ enum LedgerBatch {
                 outcome.inbox[index] = new
                 if new, let message = job.message { messages.append(message) }
             }
-            messages.sort { ($0.signedDate, $0.id) < ($1.signedDate, $1.id) }
+            messages.sort { ($0.message.signedDate, $0.id) < ($1.message.signedDate, $1.id) }
         }
         // Deliveries: the clients' and the messages' in one plan.
-        let (messageRequests, messageIds, unknown) = AppleMessages.deliveries(of: messages, rules: rules)
+        let (messageRequests, messageIds, unknown) = StoreMessages.deliveries(of: messages, rules: rules)
         try await PendingTransactionsTable.insert(unknown.map { ($0, "unknown product \($0.productId)") }, now: uow.now, on: uow.db)
         let requests = batch.deliveries.map(\.job.request) + messageRequests
         if !requests.isEmpty {
             // A delivery that fails fails alone: the plan is split down to it, and the rest commit with the batch.
             let results = try await DeliveryPlanner.deliverSeparatingFailures(requests, in: uow)
             for ((index, _), result) in zip(batch.deliveries, results) { outcome.deliveries[index] = result }
-            let undelivered = try await AppleMessages.settle(
+            let undelivered = try await StoreMessages.settle(
                 Array(results.dropFirst(batch.deliveries.count)),
                 of: messageRequests,
                 messageIds: messageIds,
@@ -143,12 +144,12 @@ enum LedgerBatch {
         }
         do {
             _ = try await uow.savepoint("sk_effects") { own in
-                try await AppleMessages.applyEffects(messages, isolated: false, deliveriesDone: true, rules: rules, in: own)
+                try await StoreMessages.applyEffects(messages, isolated: false, deliveriesDone: true, rules: rules, in: own)
             }
         } catch {
             // Only the failing messages are held back, not the batch: each applies in a savepoint of its own, and one
             // that fails again goes back to pending for the processor while everything else commits as it is.
-            let failed = try await AppleMessages.applyEffects(messages, isolated: true, deliveriesDone: true, rules: rules, in: uow)
+            let failed = try await StoreMessages.applyEffects(messages, isolated: true, deliveriesDone: true, rules: rules, in: uow)
             try await NotificationsTable.markPending(failed.mapValues { "\($0)" }, now: uow.now, on: uow.db)
         }
         // Other writes.
@@ -188,15 +189,15 @@ enum LedgerBatch {
             let received = batch.inbox.map(\.job.received)
             let inserted = try await NotificationsTable.insert(received, now: uow.now, on: uow.db)
             let isNew = NotificationsTable.firstOccurrences(received.map(\.id), inserted: inserted)
-            var messages: [AppleMessage] = []
+            var messages: [PlannedMessage] = []
             for ((index, job), new) in zip(batch.inbox, isNew) {
                 outcome.inbox[index] = new
                 if new, let message = job.message { messages.append(message) }
             }
-            messages.sort { ($0.signedDate, $0.id) < ($1.signedDate, $1.id) }
+            messages.sort { ($0.message.signedDate, $0.id) < ($1.message.signedDate, $1.id) }
             do {
                 try await uow.savepoint("sk_apply") { own in
-                    let failed = try await AppleMessages.applyEffects(
+                    let failed = try await StoreMessages.applyEffects(
                         messages,
                         isolated: true,
                         deliveriesDone: false,

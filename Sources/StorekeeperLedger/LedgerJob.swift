@@ -14,15 +14,15 @@ final class DeliveryJob: LedgerJob {
 }
 
 /// A verified notification to store (and apply, when `message` is given) in the inbox; the result is whether it
-/// was new.
+/// was new. The message is planned here, on the caller's task, so the writer only executes.
 final class InboxJob: LedgerJob {
     let received: NotificationInbox.Received
-    let message: AppleMessage?
+    let message: PlannedMessage?
     let result = Mutex<Result<Bool, any Error>?>(nil)
 
-    init(received: NotificationInbox.Received, message: AppleMessage?) {
+    init(received: NotificationInbox.Received, message: StoreMessage?) {
         self.received = received
-        self.message = message
+        self.message = message.map(PlannedMessage.init)
     }
 }
 

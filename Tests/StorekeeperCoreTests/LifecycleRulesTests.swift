@@ -2,61 +2,120 @@ import Foundation
 import StorekeeperCore
 import Testing
 
-/// Every notification type and subtype Apple documents (reference §2, §3) has a defined effect.
+/// The lifecycle rules: every store-neutral kind has a plan, and what can be batched follows from the plan.
 @Suite struct LifecycleRulesTests {
-    /// Reference §3: notificationType → subtypes (nil: no subtype).
-    static let v2: [(String, [String?])] = [
-        ("SUBSCRIBED", ["INITIAL_BUY", "RESUBSCRIBE"]), ("DID_RENEW", [nil, "BILLING_RECOVERY"]),
-        ("DID_CHANGE_RENEWAL_PREF", ["UPGRADE", "DOWNGRADE", nil]),
-        ("DID_CHANGE_RENEWAL_STATUS", ["AUTO_RENEW_ENABLED", "AUTO_RENEW_DISABLED", nil]),
-        ("OFFER_REDEEMED", [nil, "UPGRADE", "DOWNGRADE"]), ("DID_FAIL_TO_RENEW", [nil, "GRACE_PERIOD"]),
-        ("GRACE_PERIOD_EXPIRED", [nil]),
-        ("EXPIRED", ["VOLUNTARY", "BILLING_RETRY", "PRICE_INCREASE", "PRODUCT_NOT_FOR_SALE", nil]),
-        ("PRICE_INCREASE", ["PENDING", "ACCEPTED"]), ("PRICE_CHANGE", [nil]), ("REFUND", [nil, "SEATS"]), ("REFUND_DECLINED", [nil]),
-        ("REFUND_REVERSED", [nil]), ("REVOKE", [nil]), ("CONSUMPTION_REQUEST", [nil]), ("RENEWAL_EXTENDED", [nil]),
-        ("RENEWAL_EXTENSION", ["SUMMARY", "FAILURE"]), ("ONE_TIME_CHARGE", [nil]), ("METADATA_UPDATE", [nil]),
-        ("MIGRATION", [nil]), ("RESCIND_CONSENT", [nil]), ("EXTERNAL_PURCHASE_TOKEN", ["UNREPORTED"]), ("TEST", [nil]),
-        ("UNCLAIM_SEATS", [nil]),
-    ]
-    static let v1 = [
-        "INITIAL_BUY", "CANCEL", "DID_CHANGE_RENEWAL_STATUS", "DID_CHANGE_RENEWAL_PREF", "DID_FAIL_TO_RENEW", "DID_RECOVER",
-        "DID_RENEW", "INTERACTIVE_RENEWAL", "RENEWAL", "REFUND", "REVOKE", "CONSUMPTION_REQUEST", "PRICE_INCREASE_CONSENT",
-    ]
+    static let now = Date(timeIntervalSince1970: 2_000_000_000)
 
-    @Test func everyV2TypeAndSubtypeIsKnown() {
-        for (type, subtypes) in Self.v2 {
-            for subtype in subtypes {
-                let effect = LifecycleRules.effect(v2: type, subtype: subtype)
-                #expect(effect.recordOnly?.hasPrefix("unknown") != true, "\(type)/\(subtype ?? "-")")
-                // Every message either changes something or says why it only records.
-                let acts =
-                    effect.deliver || effect.revoke != nil || effect.reinstate || effect.updatesSubscription
-                    || effect.answerConsumptionRequest || effect.closeConsumptionRequest || effect.releaseSeats
-                #expect(acts || effect.recordOnly != nil, "\(type)/\(subtype ?? "-")")
-            }
-        }
-        #expect(LifecycleRules.effect(v2: "SOMETHING_NEW", subtype: nil).recordOnly?.hasPrefix("unknown") == true)
+    static func transaction(revoked: Date? = nil, expires: Date? = nil, refundedSeats: Int? = nil) -> VerifiedTransaction {
+        var commerce = TransactionCommerce()
+        commerce.refundedSeats = refundedSeats
+        return VerifiedTransaction(
+            transactionId: "t1",
+            originalTransactionId: "o1",
+            bundleId: "app",
+            productId: "monthly",
+            environment: "Production",
+            purchaseDate: now - 86_400,
+            expiresDate: expires ?? now + 29 * 86_400,
+            revocationDate: revoked,
+            source: .signedTransaction,
+            commerce: commerce
+        )
     }
 
-    @Test func everyV1TypeIsKnown() {
-        for type in Self.v1 {
-            #expect(LifecycleRules.effect(v1: type).recordOnly == nil, "\(type)")
+    static func message(
+        _ kind: StoreMessage.Kind,
+        source: StoreMessage.Source = .notification,
+        focus: VerifiedTransaction? = transaction(),
+        grace: Date? = nil
+    ) -> StoreMessage {
+        let snapshot = focus.map {
+            SubscriptionSnapshot(
+                originalTransactionId: $0.originalTransactionId,
+                bundleId: "app",
+                productId: $0.productId,
+                environment: "Production",
+                gracePeriodExpiresAt: grace,
+                event: "test",
+                signedDate: now
+            )
+        }
+        return StoreMessage(
+            id: "m1",
+            source: source,
+            kind: kind,
+            label: "test",
+            bundleId: "app",
+            environment: "Production",
+            signedDate: now,
+            transactions: focus.map { [$0] } ?? [],
+            cancelled: source == .receipt ? [focus].compactMap { $0 }.filter { $0.revocationDate != nil } : [],
+            focus: focus,
+            snapshot: kind.updatesSubscription ? snapshot : nil
+        )
+    }
+
+    /// One of each kind: every kind either changes something or says why it only records.
+    static let everyKind: [StoreMessage.Kind] = [
+        .purchased, .renewed(recovered: false), .renewed(recovered: true), .planChanged(.startsNow), .planChanged(.fromNextRenewal),
+        .offerRedeemed(.startsNow), .offerRedeemed(.fromNextRenewal), .renewalStatusChanged, .billingFailed(gracePeriod: true),
+        .billingFailed(gracePeriod: false), .gracePeriodExpired, .expired, .priceChange, .refunded(.purchase), .refunded(.seats),
+        .refundDeclined, .refundReversed, .revoked, .renewalExtended, .consumptionQuestion(reason: "UNINTENDED_PURCHASE"),
+        .seatsReleased(["s1"]), .consentRescinded(install: "i1"), .status, .informational("test"),
+    ]
+
+    @Test func everyKindActsOrSaysWhyNot() {
+        for kind in Self.everyKind {
+            let plan = LifecyclePlanner.plan(Self.message(kind, grace: Self.now + 86_400))
+            let acts = !plan.deliver.isEmpty || !plan.steps.isEmpty || plan.state != nil
+            #expect(acts || plan.recordOnly != nil, "\(kind)")
         }
     }
 
-    @Test func theEffectsThatMoveMoney() {
-        #expect(LifecycleRules.effect(v2: "REFUND", subtype: nil).revoke == .refund)
+    @Test func theStepsThatMoveMoney() {
+        let refund = LifecyclePlanner.plan(Self.message(.refunded(.purchase), focus: Self.transaction(revoked: Self.now - 60)))
+        #expect(refund.steps.first == .takeBack(Self.transaction(revoked: Self.now - 60), from: Self.now - 60, as: .refund))
+        #expect(refund.steps.contains(.closeRefundQuestion(transactionId: "t1", decision: .refunded)))
+        #expect(!refund.isBatchable)
         // A seat refund takes back seats, not the purchaser's subscription.
-        #expect(LifecycleRules.effect(v2: "REFUND", subtype: "SEATS").revoke == nil)
-        #expect(LifecycleRules.effect(v2: "REVOKE", subtype: nil).revoke == .revoke)
-        #expect(LifecycleRules.effect(v2: "REFUND_REVERSED", subtype: nil).reinstate)
-        #expect(LifecycleRules.effect(v2: "DID_CHANGE_RENEWAL_PREF", subtype: "UPGRADE").deliver)
-        #expect(!LifecycleRules.effect(v2: "DID_CHANGE_RENEWAL_PREF", subtype: "DOWNGRADE").deliver)
-        #expect(LifecycleRules.effect(v2: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD").impliedState == .gracePeriod)
-        #expect(LifecycleRules.effect(v2: "DID_FAIL_TO_RENEW", subtype: nil).impliedState == .billingRetry)
-        #expect(LifecycleRules.effect(v2: "CONSUMPTION_REQUEST", subtype: nil).answerConsumptionRequest)
-        #expect(LifecycleRules.effect(v1: "CANCEL").revoke == .refund)
+        let seats = LifecyclePlanner.plan(Self.message(.refunded(.seats), focus: Self.transaction(refundedSeats: 2)))
+        #expect(!seats.steps.contains { if case .takeBack = $0 { true } else { false } })
+        #expect(seats.steps.contains(.refundSeats(Self.transaction(refundedSeats: 2), seats: 2)))
+        let revoke = LifecyclePlanner.plan(Self.message(.revoked))
+        #expect(revoke.steps == [.takeBack(Self.transaction(), from: Self.now, as: .revoke)])
+        #expect(LifecyclePlanner.plan(Self.message(.refundReversed)).steps == [.reinstate(transactionId: "t1")])
+        #expect(!LifecyclePlanner.plan(Self.message(.planChanged(.startsNow))).deliver.isEmpty)
+        #expect(LifecyclePlanner.plan(Self.message(.planChanged(.fromNextRenewal))).deliver.isEmpty)
+        // Grace keeps service to the grace period's end; billing retry without grace does not.
+        let grace = LifecyclePlanner.plan(Self.message(.billingFailed(gracePeriod: true), grace: Self.now + 86_400))
+        #expect(grace.steps.count == 1)
+        #expect(LifecyclePlanner.plan(Self.message(.billingFailed(gracePeriod: false))).steps.isEmpty)
+        #expect(StoreMessage.Kind.billingFailed(gracePeriod: true).impliedState == .gracePeriod)
+        #expect(StoreMessage.Kind.billingFailed(gracePeriod: false).impliedState == .billingRetry)
+        #expect(LifecyclePlanner.plan(Self.message(.consumptionQuestion(reason: nil))).steps.count == 1)
+        // A status check that finds a refund no notification brought takes it back; a plain one is batchable.
+        #expect(LifecyclePlanner.plan(Self.message(.status, source: .statusCheck, focus: Self.transaction(revoked: Self.now))).steps.count == 1)
+        #expect(LifecyclePlanner.plan(Self.message(.status, source: .statusCheck)).isBatchable)
         #expect(SubscriptionState(appleStatus: 4) == .gracePeriod)
+    }
+
+    @Test func aReceiptTakesBackEveryCancelledEntryAndDeliversTheRest() {
+        let cancelled = Self.transaction(revoked: Self.now - 3_600)
+        let plan = LifecyclePlanner.plan(Self.message(.renewalStatusChanged, source: .receipt, focus: cancelled))
+        #expect(plan.deliver == [cancelled])
+        #expect(plan.steps == [.takeBack(cancelled, from: Self.now - 3_600, as: .refund)])
+        let revoked = LifecyclePlanner.plan(Self.message(.revoked, source: .receipt, focus: cancelled))
+        #expect(revoked.steps == [.takeBack(cancelled, from: Self.now - 3_600, as: .revoke)])
+        #expect(LifecyclePlanner.plan(Self.message(.renewed(recovered: false), source: .receipt)).isBatchable)
+    }
+
+    @Test func onlyDeliveriesAndStateAreBatchable() {
+        for kind in Self.everyKind {
+            let plan = LifecyclePlanner.plan(Self.message(kind, grace: Self.now + 86_400))
+            #expect(plan.isBatchable == plan.steps.isEmpty, "\(kind)")
+        }
+        #expect(LifecyclePlanner.plan(Self.message(.seatsReleased(["s1"]))).steps == [.releaseSeats(["s1"])])
+        #expect(LifecyclePlanner.plan(Self.message(.consentRescinded(install: "i1"))).steps == [.consentRescinded(install: "i1")])
     }
 
     @Test func consumptionAnswers() {

@@ -118,7 +118,7 @@ import Testing
             ] {
                 let message = snapshot(state, seconds, event: event)
                 let applied = try await ledger.write { uow in
-                    let applied = try await AppleMessages.applySnapshots([(message, .notification(event))], in: uow)
+                    let applied = try await StoreMessages.applySnapshots([(message, .notification(event))], in: uow)
                     try await uow.finish()
                     return applied
                 }

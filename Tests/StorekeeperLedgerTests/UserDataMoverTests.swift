@@ -60,7 +60,7 @@ import Testing
             )
             _ = try await ledger.recordOfferNonce(UUID(), user: guest, productId: "monthly", offerId: "o", campaignId: "c")
             _ = try await ledger.write { uow in
-                try await AppleMessages.applySnapshots(
+                try await StoreMessages.applySnapshots(
                     [
                         (
                             SubscriptionSnapshot(

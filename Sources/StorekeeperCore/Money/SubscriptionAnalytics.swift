@@ -3,7 +3,7 @@ import Foundation
 /// Subscription analytics for `[from, to)`, built one original transaction at a time from delivered periods (seed
 /// 004's "watch the business"): new subscriptions, renewals, trial starts and how many became paid, subscribers and
 /// monthly recurring revenue at the end, and cohorts by first purchase month with their revenue. Churn and recoveries
-/// come from Apple's notifications (``add(lifecycle:count:productId:)``). Production only; family members' copies
+/// come from the stores' notifications (``add(_:count:productId:)``). Production only; family members' copies
 /// are not subscribers of their own.
 public struct SubscriptionAnalyticsBuilder: Sendable {
     /// One product's figures.
@@ -19,14 +19,14 @@ public struct SubscriptionAnalyticsBuilder: Sendable {
         /// Subscribers in a period at the end of the range (trials included) and those in a free trial.
         public var activeAtEnd = 0
         public var trialsAtEnd = 0
-        /// Apple's `EXPIRED` / `VOLUNTARY` in range.
+        /// Ended by the customer in range.
         public var voluntaryChurn = 0
-        /// Apple's `EXPIRED` / `BILLING_RETRY` in range: billing retry gave up.
+        /// Ended in range because billing retry gave up.
         public var billingChurn = 0
-        /// `DID_FAIL_TO_RENEW` in range (into billing retry or, with `GRACE_PERIOD`, grace).
+        /// Renewal charges that failed in range (into billing retry, or into a grace period: `graceEntered`).
         public var billingFailures = 0
         public var graceEntered = 0
-        /// `DID_RENEW` / `BILLING_RECOVERY` in range: paid again after a failure.
+        /// Paid again in range after a failure.
         public var recoveries = 0
 
         public init(productId: String) { self.productId = productId }
@@ -127,18 +127,24 @@ public struct SubscriptionAnalyticsBuilder: Sendable {
         cohorts["\(month)\u{1}\(currency)"] = cohort
     }
 
-    /// Adds Apple's lifecycle messages of a product, counted by type and subtype.
-    public mutating func add(lifecycle type: String, subtype: String?, count: Int, productId: String) {
+    /// A lifecycle message the analytics count (the store's mapping says which of its messages are which).
+    public enum LifecycleCount: Sendable, Hashable {
+        case voluntaryChurn
+        case billingChurn
+        case billingFailure(gracePeriod: Bool)
+        case recovery
+    }
+
+    /// Adds `count` lifecycle messages of one kind about a product.
+    public mutating func add(_ lifecycle: LifecycleCount, count: Int, productId: String) {
         var line = products[productId] ?? ProductLine(productId: productId)
-        switch (type, subtype) {
-        case ("EXPIRED", "VOLUNTARY"): line.voluntaryChurn += count
-        case ("EXPIRED", "BILLING_RETRY"): line.billingChurn += count
-        case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"):
+        switch lifecycle {
+        case .voluntaryChurn: line.voluntaryChurn += count
+        case .billingChurn: line.billingChurn += count
+        case .billingFailure(let grace):
             line.billingFailures += count
-            line.graceEntered += count
-        case ("DID_FAIL_TO_RENEW", _): line.billingFailures += count
-        case ("DID_RENEW", "BILLING_RECOVERY"): line.recoveries += count
-        default: return
+            if grace { line.graceEntered += count }
+        case .recovery: line.recoveries += count
         }
         products[productId] = line
     }

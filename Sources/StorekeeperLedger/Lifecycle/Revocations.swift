@@ -20,7 +20,7 @@ enum Revocations {
     static func revoke(
         transactionId: String,
         at date: Date,
-        kind revocation: LifecycleEffect.Revocation,
+        kind revocation: LifecyclePlan.Revocation,
         revocationType: String?,
         revocationPercentage: Int?,
         policy: CoinClawbackPolicy,

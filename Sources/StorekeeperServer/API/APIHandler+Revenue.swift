@@ -288,7 +288,7 @@ extension APIHandler {
     func adminSubscriptionReport(_ input: Operations.AdminSubscriptionReport.Input) async throws -> Operations.AdminSubscriptionReport.Output {
         let (from, to) = try Self.range(from: input.query.from, to: input.query.to)
         guard let revenue else { throw StorekeeperError(.internal, code: "no_revenue_store", message: "revenue reads are not configured") }
-        let report = try await revenue.subscriptionAnalytics(from: from, to: to)
+        let report = try await revenue.subscriptionAnalytics(from: from, to: to, lifecycle: StoreMessage.appleLifecycleCounting)
         let wantsCSV = input.headers.accept.sorted { $0.quality.doubleValue > $1.quality.doubleValue }.first?.contentType == .csv
         if wantsCSV {
             var out =

@@ -58,7 +58,11 @@ extension ConsoleController {
             let day = RevenueReportBuilder.day(monthAgo.addingTimeInterval(Double(offset) * 86_400))
             return (String(day.suffix(5)), perDay[day] ?? 0)
         }
-        figures.activeSubscriptions = try await store.subscriptionAnalytics(from: monthAgo, to: tomorrow).productLines.reduce(0) {
+        figures.activeSubscriptions = try await store.subscriptionAnalytics(
+            from: monthAgo,
+            to: tomorrow,
+            lifecycle: StoreMessage.appleLifecycleCounting
+        ).productLines.reduce(0) {
             $0 + $1.activeAtEnd
         }
         return figures

@@ -90,23 +90,18 @@ struct NotificationIntake: Sendable {
         )
         // Compacted here, in the request's own task, so the one writer only copies the result.
         received.compactBody = CompactNotificationBody(body: body, digests: headerDigests)
-        var message: AppleMessage?
+        var message: StoreMessage?
         if applies {
-            message = AppleMessage.v2(
+            message = StoreMessage.appleNotification(
                 id: uuid,
-                type: payload.notificationType.rawValue,
-                subtype: payload.subtype?.rawValue,
+                payload: payload,
                 bundleId: app.configuration.bundleId,
                 environment: payload.claimedIdentity.environment?.rawValue ?? "Production",
-                signedDate: payload.signedDate ?? Date(),
+                receivedAt: Date(),
                 transaction: transaction,
-                signedTransaction: payload.data?.signedTransactionInfo,
                 renewal: renewal,
-                status: payload.data?.status.map { Int($0.rawValue) },
-                consumptionReason: payload.data?.consumptionRequestReason?.rawValue
+                appTransactionId: appTransactionId
             )
-            message?.appTransactionId = appTransactionId
-            message?.unclaimSeatIds = AppleMessage.seatClaimIds(payload.unclaimInfo)
         }
         let isNew = try await ledger.store(received, applying: message)
         if isNew, let signed = payload.signedDate { metrics.notificationStored(path: path, lag: Date().timeIntervalSince(signed)) }

@@ -61,7 +61,7 @@ public final class NotificationProcessor: Service, Sendable {
     public func processBatch(now: Date = Date()) async throws -> Int {
         let claimed = try await ledger.claimNotifications(limit: configuration.batchSize, lease: .seconds(120), now: now)
         guard !claimed.isEmpty else { return 0 }
-        var messages: [AppleMessage] = []
+        var messages: [StoreMessage] = []
         var failures: [String: any Error] = [:]
         var final = Set<String>()
         for stored in claimed {
@@ -69,7 +69,7 @@ public final class NotificationProcessor: Service, Sendable {
                 if stored.received.format == "v1" {
                     messages.append(try await confirmation.message(for: stored))
                 } else {
-                    messages.append(try AppleMessage.decode(stored))
+                    messages.append(try StoreMessage.decode(stored))
                 }
             } catch let error as V1Confirmation.Unconfirmed {
                 failures[stored.received.id] = error

@@ -17,7 +17,7 @@ struct V1Confirmation: Sendable {
 
     /// The message Apple's answer supports. Throws ``Unconfirmed`` when Apple does not vouch for the receipt, and a
     /// retryable error when Apple could not be asked.
-    func message(for stored: NotificationInbox.Stored) async throws -> AppleMessage {
+    func message(for stored: NotificationInbox.Stored) async throws -> StoreMessage {
         let received = stored.received
         let body = try AppStoreJSON.makeDecoder().decode(ResponseBodyV1.self, from: Data(received.body.utf8))
         guard let bundleId = received.bundleId, let app = apps.app(bundleId: bundleId) else {
@@ -31,7 +31,7 @@ struct V1Confirmation: Sendable {
         case .valid(let response):
             metrics.appleCall(endpoint: "verifyReceipt", outcome: "valid", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
             let products = catalog.catalog
-            return AppleMessage.v1(
+            return StoreMessage.v1(
                 id: received.id,
                 body: body,
                 confirmed: response,

@@ -97,7 +97,7 @@ public struct RenewalSweep: Service {
             metrics.appleCall(endpoint: "subscriptionStatuses", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
             throw error
         }
-        var messages: [AppleMessage] = []
+        var messages: [StoreMessage] = []
         for group in response.data ?? [] {
             for item in group.lastTransactions ?? [] {
                 guard let signed = item.signedTransactionInfo else { continue }
@@ -106,18 +106,15 @@ public struct RenewalSweep: Service {
                 let signedDate = renewal?.signedDate ?? transaction.signedDate ?? now
                 let original = item.originalTransactionId ?? transaction.originalTransactionId ?? ""
                 messages.append(
-                    AppleMessage.v2(
-                        id: "status:\(original):\(Int64(signedDate.timeIntervalSince1970 * 1000))",
-                        type: "STATUS",
-                        subtype: nil,
+                    StoreMessage.appleStatus(
+                        original: original,
                         bundleId: app.configuration.bundleId,
                         environment: transaction.environment?.rawValue ?? record.environment,
                         signedDate: signedDate,
                         transaction: transaction,
                         signedTransaction: signed,
                         renewal: renewal,
-                        status: item.status.map { Int($0.rawValue) },
-                        consumptionReason: nil
+                        status: item.status
                     )
                 )
             }
@@ -144,7 +141,7 @@ extension RenewalSweep {
             metrics.appleCall(endpoint: "verifyReceipt", outcome: "invalid", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
             throw LifecycleFailure(description: "verifyReceipt status \(status.rawValue): \(reason)")
         }
-        let message = AppleMessage.receiptStatus(
+        let message = StoreMessage.receiptStatus(
             original: record.originalTransactionId,
             response: response,
             bundleId: app.configuration.bundleId,

@@ -117,7 +117,7 @@ struct CustomerCatchUp: Sendable {
         return summary
     }
 
-    /// Applies a revocation found in the history as the REFUND (or, for Family Sharing, REVOKE) notification Apple
+    /// Applies a revocation found in the history as the refund (or, for Family Sharing, revocation) notification Apple
     /// would have sent: the same path, so the clawback policy and audit are the same. Returns whether it applied.
     private func applyRevocation(
         _ transaction: VerifiedTransaction,
@@ -126,22 +126,7 @@ struct CustomerCatchUp: Sendable {
         summary: inout Summary
     ) async throws -> Bool {
         let payload = try await app.verifier.verifyTransaction(signed)
-        let revoked = transaction.revocationDate ?? Date()
-        let message = AppleMessage.v2(
-            id: "catch-up:\(transaction.transactionId):\(revoked.millis)",
-            // Access taken away (a family member's copy, an organization's assignment) is a revocation, not a refund.
-            type: [.familyRevoke, .assignmentRevoke].contains(payload.revocationType)
-                || [.familyShared, .assigned].contains(payload.inAppOwnershipType) ? "REVOKE" : "REFUND",
-            subtype: nil,
-            bundleId: transaction.bundleId,
-            environment: transaction.environment,
-            signedDate: payload.signedDate ?? revoked,
-            transaction: payload,
-            signedTransaction: signed,
-            renewal: nil,
-            status: nil,
-            consumptionReason: nil
-        )
+        let message = StoreMessage.appleRevocationFound(transaction, payload: payload, signed: signed)
         if let (_, error) = try await ledger.apply([message], markProcessed: false).first {
             summary.problems.append("refund of \(transaction.transactionId): \(error)")
             return false

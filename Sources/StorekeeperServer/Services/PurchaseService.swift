@@ -295,7 +295,7 @@ public struct PurchaseService: Sendable {
         )
         let now = Date()
         let snapshots = originals.sorted().compactMap {
-            AppleMessage.receiptStatus(
+            StoreMessage.receiptStatus(
                 original: $0,
                 response: response,
                 bundleId: app.configuration.bundleId,

@@ -158,9 +158,13 @@ public struct RevenueStore: Sendable {
         return try sink.finish().side
     }
 
-    /// Subscription analytics for `[from, to)`: every subscription's periods before `to`, and Apple's lifecycle
-    /// messages signed in range, by product.
-    public func subscriptionAnalytics(from: Date, to: Date) async throws -> SubscriptionAnalyticsBuilder {
+    /// Subscription analytics for `[from, to)`: every subscription's periods before `to`, and the stores' lifecycle
+    /// messages signed in range, by product, counted as `lifecycle` (the store's mapping) says.
+    public func subscriptionAnalytics(
+        from: Date,
+        to: Date,
+        lifecycle: LifecycleCounting
+    ) async throws -> SubscriptionAnalyticsBuilder {
         var builder = try await stream(
             """
             SELECT transaction_id, original_transaction_id, product_id, product_kind, environment, quantity,
@@ -180,7 +184,7 @@ public struct RevenueStore: Sendable {
                          ORDER BY t.purchase_date DESC LIMIT 1) AS product
                     FROM notifications n
                     WHERE n.signed_date >= \(bind: from.millis) AND n.signed_date < \(bind: to.millis) AND n.environment = 'Production'
-                        AND n.notification_type IN ('EXPIRED', 'DID_FAIL_TO_RENEW', 'DID_RENEW')
+                        AND n.notification_type IN (\(binds: lifecycle.types))
                 ) messages WHERE product IS NOT NULL GROUP BY kind, subtype, product
                 """
             ).all().map { row in
@@ -190,7 +194,9 @@ public struct RevenueStore: Sendable {
                 )
             }
         }
-        for (kind, subtype, product, count) in counts { builder.add(lifecycle: kind, subtype: subtype, count: count, productId: product) }
+        for (kind, subtype, product, count) in counts {
+            if let counted = lifecycle.count(kind, subtype) { builder.add(counted, count: count, productId: product) }
+        }
         return builder
     }
 
@@ -427,5 +433,21 @@ private final class RowSink<State: Sendable>: Sendable {
             if let failure = progress.failure { throw failure }
             return progress.state
         }
+    }
+}
+
+/// Which stored notifications the subscription analytics count, and as what: the store's mapping provides it, so
+/// no store's type names live here.
+public struct LifecycleCounting: Sendable {
+    /// The stored notification types worth reading.
+    public var types: [String]
+    public var count: @Sendable (_ type: String, _ subtype: String?) -> SubscriptionAnalyticsBuilder.LifecycleCount?
+
+    public init(
+        types: [String],
+        count: @escaping @Sendable (_ type: String, _ subtype: String?) -> SubscriptionAnalyticsBuilder.LifecycleCount?
+    ) {
+        self.types = types
+        self.count = count
     }
 }

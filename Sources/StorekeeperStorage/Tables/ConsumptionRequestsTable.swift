@@ -36,7 +36,7 @@ public enum ConsumptionRequestsTable {
     public static func close(transactionId: String, decision: String, now: Date, on db: any SQLDatabase) async throws {
         try await db.raw(
             """
-            UPDATE consumption_requests SET status = 'closed', last_error = \(bind: "Apple decided first: \(decision)"),
+            UPDATE consumption_requests SET status = 'closed', last_error = \(bind: "the store decided first: \(decision)"),
                 updated_at = \(bind: now.millis)
             WHERE transaction_id = \(bind: transactionId) AND status = 'pending'
             """

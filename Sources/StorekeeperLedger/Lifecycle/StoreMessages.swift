@@ -16,22 +16,36 @@ public struct LedgerRules: Sendable {
     }
 }
 
-/// Applies Apple's messages after the purchase in the caller's unit of work: the transactions they carry are
-/// delivered by the ``DeliveryPlanner`` with everyone else's, then each message's own effects — refunds and
-/// reversals, extensions, refund questions — and the subscription states, merged by Apple's `signedDate`.
-enum AppleMessages {
-    /// The deliveries the messages carry (transactions of products the catalog knows) with the id of the message each
+/// A store message with its plan, decided once (on the caller's task, before the writer sees it).
+struct PlannedMessage: Sendable {
+    let message: StoreMessage
+    let plan: LifecyclePlan
+
+    init(_ message: StoreMessage) {
+        self.message = message
+        self.plan = LifecyclePlanner.plan(message)
+    }
+
+    var id: String { message.id }
+}
+
+/// Executes store messages' plans in the caller's unit of work: the transactions they carry are delivered by the
+/// ``DeliveryPlanner`` with everyone else's, then each plan's steps — clawbacks and reinstatements, extensions,
+/// refund questions, seats, consent — and the subscription states, merged by the stores' `signedDate`. Nothing here
+/// knows a store's own names: the plan says what to do.
+enum StoreMessages {
+    /// The deliveries the plans carry (transactions of products the catalog knows) with the id of the message each
     /// came in, and the transactions of products it does not (parked).
     static func deliveries(
-        of messages: [AppleMessage],
+        of messages: [PlannedMessage],
         rules: LedgerRules
     ) -> (requests: [DeliveryRequest], messageIds: [String], unknown: [VerifiedTransaction]) {
         let products = rules.catalog()
         var requests: [DeliveryRequest] = []
         var messageIds: [String] = []
         var unknown: [VerifiedTransaction] = []
-        for message in messages where message.effect.deliver {
-            for transaction in message.transactions {
+        for message in messages {
+            for transaction in message.plan.deliver {
                 if let product = products.product(transaction.productId) {
                     requests.append(
                         DeliveryRequest(transaction: transaction, product: product, orderId: nil, submitter: nil, policy: rules.transferPolicy)
@@ -48,7 +62,7 @@ enum AppleMessages {
     /// Delivers the messages' transactions. A transaction the delivery rules refuse (a quantity no store sells) is
     /// parked for support like one of an unknown product, and the message applies: a refusal is an outcome, and
     /// retrying it would only end in a dead letter. Any other failure is an error (the message is not applied).
-    static func deliver(_ messages: [AppleMessage], rules: LedgerRules, in uow: UnitOfWork) async throws {
+    static func deliver(_ messages: [PlannedMessage], rules: LedgerRules, in uow: UnitOfWork) async throws {
         let (requests, messageIds, unknown) = deliveries(of: messages, rules: rules)
         try await PendingTransactionsTable.insert(unknown.map { ($0, "unknown product \($0.productId)") }, now: uow.now, on: uow.db)
         let results = try await DeliveryPlanner.deliver(requests, in: uow)
@@ -79,22 +93,42 @@ enum AppleMessages {
         return failed
     }
 
-    /// Applies each message's effects (deliveries done already), in `signedDate` order: the ones with only a state
-    /// update share set-based statements, the rest go one by one. Without `isolated` the first failure throws (the
-    /// caller rolls back and tries again isolated); with it, each message runs in a savepoint and failures are
-    /// returned by message id.
+    /// Executes each message's plan in `signedDate` order. Without `isolated` (deliveries done already) plans that
+    /// are only a state merge share set-based statements, the rest run one by one, and the first failure throws (the
+    /// caller rolls back and tries again isolated). With `isolated` every message runs its whole plan in a savepoint
+    /// of its own, and failures are returned by message id: the path a failure takes, which must leave the same
+    /// records as the batched one.
     static func applyEffects(
-        _ messages: [AppleMessage],
+        _ messages: [PlannedMessage],
         isolated: Bool,
         deliveriesDone: Bool,
         rules: LedgerRules,
         in uow: UnitOfWork
     ) async throws -> [String: any Error] {
+        guard isolated else {
+            // Runs of batchable plans share one merge; a run ends where another plan comes, so every subscription
+            // sees its messages in `signedDate` order whichever path applies them.
+            var plain: [(snapshot: SubscriptionSnapshot, cause: AuditCause)] = []
+            for message in messages {
+                if deliveriesDone, message.plan.isBatchable {
+                    if let state = message.plan.state { plain.append((state, .notification(message.id))) }
+                    continue
+                }
+                if !plain.isEmpty {
+                    _ = try await applySnapshots(plain, in: uow)
+                    plain.removeAll()
+                }
+                if !deliveriesDone, !message.plan.deliver.isEmpty { try await deliver([message], rules: rules, in: uow) }
+                try await applyOwnEffects(message, rules: rules, in: uow)
+            }
+            _ = try await applySnapshots(plain, in: uow)
+            return [:]
+        }
         var failures: [String: any Error] = [:]
         var deliveriesDone = deliveriesDone
-        if isolated, !deliveriesDone {
-            // What Apple was paid for is delivered even when a message's own effects fail: every message's
-            // transactions together first, then each message's effects on its own.
+        if !deliveriesDone {
+            // What the store was paid for is delivered even when a message's own effects fail: every message's
+            // transactions together first, then each message's plan on its own.
             do {
                 try await uow.savepoint("sk_deliveries") { own in
                     try await deliver(messages, rules: rules, in: own)
@@ -104,62 +138,30 @@ enum AppleMessages {
                 uow.logger.warning("delivering a batch of messages together failed; delivering them one by one", metadata: ["error": "\(error)"])
             }
         }
-        var plain: [AppleMessage] = []
         for message in messages {
-            if deliveriesDone, message.isPlain {
-                plain.append(message)
-                continue
-            }
-            guard isolated else {
-                if !deliveriesDone, message.effect.deliver { try await deliver([message], rules: rules, in: uow) }
-                try await applyOwnEffects(message, rules: rules, in: uow)
-                continue
-            }
             do {
                 try await uow.savepoint("sk_message") { own in
-                    if !deliveriesDone, message.effect.deliver { try await deliver([message], rules: rules, in: own) }
+                    if !deliveriesDone, !message.plan.deliver.isEmpty { try await deliver([message], rules: rules, in: own) }
                     try await applyOwnEffects(message, rules: rules, in: own)
                 }
             } catch {
                 failures[message.id] = error
             }
         }
-        let snapshots = plain.compactMap { message in message.snapshot.map { ($0, AuditCause.notification(message.id)) } }
-        guard isolated else {
-            _ = try await applySnapshots(snapshots, in: uow)
-            return failures
-        }
-        do {
-            try await uow.savepoint("sk_states") { own in
-                _ = try await applySnapshots(snapshots, in: own)
-            }
-        } catch {
-            for message in plain {
-                do {
-                    try await uow.savepoint("sk_message") { own in
-                        try await applyOwnEffects(message, rules: rules, in: own)
-                    }
-                } catch {
-                    failures[message.id] = error
-                }
-            }
-        }
         return failures
     }
 
-    /// One message's effects beyond delivery, and its state.
-    static func applyOwnEffects(_ message: AppleMessage, rules: LedgerRules, in uow: UnitOfWork) async throws {
-        let effect = message.effect
+    /// One message's steps beyond delivery, and its state.
+    static func applyOwnEffects(_ planned: PlannedMessage, rules: LedgerRules, in uow: UnitOfWork) async throws {
+        let message = planned.message
         let cause = AuditCause.notification(message.id)
-        if message.format == "v1" {
-            // The confirmed receipt is the whole truth: every cancelled entry is taken back from its cancellation
-            // date (refunds, and the upgrade/crossgrade CANCEL variants alike).
-            for transaction in message.cancelled {
-                guard let date = transaction.revocationDate else { continue }
-                _ = try await Revocations.revoke(
+        for step in planned.plan.steps {
+            switch step {
+            case .takeBack(let transaction, let date, let revocation):
+                let outcome = try await Revocations.revoke(
                     transactionId: transaction.transactionId,
                     at: date,
-                    kind: message.type == "REVOKE" ? .revoke : .refund,
+                    kind: revocation,
                     revocationType: transaction.commerce.revocationType,
                     revocationPercentage: transaction.commerce.revocationPercentage,
                     policy: rules.coinClawback,
@@ -167,110 +169,88 @@ enum AppleMessages {
                     cause: cause,
                     in: uow
                 )
-            }
-        } else if let focus = message.focus {
-            if let revocation = effect.revoke ?? (focus.revocationDate != nil && message.type == "STATUS" ? .refund : nil) {
-                let outcome = try await Revocations.revoke(
-                    transactionId: focus.transactionId,
-                    at: focus.revocationDate ?? message.signedDate,
-                    kind: revocation,
-                    revocationType: focus.commerce.revocationType,
-                    revocationPercentage: focus.commerce.revocationPercentage,
-                    policy: rules.coinClawback,
-                    decidedAt: message.signedDate,
-                    cause: cause,
-                    in: uow
-                )
-                if case .notDelivered = outcome {
+                if case .notDelivered = outcome, message.source != .receipt {
                     uow.logger.notice(
                         "refund of a transaction Storekeeper never delivered",
-                        metadata: ["storekeeper.transaction.id": "\(focus.transactionId)", "type": "\(message.type)"]
+                        metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "type": "\(message.label)"]
                     )
                 }
-            }
-            if effect.reinstate {
-                try await Revocations.reinstate(transactionId: focus.transactionId, decidedAt: message.signedDate, cause: cause, in: uow)
-            }
-            if effect.extendToExpiry, let expires = focus.expiresDate, focus.revocationDate == nil {
-                try await extend(focus.transactionId, to: expires, reason: "Apple extended the renewal date", cause: cause, in: uow)
-            }
-            if effect.extendToGracePeriodEnd, let grace = message.snapshot?.gracePeriodExpiresAt {
-                try await extend(
-                    focus.transactionId,
-                    to: grace,
-                    reason: "billing grace period: service continues while Apple retries the charge",
-                    cause: cause,
-                    in: uow
-                )
-            }
-            if effect.answerConsumptionRequest {
-                let user = try await AppleTransactionsTable.delivered(focus.transactionId, on: uow.db)?.user
-                let inserted = try await ConsumptionRequestsTable.insert(
-                    id: message.id,
-                    bundleId: message.bundleId,
-                    environment: message.environment,
-                    transactionId: focus.transactionId,
-                    originalTransactionId: focus.originalTransactionId,
-                    user: user,
-                    reason: message.consumptionReason,
-                    requestedAt: message.signedDate,
-                    now: uow.now,
-                    on: uow.db
-                )
-                if inserted, let user {
-                    uow.record(
-                        AuditEntry(
-                            action: .refundRequested,
-                            user: user,
-                            subject: focus.transactionId,
-                            cause: cause,
-                            detail:
-                                "the customer asked Apple for a refund (\(message.consumptionReason ?? "no reason given")); answer due in 12 hours",
-                            createdAt: uow.now
-                        )
-                    )
-                }
-            }
-            if effect.closeConsumptionRequest {
-                try await ConsumptionRequestsTable.close(transactionId: focus.transactionId, decision: message.type, now: uow.now, on: uow.db)
+            case .reinstate(let transactionId):
+                try await Revocations.reinstate(transactionId: transactionId, decidedAt: message.signedDate, cause: cause, in: uow)
+            case .extend(let transactionId, let end, let reason):
+                try await extend(transactionId, to: end, reason: reason, cause: cause, in: uow)
+            case .openRefundQuestion(let transaction, let reason):
+                try await openRefundQuestion(about: transaction, reason: reason, message: message, in: uow)
+            case .closeRefundQuestion(let transactionId, let decision):
+                try await ConsumptionRequestsTable.close(transactionId: transactionId, decision: decision.rawValue, now: uow.now, on: uow.db)
+            case .refundSeats(let transaction, let seats):
+                try await refundSeats(of: transaction, seats: seats, cause: cause, in: uow)
+            case .releaseSeats(let claims):
+                try await Ledger.releaseClaims(claims, at: min(message.signedDate, uow.now), reason: "apple_unclaimed", cause: cause, in: uow)
+            case .consentRescinded(let install):
+                try await consentRescinded(install: install, message: message, in: uow)
             }
         }
-        if message.type == "REFUND", message.subtype == "SEATS", let focus = message.focus, let seats = focus.commerce.refundedSeats,
-            let (user, added) = try await AppleTransactionsTable.recordSeatRefund(focus.transactionId, seats: seats, on: uow.db)
-        {
-            uow.record(
-                AuditEntry(
-                    action: .transactionRefunded,
-                    user: user,
-                    subject: focus.transactionId,
-                    amount: Int64(added),
-                    cause: cause,
-                    detail:
-                        "Apple refunded \(added) seat(s) of \(focus.productId) (\(seats) of \(focus.quantity) refunded so far); the subscription stays for the rest",
-                    createdAt: uow.now
-                )
-            )
-        }
-        if effect.releaseSeats, !message.unclaimSeatIds.isEmpty {
-            try await Ledger.releaseClaims(
-                message.unclaimSeatIds,
-                at: min(message.signedDate, uow.now),
-                reason: "apple_unclaimed",
-                cause: cause,
-                in: uow
-            )
-        }
-        if message.type == "RESCIND_CONSENT", let install = message.appTransactionId {
-            try await consentRescinded(install: install, message: message, in: uow)
-        }
-        if let snapshot = message.snapshot {
+        if let snapshot = planned.plan.state {
             _ = try await applySnapshots([(snapshot, cause)], in: uow)
         }
     }
 
+    /// Queues an answer to the store's refund question, and tells the customer's audit trail.
+    private static func openRefundQuestion(
+        about transaction: VerifiedTransaction,
+        reason: String?,
+        message: StoreMessage,
+        in uow: UnitOfWork
+    ) async throws {
+        let user = try await AppleTransactionsTable.delivered(transaction.transactionId, on: uow.db)?.user
+        let inserted = try await ConsumptionRequestsTable.insert(
+            id: message.id,
+            bundleId: message.bundleId,
+            environment: message.environment,
+            transactionId: transaction.transactionId,
+            originalTransactionId: transaction.originalTransactionId,
+            user: user,
+            reason: reason,
+            requestedAt: message.signedDate,
+            now: uow.now,
+            on: uow.db
+        )
+        guard inserted, let user else { return }
+        uow.record(
+            AuditEntry(
+                action: .refundRequested,
+                user: user,
+                subject: transaction.transactionId,
+                cause: .notification(message.id),
+                detail: "the customer asked Apple for a refund (\(reason ?? "no reason given")); answer due in 12 hours",
+                createdAt: uow.now
+            )
+        )
+    }
+
+    /// Records the seats the store refunded on the purchaser's transaction (the purchaser keeps the rest).
+    private static func refundSeats(of transaction: VerifiedTransaction, seats: Int, cause: AuditCause, in uow: UnitOfWork) async throws {
+        guard let (user, added) = try await AppleTransactionsTable.recordSeatRefund(transaction.transactionId, seats: seats, on: uow.db) else {
+            return
+        }
+        uow.record(
+            AuditEntry(
+                action: .transactionRefunded,
+                user: user,
+                subject: transaction.transactionId,
+                amount: Int64(added),
+                cause: cause,
+                detail:
+                    "Apple refunded \(added) seat(s) of \(transaction.productId) (\(seats) of \(transaction.quantity) refunded so far); the subscription stays for the rest",
+                createdAt: uow.now
+            )
+        )
+    }
+
     /// Tells each user whose purchases came from the install that a parent withdrew consent: an audit entry and a
     /// `consent.rescinded` event. Nothing is taken back — Apple did not refund anything; the app's backend decides.
-    private static func consentRescinded(install: String, message: AppleMessage, in uow: UnitOfWork) async throws {
+    private static func consentRescinded(install: String, message: StoreMessage, in uow: UnitOfWork) async throws {
         for user in try await AppleTransactionsTable.users(ofAppTransaction: install, bundleId: message.bundleId, on: uow.db) {
             uow.record(
                 AuditEntry(
