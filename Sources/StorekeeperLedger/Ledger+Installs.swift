@@ -10,7 +10,7 @@ extension Ledger {
     @discardableResult
     public func nameInstall(originalTransactionId: String, appTransactionId: String) async throws -> Int {
         try await write { uow in
-            let named = try await AppleTransactionsTable.nameInstall(originalTransactionId, appTransactionId: appTransactionId, on: uow.db)
+            let named = try await StoreTransactionsTable.nameInstall(originalTransactionId, appTransactionId: appTransactionId, on: uow.db)
             for user in Set(named.map(\.user)).sorted() {
                 uow.record(
                     AuditEntry(
@@ -30,17 +30,17 @@ extension Ledger {
 
     /// Records why Apple will never name the install of `originalTransactionId`'s transactions (not asked again).
     public func markInstallUnknown(originalTransactionId: String, reason: String) async throws {
-        try await write { uow in try await AppleTransactionsTable.markInstallUnknown(originalTransactionId, reason: reason, on: uow.db) }
+        try await write { uow in try await StoreTransactionsTable.markInstallUnknown(originalTransactionId, reason: reason, on: uow.db) }
     }
 
     /// Records Apple's confirmation that `transactionIds` were finished.
     public func markFinished(_ transactionIds: [String], at date: Date) async throws {
         guard !transactionIds.isEmpty else { return }
-        try await write { uow in try await AppleTransactionsTable.markFinished(transactionIds, at: date, on: uow.db) }
+        try await write { uow in try await StoreTransactionsTable.markFinished(transactionIds, at: date, on: uow.db) }
     }
 
     /// Records why Apple will never finish `transactionId` (not asked again).
     public func markUnfinishable(_ transactionId: String, reason: String) async throws {
-        try await write { uow in try await AppleTransactionsTable.markUnfinishable(transactionId, reason: reason, on: uow.db) }
+        try await write { uow in try await StoreTransactionsTable.markUnfinishable(transactionId, reason: reason, on: uow.db) }
     }
 }

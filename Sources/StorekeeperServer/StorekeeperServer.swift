@@ -97,6 +97,11 @@ public enum StorekeeperServer {
                     "products": "\(components.catalog.catalog.products.count)",
                 ]
             )
+            for app in configuration.apps {
+                for key in app.deprecatedKeys {
+                    logger.warning("apps.\(app.name).\(key) is deprecated: move it to apps.\(app.name).appStore.\(key)")
+                }
+            }
             if configuration.auth.metricsToken == nil {
                 logger.notice("/metrics is open to anyone who reaches the port: set auth.metricsToken, or keep the port private")
             }

@@ -32,5 +32,6 @@ public enum StorekeeperSchema {
         m024AnalyticsCounts,
         m025RefundedSeats,
         m026PruningIndexes,
+        m027StoreTransactions,
     ]
 }

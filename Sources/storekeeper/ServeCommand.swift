@@ -32,8 +32,8 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Configuration comes from environment variables, then from --config (JSON with the same dotted keys as \
             nested objects): http.port (HTTP_PORT), db.kind (DB_KIND: sqlite | postgres), db.sqlite.path, \
-            db.postgres.url (DB_POSTGRES_URL), catalog.file, apps (APPS: names), apps.<name>.bundleId, \
-            apps.<name>.appAppleId, apps.<name>.sharedSecret, apps.<name>.apiKey.{id,issuer,path}, \
+            db.postgres.url (DB_POSTGRES_URL), catalog.file, apps (APPS: names), apps.<name>.appStore.bundleId, \
+            apps.<name>.appStore.{appAppleId,sharedSecret,apiKey.{id,issuer,path}}, \
             auth.jwt.hs256Secret, auth.jwt.es256PublicKey, auth.jwt.issuer, auth.jwt.audience, auth.apiKeys, \
             auth.adminKeys (name:key,...), auth.adminKeyScopes (name:scope+scope,...; unnamed keys hold admin), \
             auth.guests, policy.transfer (refuse | transfer). See README.md.

@@ -103,8 +103,8 @@ import Testing
         await store.setDeliversNotifications(true)
 
         var environment = [
-            "DB_KIND": database, "APPS": "main", "APPS_MAIN_BUNDLE_ID": catalog.bundleId,
-            "APPS_MAIN_DEPLOYMENT": "development", "APPS_MAIN_EXTRA_ROOTS": rootFile.path,
+            "DB_KIND": database, "APPS": "main", "APPS_MAIN_APP_STORE_BUNDLE_ID": catalog.bundleId,
+            "APPS_MAIN_DEPLOYMENT": "development", "APPS_MAIN_APP_STORE_EXTRA_ROOTS": rootFile.path,
             "CATALOG_FILE": Self.samples.appendingPathComponent("storekeeper-catalog.json").path,
             "AUTH_JWT_HS256SECRET": Self.secret, "AUTH_ADMIN_KEYS": "ops:\(Self.adminKey)", "LOG_LEVEL": "critical",
             "LIFECYCLE_CATCH_UP_SECONDS": "0", "LIFECYCLE_SWEEP_SECONDS": "0", "LIFECYCLE_POLL_MILLISECONDS": "50",

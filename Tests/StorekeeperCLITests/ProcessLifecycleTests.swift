@@ -108,8 +108,8 @@ import Testing
 
     static func serveEnvironment(database: String, port: Int) -> [String: String] {
         [
-            "HTTP_PORT": String(port), "DB_SQLITE_PATH": database, "APPS_MAIN_BUNDLE_ID": "com.example.storekeeper",
-            "APPS_MAIN_APP_APPLE_ID": "1234567890", "AUTH_ADMIN_KEYS": "ops:lifecycle-admin-key-0123456789",
+            "HTTP_PORT": String(port), "DB_SQLITE_PATH": database, "APPS_MAIN_APP_STORE_BUNDLE_ID": "com.example.storekeeper",
+            "APPS_MAIN_APP_STORE_APP_APPLE_ID": "1234567890", "AUTH_ADMIN_KEYS": "ops:lifecycle-admin-key-0123456789",
             "LIFECYCLE_CATCH_UP_SECONDS": "0", "LIFECYCLE_SWEEP_SECONDS": "0",
         ]
     }

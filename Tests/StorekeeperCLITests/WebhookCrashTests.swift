@@ -56,7 +56,7 @@ import Testing
         let receiverPort = try #require(Int(portLine.trimmingCharacters(in: .whitespacesAndNewlines)))
 
         var environment = [
-            "DB_KIND": database, "APPS": "main", "APPS_MAIN_BUNDLE_ID": "com.example.storekeeper",
+            "DB_KIND": database, "APPS": "main", "APPS_MAIN_APP_STORE_BUNDLE_ID": "com.example.storekeeper",
             "APPS_MAIN_DEPLOYMENT": "development",
             "CATALOG_FILE": CrashRecoveryTests.samples.appendingPathComponent("storekeeper-catalog.json").path,
             "AUTH_ADMIN_KEYS": "ops:\(Self.adminKey)", "LOG_LEVEL": "critical", "LIFECYCLE_CATCH_UP_SECONDS": "0",

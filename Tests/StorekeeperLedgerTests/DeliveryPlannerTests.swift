@@ -34,7 +34,7 @@ import Testing
             let fresh = outcomes.filter { if case .delivered(let d) = $0 { return d.newlyDelivered } else { return false } }
             #expect(fresh.count == 40 + 1 + 3, "\(provider.kind)")
             #expect(outcomes.filter { if case .ownedByAnotherUser = $0 { return true } else { return false } }.count == 1)
-            #expect(try await F.count(provider, "apple_transactions") == 44)
+            #expect(try await F.count(provider, "store_transactions") == 44)
             #expect(try await F.count(provider, "wallet_entries") == 40)
             for user in 0..<8 { #expect(try await F.balance(provider, "user-\(user)") == 50, "5 purchases of 10 coins each") }
             // Each entry's balance_after is a running balance: per user they are 10, 20, ..., 50.
@@ -48,7 +48,7 @@ import Testing
             for (earlier, later) in zip(passes, passes.dropFirst()) { #expect(earlier.end == later.start, "passes stack") }
             #expect(try await F.count(provider, "audit_entries WHERE action IN ('wallet.credited', 'entitlement.granted')") == 44)
             // The money columns are stored with every delivered transaction.
-            #expect(try await F.count(provider, "apple_transactions WHERE price = 990 AND currency = 'USD' AND storefront = 'USA'") == 40)
+            #expect(try await F.count(provider, "store_transactions WHERE price = 990 AND currency = 'USD' AND storefront = 'USA'") == 40)
         }
     }
 
@@ -132,7 +132,7 @@ import Testing
             #expect((try? results["x2"]?.get()) != nil)
             #expect((try? results["x3"]?.get()) != nil)
             #expect(try await F.balance(provider, "poor") == 20)
-            #expect(try await F.count(provider, "apple_transactions WHERE transaction_id = 'x1'") == 0, "nothing of x1 was kept")
+            #expect(try await F.count(provider, "store_transactions WHERE transaction_id = 'x1'") == 0, "nothing of x1 was kept")
         }
     }
 }

@@ -68,7 +68,7 @@ import Testing
             #expect(try await F.balance(provider, "ann") == 0)
             #expect(try await Self.revoke(ledger, "missing", signed: t0) == .notDelivered)
             // How Apple revoked it is kept with the transaction.
-            #expect(try await F.count(provider, "apple_transactions WHERE transaction_id = 'c1' AND revocation_type = 'REFUND_FULL'") == 1)
+            #expect(try await F.count(provider, "store_transactions WHERE transaction_id = 'c1' AND revocation_type = 'REFUND_FULL'") == 1)
             // Refunded twice, reversed once: announced in that order on ann's sequence.
             let types = try await ledger.events(after: 0, user: UserID(rawValue: "ann"), limit: 100).map(\.event.type)
             #expect(types.filter { [.refunded, .reinstated].contains($0) } == [.refunded, .reinstated, .refunded])

@@ -65,7 +65,7 @@ import Testing
                 let headers = try await db.raw("SELECT COUNT(*) AS n FROM notification_headers").first()!.decode(column: "n", as: Int.self)
                 #expect(headers == 2, "\(provider.kind)")
                 for (id, original) in originals {
-                    let stored = try await db.raw("SELECT signed_data FROM apple_transactions WHERE transaction_id = \(bind: id)")
+                    let stored = try await db.raw("SELECT signed_data FROM store_transactions WHERE transaction_id = \(bind: id)")
                         .first()!.decode(column: "signed_data", as: String?.self)
                     guard let original else {
                         #expect(stored == nil)

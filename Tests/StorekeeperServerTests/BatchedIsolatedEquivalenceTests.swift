@@ -129,7 +129,7 @@ import Testing
                     #expect(appliedTogether == together, "the \(together ? "batched" : "isolated") path ran")
                     let after = try await Self.rows(provider)
                     // The corpus changed things: grants, audit entries, subscriptions, wallet entries.
-                    for table in ["entitlement_grants", "audit_entries", "subscriptions", "wallet_entries", "apple_transactions"] {
+                    for table in ["entitlement_grants", "audit_entries", "subscriptions", "wallet_entries", "store_transactions"] {
                         #expect(after[table] != before[table], "\(table) did not change")
                     }
                     tables.append(after)

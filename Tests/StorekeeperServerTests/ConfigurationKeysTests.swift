@@ -67,57 +67,67 @@ import Testing
             Key(dotted: "catalog.refreshSeconds", environment: "CATALOG_REFRESH_SECONDS", environmentValue: "7", json: 7) {
                 $0.catalogRefreshInterval == .seconds(7)
             },
-            Key(dotted: "apps.main.bundleId", environment: "APPS_MAIN_BUNDLE_ID", environmentValue: "com.example.keys", json: "com.example.keys") {
+            Key(
+                dotted: "apps.main.appStore.bundleId",
+                environment: "APPS_MAIN_APP_STORE_BUNDLE_ID",
+                environmentValue: "com.example.keys",
+                json: "com.example.keys"
+            ) {
                 $0.apps.first?.bundleId == "com.example.keys"
             },
-            Key(dotted: "apps.main.appAppleId", environment: "APPS_MAIN_APP_APPLE_ID", environmentValue: "4242", json: 4242) {
+            Key(dotted: "apps.main.appStore.appAppleId", environment: "APPS_MAIN_APP_STORE_APP_APPLE_ID", environmentValue: "4242", json: 4242) {
                 $0.apps.first?.appAppleId == 4242
             },
             Key(dotted: "apps.main.deployment", environment: "APPS_MAIN_DEPLOYMENT", environmentValue: "development", json: "development") {
                 $0.apps.first?.deployment == .development
             },
-            Key(dotted: "apps.main.extraRoots", environment: "APPS_MAIN_EXTRA_ROOTS", environmentValue: root, json: root) {
+            Key(dotted: "apps.main.appStore.extraRoots", environment: "APPS_MAIN_APP_STORE_EXTRA_ROOTS", environmentValue: root, json: root) {
                 $0.apps.first?.extraRootFiles == [root]
             },
-            Key(dotted: "apps.main.allowSandbox", environment: "APPS_MAIN_ALLOW_SANDBOX", environmentValue: "false", json: false) {
+            Key(dotted: "apps.main.appStore.allowSandbox", environment: "APPS_MAIN_APP_STORE_ALLOW_SANDBOX", environmentValue: "false", json: false) {
                 $0.apps.first?.allowSandbox == false
             },
             Key(
-                dotted: "apps.main.sharedSecret",
-                environment: "APPS_MAIN_SHARED_SECRET",
+                dotted: "apps.main.appStore.sharedSecret",
+                environment: "APPS_MAIN_APP_STORE_SHARED_SECRET",
                 environmentValue: "shared-secret-1",
                 json: "shared-secret-1"
             ) {
                 $0.apps.first?.sharedSecret == "shared-secret-1"
             },
             Key(
-                dotted: "apps.main.verifyReceipt.productionURL",
-                environment: "APPS_MAIN_VERIFY_RECEIPT_PRODUCTION_URL",
+                dotted: "apps.main.appStore.verifyReceipt.productionURL",
+                environment: "APPS_MAIN_APP_STORE_VERIFY_RECEIPT_PRODUCTION_URL",
                 environmentValue: "http://127.0.0.1:1/verifyReceipt",
                 json: "http://127.0.0.1:1/verifyReceipt"
             ) {
                 $0.apps.first?.verifyReceiptProductionURL.absoluteString == "http://127.0.0.1:1/verifyReceipt"
             },
             Key(
-                dotted: "apps.main.verifyReceipt.sandboxURL",
-                environment: "APPS_MAIN_VERIFY_RECEIPT_SANDBOX_URL",
+                dotted: "apps.main.appStore.verifyReceipt.sandboxURL",
+                environment: "APPS_MAIN_APP_STORE_VERIFY_RECEIPT_SANDBOX_URL",
                 environmentValue: "http://127.0.0.1:1/sandbox/verifyReceipt",
                 json: "http://127.0.0.1:1/sandbox/verifyReceipt"
             ) {
                 $0.apps.first?.verifyReceiptSandboxURL.absoluteString == "http://127.0.0.1:1/sandbox/verifyReceipt"
             },
-            Key(dotted: "apps.main.apiKey.id", environment: "APPS_MAIN_API_KEY_ID", environmentValue: "KEY123", json: "KEY123") {
+            Key(dotted: "apps.main.appStore.apiKey.id", environment: "APPS_MAIN_APP_STORE_API_KEY_ID", environmentValue: "KEY123", json: "KEY123") {
                 $0.apps.first?.apiKeyId == "KEY123"
             },
-            Key(dotted: "apps.main.apiKey.issuer", environment: "APPS_MAIN_API_KEY_ISSUER", environmentValue: "issuer-1", json: "issuer-1") {
+            Key(
+                dotted: "apps.main.appStore.apiKey.issuer",
+                environment: "APPS_MAIN_APP_STORE_API_KEY_ISSUER",
+                environmentValue: "issuer-1",
+                json: "issuer-1"
+            ) {
                 $0.apps.first?.apiIssuerId == "issuer-1"
             },
-            Key(dotted: "apps.main.apiKey.path", environment: "APPS_MAIN_API_KEY_PATH", environmentValue: p8, json: p8) {
+            Key(dotted: "apps.main.appStore.apiKey.path", environment: "APPS_MAIN_APP_STORE_API_KEY_PATH", environmentValue: p8, json: p8) {
                 $0.apps.first?.apiKeyPath == p8
             },
             Key(
-                dotted: "apps.main.serverAPI.url",
-                environment: "APPS_MAIN_SERVER_API_URL",
+                dotted: "apps.main.appStore.serverAPI.url",
+                environment: "APPS_MAIN_APP_STORE_SERVER_API_URL",
                 environmentValue: "http://127.0.0.1:2",
                 json: "http://127.0.0.1:2"
             ) {
@@ -384,7 +394,7 @@ import Testing
         var base: [String: Any] = [:]
         for key in keys { Self.set(key.json, at: key.dotted.split(separator: ".").map(String.init), in: &base) }
         let wrong: [(String, Any)] = [
-            ("auth.adminKeys", 42), ("http.port", "eighty"), ("http.port", 70_000), ("apps.main.allowSandbox", "yes"),
+            ("auth.adminKeys", 42), ("http.port", "eighty"), ("http.port", 70_000), ("apps.main.appStore.allowSandbox", "yes"),
             ("catalog.refreshSeconds", 0), ("lifecycle.batchSize", -1), ("db.postgres.tls", "sometimes"),
             ("lifecycle.maxAttempts", 1_000_000), ("auth.apiKeys", ["backend:short"]), ("log.level", "loud"),
             ("reports.vendorNumber", "ninety"), ("reports.lookbackDays", 90),
@@ -407,7 +417,9 @@ import Testing
         do {
             _ = try ServerConfiguration(
                 reader: try await ServerConfiguration.reader(
-                    environment: ["APPS_MAIN_BUNDLE_ID": "com.example", "APPS_MAIN_APP_APPLE_ID": "1", "CATALOG_REFRESH_SECONDS": "0"],
+                    environment: [
+                        "APPS_MAIN_APP_STORE_BUNDLE_ID": "com.example", "APPS_MAIN_APP_STORE_APP_APPLE_ID": "1", "CATALOG_REFRESH_SECONDS": "0",
+                    ],
                     file: nil
                 )
             )

@@ -18,9 +18,12 @@ import Testing
             reader: Self.reader([
                 "http.port": 9090, "db.kind": "postgres", "db.postgres.url": .init(.string("postgres://u:p@h/db"), isSecret: true),
                 "apps": .init(.stringArray(["ios", "mac"]), isSecret: false),
-                "apps.ios.bundleId": "com.example.ios", "apps.ios.appAppleId": 42,
-                "apps.ios.sharedSecret": .init(.string("top-secret-shared"), isSecret: true),
+                "apps.ios.appStore.bundleId": "com.example.ios", "apps.ios.appStore.appAppleId": 42,
+                "apps.ios.appStore.sharedSecret": .init(.string("top-secret-shared"), isSecret: true),
+                // The keys as they were before each store had a group: still read, each named as deprecated.
                 "apps.mac.bundleId": "com.example.mac", "apps.mac.deployment": "development", "apps.mac.allowSandbox": false,
+                "apps.mac.appStore.sharedSecret": .init(.string("mac-shared"), isSecret: true),
+                "apps.mac.sharedSecret": .init(.string("overridden-by-the-group"), isSecret: true),
                 "auth.jwt.hs256Secret": .init(.string(String(repeating: "s", count: 32)), isSecret: true),
                 "auth.adminKeys": .init(.stringArray(["ops:admin-key-0123456789"]), isSecret: true),
                 "policy.transfer": "transfer",
@@ -32,6 +35,9 @@ import Testing
         #expect(configuration.apps[0].appAppleId == 42)
         #expect(configuration.apps[1].deployment == .development)
         #expect(configuration.apps[1].allowSandbox == false)
+        #expect(configuration.apps[0].deprecatedKeys.isEmpty)
+        #expect(configuration.apps[1].deprecatedKeys == ["bundleId", "allowSandbox"])
+        #expect(configuration.apps[1].sharedSecret == "mac-shared", "the group wins over the old key")
         #expect(configuration.auth.adminKeys == ["ops": "admin-key-0123456789"])
         #expect(configuration.transferPolicy == .transfer)
         #expect(!"\(configuration.apps[0])".contains("top-secret-shared"), "secrets never reach a description")
@@ -41,22 +47,24 @@ import Testing
     @Test func refusesIncompleteOrUnsafeConfigurations() {
         #expect(throws: ConfigurationError.self) { try ServerConfiguration(reader: Self.reader([:])) }
         #expect(throws: ConfigurationError.self) {
-            try ServerConfiguration(reader: Self.reader(["apps.main.bundleId": "com.example"]))  // production needs appAppleId
+            try ServerConfiguration(reader: Self.reader(["apps.main.appStore.bundleId": "com.example"]))  // production needs appAppleId
         }
         #expect(throws: ConfigurationError.self) {
-            try ServerConfiguration(reader: Self.reader(["apps.main.bundleId": "com.example", "apps.main.appAppleId": 1, "db.kind": "postgres"]))
+            try ServerConfiguration(
+                reader: Self.reader(["apps.main.appStore.bundleId": "com.example", "apps.main.appStore.appAppleId": 1, "db.kind": "postgres"])
+            )
         }
         #expect(throws: ConfigurationError.self) {
             try ServerConfiguration(
                 reader: Self.reader([
-                    "apps.main.bundleId": "com.example", "apps.main.appAppleId": 1,
+                    "apps.main.appStore.bundleId": "com.example", "apps.main.appStore.appAppleId": 1,
                     "auth.jwt.hs256Secret": .init(.string("short"), isSecret: true),
                 ])
             )
         }
         #expect(throws: ConfigurationError.self) {
             try ServerConfiguration(
-                reader: Self.reader(["apps.main.bundleId": "com.example", "apps.main.appAppleId": 1, "policy.transfer": "maybe"])
+                reader: Self.reader(["apps.main.appStore.bundleId": "com.example", "apps.main.appStore.appAppleId": 1, "policy.transfer": "maybe"])
             )
         }
     }

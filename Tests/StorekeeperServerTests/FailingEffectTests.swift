@@ -119,7 +119,7 @@ import Testing
             }
             let hal = try #require(told["hal"])
             let ivy = try #require(told["ivy"])
-            try await Self.injectFault(on: "apple_transactions", forTransactions: [ids[3], hal.transactionId], database: database, server: server)
+            try await Self.injectFault(on: "store_transactions", forTransactions: [ids[3], hal.transactionId], database: database, server: server)
 
             let client = try server.api(ServerHarness.userHeaders("joy"))
             let answer = try await client.restorePurchases(body: .json(.init(signedTransactions: signed))).ok.body.json
@@ -151,7 +151,7 @@ import Testing
             // Once the fault is gone, sending the restore again delivers the one left, and only it.
             try await server.withSideConnection { db in
                 try await db.withSession { sql in
-                    try await sql.raw("DROP TRIGGER fail_apple_transactions \(unsafeRaw: database == .postgres ? "ON apple_transactions" : "")").run()
+                    try await sql.raw("DROP TRIGGER fail_store_transactions \(unsafeRaw: database == .postgres ? "ON store_transactions" : "")").run()
                 }
             }
             let again = try await client.restorePurchases(body: .json(.init(signedTransactions: signed))).ok.body.json

@@ -28,7 +28,7 @@ struct MetricsTokenTests {
 
     @Test("a short token refuses the start; a good one is read and never shown")
     func tokenConfiguration() throws {
-        let base: [AbsoluteConfigKey: ConfigValue] = ["apps.main.bundleId": "com.example", "apps.main.appAppleId": 1]
+        let base: [AbsoluteConfigKey: ConfigValue] = ["apps.main.appStore.bundleId": "com.example", "apps.main.appStore.appAppleId": 1]
         var short = base
         short["auth.metricsToken"] = .init(.string("short"), isSecret: true)
         #expect(throws: ConfigurationError.self) { try ServerConfiguration(reader: ConfigurationTests.reader(short)) }

@@ -86,7 +86,7 @@ struct ReconciliationTests {
                 try await db.withSession { sql in
                     try await sql.raw(
                         """
-                        INSERT INTO apple_transactions (transaction_id, original_transaction_id, user_id, bundle_id, product_id, product_kind,
+                        INSERT INTO store_transactions (transaction_id, original_transaction_id, user_id, bundle_id, product_id, product_kind,
                             environment, quantity, purchase_date, source, delivered_at, price, currency, storefront)
                         VALUES ('2999000000000001', '2999000000000001', 'insider', 'com.example.storekeeper', \(bind: Self.coins), 'consumable',
                             'Production', 1, \(bind: injectedAt.millis), 'signedTransaction', \(bind: injectedAt.millis), \(bind: price), 'USD', 'USA')
@@ -209,7 +209,7 @@ struct ReconciliationTests {
                 try await db.withSession { sql in
                     try await sql.raw(
                         """
-                        INSERT INTO apple_transactions (transaction_id, original_transaction_id, user_id, bundle_id, product_id, product_kind,
+                        INSERT INTO store_transactions (transaction_id, original_transaction_id, user_id, bundle_id, product_id, product_kind,
                             environment, quantity, purchase_date, source, delivered_at, price, currency, storefront, signed_data)
                         VALUES ('2999000000000002', '2999000000000002', 'insider', 'com.example.storekeeper', \(bind: Self.coins), 'consumable',
                             'Production', 1, \(bind: now.millis), 'signedTransaction', \(bind: now.millis), \(bind: price), 'USD', 'USA', \(bind: forged))

@@ -1,7 +1,7 @@
 import Foundation
 
-/// One App Store transaction after Apple's signature (JWS) or Apple's `verifyReceipt` vouched for it: the only
-/// input that may credit anything (invariant 3).
+/// One transaction after its store vouched for it (the App Store: Apple's signature, JWS, or `verifyReceipt`): the
+/// only input that may credit anything (invariant 3).
 public struct VerifiedTransaction: Sendable, Hashable {
     public enum Source: String, Sendable, Hashable, Codable {
         case signedTransaction
@@ -9,6 +9,7 @@ public struct VerifiedTransaction: Sendable, Hashable {
         case restore
     }
 
+    public var store: Store = .appStore
     public var transactionId: String
     public var originalTransactionId: String
     public var bundleId: String

@@ -28,7 +28,7 @@ public struct DeliveryRequest: Sendable {
 /// Every request is planned the same way, whether it arrives alone or with hundreds of others: its order (by its own
 /// `appAccountToken`, or one the client names), the user its original transaction is bound to, and the caller decide
 /// its owner (``Attribution``). A plain owner, a refused submitter, a transfer and a park are variants of one plan.
-/// Exactly-once rests on the `apple_transactions` primary key: the rows the multi-row insert returns are delivered
+/// Exactly-once rests on the `store_transactions` primary key: the rows the multi-row insert returns are delivered
 /// now (coins, grants, order, audit, outbox), the others were delivered before and change nothing. Requests for the
 /// same transaction run in rounds, each seeing the previous round's writes; a binding another process made between
 /// reading and binding sends its requests to the next round to be decided again.
@@ -227,7 +227,7 @@ enum DeliveryPlanner {
         }
 
         // The exactly-once step: only the rows this insert returns are delivered now.
-        let fresh = try await AppleTransactionsTable.insert(
+        let fresh = try await StoreTransactionsTable.insert(
             plans.map { plan in
                 let request = requests[plan.index]
                 return .init(
@@ -244,7 +244,7 @@ enum DeliveryPlanner {
 
         // Delivered before: report who holds it; a refused submitter's claim is recorded on the holder.
         let repeated = plans.filter { !fresh.contains(requests[$0.index].transaction.transactionId) }
-        let holders = try await AppleTransactionsTable.holders(of: repeated.map { requests[$0.index].transaction.transactionId }, on: db)
+        let holders = try await StoreTransactionsTable.holders(of: repeated.map { requests[$0.index].transaction.transactionId }, on: db)
         for plan in repeated {
             let request = requests[plan.index]
             let holder = holders[request.transaction.transactionId]
@@ -477,7 +477,7 @@ enum DeliveryPlanner {
     ) async throws -> Set<String> {
         let intro = delivered.filter { $0.transaction.isIntroductoryOffer && $0.transaction.subscriptionGroup != nil }
         guard !intro.isEmpty else { return [] }
-        let earlier = try await AppleTransactionsTable.introductoryOffers(
+        let earlier = try await StoreTransactionsTable.introductoryOffers(
             users: Set(intro.map(\.owner)),
             groups: Set(intro.compactMap(\.transaction.subscriptionGroup)),
             on: db

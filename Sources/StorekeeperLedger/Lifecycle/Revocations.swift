@@ -28,7 +28,7 @@ enum Revocations {
         cause: AuditCause,
         in uow: UnitOfWork
     ) async throws -> Outcome {
-        guard let delivered = try await AppleTransactionsTable.delivered(transactionId, on: uow.db) else { return .notDelivered }
+        guard let delivered = try await StoreTransactionsTable.delivered(transactionId, on: uow.db) else { return .notDelivered }
         let record = try await RevocationsTable.find(transactionId, kind: uow.kind, on: uow.db)
         let decided = Date(millis: decidedAt.millis)
         guard case .revoke(let generation) = RevocationRules.revoke(given: record.map(Self.rule), decidedAt: decided) else {
@@ -41,7 +41,7 @@ enum Revocations {
             revocation != .refund
             ? "Family Sharing access withdrawn"
             : share.isFull ? "refunded by Apple" : "refunded by Apple (prorated, \(share.description))"
-        try await AppleTransactionsTable.recordRevocation(transactionId, type: revocationType, percentage: revocationPercentage, on: uow.db)
+        try await StoreTransactionsTable.recordRevocation(transactionId, type: revocationType, percentage: revocationPercentage, on: uow.db)
         let period = try await EntitlementGrantsTable.period(of: transactionId, on: uow.db)
         let stop = period.map { share.cut(start: $0.start, end: $0.end, at: date) } ?? date
         if let stop {
@@ -149,7 +149,7 @@ enum Revocations {
         case .unchanged:
             return false
         case .rememberEarly:
-            if let delivered = try await AppleTransactionsTable.delivered(transactionId, on: uow.db) {
+            if let delivered = try await StoreTransactionsTable.delivered(transactionId, on: uow.db) {
                 try await RevocationsTable.insert(
                     .init(
                         transactionId: transactionId,

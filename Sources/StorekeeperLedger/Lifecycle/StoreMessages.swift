@@ -203,7 +203,7 @@ enum StoreMessages {
         message: StoreMessage,
         in uow: UnitOfWork
     ) async throws {
-        let user = try await AppleTransactionsTable.delivered(transaction.transactionId, on: uow.db)?.user
+        let user = try await StoreTransactionsTable.delivered(transaction.transactionId, on: uow.db)?.user
         let inserted = try await ConsumptionRequestsTable.insert(
             id: message.id,
             bundleId: message.bundleId,
@@ -231,7 +231,7 @@ enum StoreMessages {
 
     /// Records the seats the store refunded on the purchaser's transaction (the purchaser keeps the rest).
     private static func refundSeats(of transaction: VerifiedTransaction, seats: Int, cause: AuditCause, in uow: UnitOfWork) async throws {
-        guard let (user, added) = try await AppleTransactionsTable.recordSeatRefund(transaction.transactionId, seats: seats, on: uow.db) else {
+        guard let (user, added) = try await StoreTransactionsTable.recordSeatRefund(transaction.transactionId, seats: seats, on: uow.db) else {
             return
         }
         uow.record(
@@ -251,7 +251,7 @@ enum StoreMessages {
     /// Tells each user whose purchases came from the install that a parent withdrew consent: an audit entry and a
     /// `consent.rescinded` event. Nothing is taken back — Apple did not refund anything; the app's backend decides.
     private static func consentRescinded(install: String, message: StoreMessage, in uow: UnitOfWork) async throws {
-        for user in try await AppleTransactionsTable.users(ofAppTransaction: install, bundleId: message.bundleId, on: uow.db) {
+        for user in try await StoreTransactionsTable.users(ofAppTransaction: install, bundleId: message.bundleId, on: uow.db) {
             uow.record(
                 AuditEntry(
                     action: .consentRescinded,

@@ -35,6 +35,10 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
     /// Set each user's app account token on purchases that reached them without one (Set App Account Token, API
     /// 1.16), so their renewals and notifications name the user; on wherever the In-App Purchase key is configured.
     public var setAppAccountTokens = true
+    /// The App Store keys this app's configuration gave at the app's level (`apps.<name>.sharedSecret`), where they
+    /// were before each store's keys had a group of their own (`apps.<name>.appStore.sharedSecret`): still read, and
+    /// warned about at start.
+    public var deprecatedKeys: [String] = []
 
     public init(
         name: String = "main",
@@ -70,51 +74,65 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
         self.verifyReceiptSandboxURL = verifyReceiptSandboxURL
     }
 
-    /// Reads `apps.<name>.*`: `bundleId` (required), `appAppleId`, `deployment` (`production` | `development`),
-    /// `allowSandbox` (true), `extraRoots` (PEM files; development only), `sharedSecret` (secret),
-    /// `apiKey.id`, `apiKey.issuer`, `apiKey.path` (the `.p8`), `verifyReceipt.productionURL`,
-    /// `verifyReceipt.sandboxURL`, `serverAPI.url` (instead of Apple's hosts), `finishTransactions` (false; needs
-    /// `apiKey.*`), `setAppAccountTokens` (true; acts only with `apiKey.*`). Environment form:
-    /// `APPS_MAIN_BUNDLE_ID`, `APPS_MAIN_SHARED_SECRET`, ...
+    /// Reads `apps.<name>.deployment` (`production` | `development`) and the App Store's keys under
+    /// `apps.<name>.appStore.*`: `bundleId` (required), `appAppleId`, `allowSandbox` (true), `extraRoots` (PEM files;
+    /// development only), `sharedSecret` (secret), `apiKey.id`, `apiKey.issuer`, `apiKey.path` (the `.p8`),
+    /// `verifyReceipt.productionURL`, `verifyReceipt.sandboxURL`, `serverAPI.url` (instead of Apple's hosts),
+    /// `finishTransactions` (false; needs `apiKey.*`), `setAppAccountTokens` (true; acts only with `apiKey.*`).
+    /// Environment form: `APPS_MAIN_APP_STORE_BUNDLE_ID`, `APPS_MAIN_APP_STORE_SHARED_SECRET`, ... The same keys
+    /// directly under `apps.<name>` (before 2026-11) are still read when the group does not give them, each with a
+    /// warning at start.
     init(name: String, reader: StrictConfigReader) throws {
-        guard let bundleId = try reader.string("bundleId"), !bundleId.isEmpty else {
-            throw ConfigurationError.missing("apps.\(name).bundleId")
+        let appStore = reader.scoped(to: "appStore")
+        var deprecated: [String] = []
+        /// A key of the App Store group, or the same key where it used to be.
+        func store<T>(_ key: String, _ read: (StrictConfigReader) throws -> T?) throws -> T? {
+            if let value = try read(appStore) { return value }
+            guard let value = try read(reader) else { return nil }
+            deprecated.append(key)
+            return value
+        }
+        guard let bundleId = try store("bundleId", { try $0.string("bundleId") }), !bundleId.isEmpty else {
+            throw ConfigurationError.missing("apps.\(name).appStore.bundleId")
         }
         let deployment =
             Deployment(rawValue: try reader.choice("deployment", ["production", "development"], default: "production"))
             ?? .production
         func url(_ key: String, _ fallback: String?) throws -> URL? {
-            guard let text = try reader.string(key) ?? fallback else { return nil }
+            guard let text = try store(key, { try $0.string(key) }) ?? fallback else { return nil }
             guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                throw ConfigurationError.invalid("apps.\(name).\(key) is not an http(s) URL")
+                throw ConfigurationError.invalid("apps.\(name).appStore.\(key) is not an http(s) URL")
             }
             return url
         }
         self.init(
             name: name,
             bundleId: bundleId,
-            appAppleId: try reader.int("appAppleId", in: 1...Int(Int64.max)).map(Int64.init),
+            appAppleId: try store("appAppleId") { try $0.int("appAppleId", in: 1...Int(Int64.max)) }.map(Int64.init),
             deployment: deployment,
-            allowSandbox: try reader.bool("allowSandbox", default: true),
-            extraRootFiles: try reader.list("extraRoots") ?? [],
-            sharedSecret: try reader.string("sharedSecret", isSecret: true),
-            apiKeyId: try reader.string("apiKey.id"),
-            apiIssuerId: try reader.string("apiKey.issuer"),
-            apiKeyPath: try reader.string("apiKey.path"),
+            allowSandbox: try store("allowSandbox") { try $0.bool("allowSandbox") } ?? true,
+            extraRootFiles: try store("extraRoots") { try $0.list("extraRoots") } ?? [],
+            sharedSecret: try store("sharedSecret") { try $0.string("sharedSecret", isSecret: true) },
+            apiKeyId: try store("apiKey.id") { try $0.string("apiKey.id") },
+            apiIssuerId: try store("apiKey.issuer") { try $0.string("apiKey.issuer") },
+            apiKeyPath: try store("apiKey.path") { try $0.string("apiKey.path") },
             verifyReceiptProductionURL: try url("verifyReceipt.productionURL", "https://buy.itunes.apple.com/verifyReceipt")!,
             verifyReceiptSandboxURL: try url("verifyReceipt.sandboxURL", "https://sandbox.itunes.apple.com/verifyReceipt")!,
             serverAPIURL: try url("serverAPI.url", nil)
         )
-        finishTransactions = try reader.bool("finishTransactions", default: false)
-        setAppAccountTokens = try reader.bool("setAppAccountTokens", default: true)
+        finishTransactions = try store("finishTransactions") { try $0.bool("finishTransactions") } ?? false
+        setAppAccountTokens = try store("setAppAccountTokens") { try $0.bool("setAppAccountTokens") } ?? true
+        deprecatedKeys = deprecated
         if finishTransactions, apiKeyId == nil || apiKeyPath == nil {
-            throw ConfigurationError.missing("apps.\(name).apiKey.id and .path (finishTransactions calls the App Store Server API)")
+            throw ConfigurationError.missing(
+                "apps.\(name).appStore.apiKey.id and .path (finishTransactions calls the App Store Server API)"
+            )
         }
         if deployment == .production, appAppleId == nil {
-            throw ConfigurationError.missing("apps.\(name).appAppleId (required in production)")
+            throw ConfigurationError.missing("apps.\(name).appStore.appAppleId (required in production)")
         }
         if deployment == .production, !extraRootFiles.isEmpty {
-            throw ConfigurationError.invalid("apps.\(name).extraRoots is only allowed with deployment=development")
+            throw ConfigurationError.invalid("apps.\(name).appStore.extraRoots is only allowed with deployment=development")
         }
     }
 

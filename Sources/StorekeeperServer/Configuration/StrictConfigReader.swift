@@ -61,7 +61,11 @@ struct StrictConfigReader {
     }
 
     func bool(_ key: String, default fallback: Bool) throws -> Bool {
-        try read(key, type: "true or false", { try reader.requiredBool(forKey: ConfigKey(key)) }) ?? fallback
+        try bool(key) ?? fallback
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        try read(key, type: "true or false", { try reader.requiredBool(forKey: ConfigKey(key)) })
     }
 
     /// An array of strings, or one string of comma-separated items.

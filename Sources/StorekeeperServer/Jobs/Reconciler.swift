@@ -200,7 +200,7 @@ public struct Reconciler: Service {
         guard let analytics else { return nil }
         let appIds = Set(apps.apps.compactMap(\.configuration.appAppleId).map(String.init)).sorted()
         guard !appIds.isEmpty, let parsed = ReportCalendar.Day(day) else {
-            notes.append("analytics reports: no app has an Apple ID (apps.<name>.appAppleId)")
+            notes.append("analytics reports: no app has an Apple ID (apps.<name>.appStore.appAppleId)")
             return nil
         }
         let products = catalog.catalog.products.filter { $0.kind == .autoRenewable }

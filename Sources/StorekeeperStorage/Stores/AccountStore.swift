@@ -77,8 +77,8 @@ public struct AccountStore: Sendable {
             let transactions = try await db.raw(
                 """
                 SELECT transaction_id, original_transaction_id, product_id, product_kind, environment, quantity, purchase_date,
-                    expires_date, order_id, source, delivered_at, \(unsafeRaw: AppleTransactionsTable.commerceColumns)
-                FROM apple_transactions WHERE user_id = \(bind: user.rawValue)
+                    expires_date, order_id, source, delivered_at, \(unsafeRaw: StoreTransactionsTable.commerceColumns)
+                FROM store_transactions WHERE user_id = \(bind: user.rawValue)
                 ORDER BY purchase_date DESC, transaction_id LIMIT \(bind: transactionLimit)
                 """
             ).all().map { row in
@@ -94,7 +94,7 @@ public struct AccountStore: Sendable {
                     orderId: try row.decode(column: "order_id", as: String?.self),
                     source: try row.decode(column: "source", as: String.self),
                     deliveredAt: Date(millis: try row.decode(column: "delivered_at", as: Int64.self)),
-                    commerce: try AppleTransactionsTable.commerce(row: row)
+                    commerce: try StoreTransactionsTable.commerce(row: row)
                 )
             }
             return Snapshot(user: user, grants: grants + seats, balances: balances, transactions: transactions)
@@ -184,7 +184,7 @@ public struct AccountStore: Sendable {
         try await provider.withSession { db in
             try await db.raw(
                 """
-                SELECT transaction_id FROM apple_transactions
+                SELECT transaction_id FROM store_transactions
                 WHERE user_id = \(bind: user.rawValue) AND subscription_group = \(bind: group) AND offer_type = 1 LIMIT 1
                 """
             ).first() != nil
@@ -200,7 +200,7 @@ public struct AccountStore: Sendable {
             for row in try await db.raw(
                 """
                 SELECT subscription_group, MAX(CASE WHEN offer_type = 1 THEN 1 ELSE 0 END) AS introductory
-                FROM apple_transactions WHERE user_id = \(bind: user.rawValue) AND subscription_group IS NOT NULL
+                FROM store_transactions WHERE user_id = \(bind: user.rawValue) AND subscription_group IS NOT NULL
                 GROUP BY subscription_group
                 """
             ).all() {

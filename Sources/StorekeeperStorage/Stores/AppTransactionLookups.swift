@@ -22,7 +22,7 @@ public struct AppTransactionLookups: Sendable {
         return try await provider.withSession { db in
             try await db.raw(
                 """
-                SELECT original_transaction_id, bundle_id, environment, MIN(delivered_at) AS first FROM apple_transactions
+                SELECT original_transaction_id, bundle_id, environment, MIN(delivered_at) AS first FROM store_transactions
                 WHERE app_transaction_id IS NULL AND app_transaction_error IS NULL
                   AND delivered_at >= \(bind: since.millis) AND bundle_id IN (\(binds: bundleIds))
                 GROUP BY original_transaction_id, bundle_id, environment

@@ -108,7 +108,7 @@ public struct ConsoleStore: Sendable {
                 matches.append(Match(user: merged ?? id, via: "user id", detail: merged.map { "merged into \($0)" } ?? kind))
             }
             for row in try await db.raw(
-                "SELECT user_id, product_id, transaction_id FROM apple_transactions WHERE transaction_id = \(bind: query)"
+                "SELECT user_id, product_id, transaction_id FROM store_transactions WHERE transaction_id = \(bind: query)"
             ).all() {
                 matches.append(
                     Match(
@@ -120,7 +120,7 @@ public struct ConsoleStore: Sendable {
             }
             for row in try await db.raw(
                 """
-                SELECT user_id, product_id, COUNT(*) AS n FROM apple_transactions WHERE original_transaction_id = \(bind: query)
+                SELECT user_id, product_id, COUNT(*) AS n FROM store_transactions WHERE original_transaction_id = \(bind: query)
                 GROUP BY user_id, product_id
                 """
             ).all() {
@@ -152,7 +152,7 @@ public struct ConsoleStore: Sendable {
             }
             if let token {
                 for row in try await db.raw(
-                    "SELECT user_id, transaction_id, product_id FROM apple_transactions WHERE app_account_token = \(bind: token) LIMIT 20"
+                    "SELECT user_id, transaction_id, product_id FROM store_transactions WHERE app_account_token = \(bind: token) LIMIT 20"
                 ).all() {
                     matches.append(
                         Match(
@@ -215,7 +215,7 @@ public struct ConsoleStore: Sendable {
             try await db.raw(
                 """
                 SELECT original_transaction_id, bundle_id, environment, MIN(product_kind) AS product_kind, MAX(purchase_date) AS latest
-                FROM apple_transactions WHERE user_id = \(bind: user)
+                FROM store_transactions WHERE user_id = \(bind: user)
                 GROUP BY original_transaction_id, bundle_id, environment ORDER BY latest DESC LIMIT \(bind: limit)
                 """
             ).all().map { row in

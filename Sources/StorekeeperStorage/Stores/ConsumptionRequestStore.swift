@@ -66,7 +66,7 @@ public struct ConsumptionRequestStore: Sendable {
     public func productId(transactionId: String) async throws -> String? {
         try await provider.withSession { db in
             if let row = try await db.raw(
-                "SELECT product_id FROM apple_transactions WHERE transaction_id = \(bind: transactionId)"
+                "SELECT product_id FROM store_transactions WHERE transaction_id = \(bind: transactionId)"
             ).first() {
                 return try row.decode(column: "product_id", as: String.self)
             }
@@ -81,7 +81,7 @@ public struct ConsumptionRequestStore: Sendable {
         try await provider.withSession { db in
             guard
                 let row = try await db.raw(
-                    "SELECT user_id, product_kind, ownership_type FROM apple_transactions WHERE transaction_id = \(bind: transactionId)"
+                    "SELECT user_id, product_kind, ownership_type FROM store_transactions WHERE transaction_id = \(bind: transactionId)"
                 ).first()
             else { return ConsumptionAnswer.Facts(kind: nil, delivered: false, now: now) }
             let user = try row.decode(column: "user_id", as: String.self)

@@ -23,7 +23,7 @@ public struct FinishedTransactions: Sendable {
         return try await provider.withSession { db in
             try await db.raw(
                 """
-                SELECT transaction_id, bundle_id, environment FROM apple_transactions
+                SELECT transaction_id, bundle_id, environment FROM store_transactions
                 WHERE finished_at IS NULL AND finish_error IS NULL AND product_kind = 'consumable'
                   AND delivered_at >= \(bind: since.millis) AND bundle_id IN (\(binds: bundleIds))
                 ORDER BY delivered_at LIMIT \(bind: limit)
@@ -41,7 +41,7 @@ public struct FinishedTransactions: Sendable {
     /// When `id` was finished at Apple, if it was.
     public func finishedAt(_ id: String) async throws -> Date? {
         try await provider.withSession { db in
-            try await db.raw("SELECT finished_at FROM apple_transactions WHERE transaction_id = \(bind: id)").first()?
+            try await db.raw("SELECT finished_at FROM store_transactions WHERE transaction_id = \(bind: id)").first()?
                 .decode(column: "finished_at", as: Int64?.self).map(Date.init(millis:))
         }
     }

@@ -30,7 +30,7 @@ public struct PendingTransactionStore: Sendable {
                 SELECT transaction_id, original_transaction_id, bundle_id, product_id, environment, reason, signed_data, commerce,
                     created_at
                 FROM pending_transactions p WHERE resolved_at IS NULL
-                  AND NOT EXISTS (SELECT 1 FROM apple_transactions a WHERE a.transaction_id = p.transaction_id)
+                  AND NOT EXISTS (SELECT 1 FROM store_transactions a WHERE a.transaction_id = p.transaction_id)
                 ORDER BY created_at LIMIT \(bind: limit)
                 """
             ).all().map { row in
@@ -56,7 +56,7 @@ public struct PendingTransactionStore: Sendable {
             guard
                 let row = try await db.raw(
                     """
-                    SELECT p.*, (SELECT 1 FROM apple_transactions a WHERE a.transaction_id = p.transaction_id) AS delivered
+                    SELECT p.*, (SELECT 1 FROM store_transactions a WHERE a.transaction_id = p.transaction_id) AS delivered
                     FROM pending_transactions p WHERE transaction_id = \(bind: transactionId)
                     """
                 ).first()

@@ -16,7 +16,7 @@ public struct RetentionStore: Sendable {
             ).first()?.decode(column: "user_id", as: String.self)
             let paid =
                 try await db.raw(
-                    "SELECT COUNT(*) AS n FROM apple_transactions WHERE original_transaction_id = \(bind: original) AND (price IS NULL OR price > 0)"
+                    "SELECT COUNT(*) AS n FROM store_transactions WHERE original_transaction_id = \(bind: original) AND (price IS NULL OR price > 0)"
                 ).first()?.decode(column: "n", as: Int64.self) ?? 0
             guard let user else { return RetentionHistory(user: nil, paidPeriods: Int(paid), refunds: 0, redeemedOffers: []) }
             let refunds =
@@ -24,7 +24,7 @@ public struct RetentionStore: Sendable {
                     "SELECT COUNT(*) AS n FROM revocations WHERE user_id = \(bind: user) AND kind = 'refund' AND status = 'revoked'"
                 ).first()?.decode(column: "n", as: Int64.self) ?? 0
             let offers = try await db.raw(
-                "SELECT DISTINCT offer_id FROM apple_transactions WHERE user_id = \(bind: user) AND offer_id IS NOT NULL AND offer_type IN (2, 4)"
+                "SELECT DISTINCT offer_id FROM store_transactions WHERE user_id = \(bind: user) AND offer_id IS NOT NULL AND offer_type IN (2, 4)"
             ).all().compactMap { try $0.decode(column: "offer_id", as: String?.self) }
             return RetentionHistory(user: UserID(rawValue: user), paidPeriods: Int(paid), refunds: Int(refunds), redeemedOffers: Set(offers))
         }

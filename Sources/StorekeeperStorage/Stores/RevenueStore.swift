@@ -34,12 +34,12 @@ public struct RevenueStore: Sendable {
         ) { $0.add(history: $1) }
         let refunds = try await provider.withReader { db in
             // Refunds Storekeeper applied in the range (revocations still standing), whenever the purchase was. The
-            // commerce columns are apple_transactions' alone.
+            // commerce columns are store_transactions' alone.
             try await db.raw(
                 """
                 SELECT r.revoked_at, t.transaction_id, t.original_transaction_id, t.product_id, t.product_kind, t.environment,
-                    t.quantity, t.purchase_date, t.expires_date, \(unsafeRaw: AppleTransactionsTable.commerceColumns)
-                FROM revocations r JOIN apple_transactions t ON t.transaction_id = r.transaction_id
+                    t.quantity, t.purchase_date, t.expires_date, \(unsafeRaw: StoreTransactionsTable.commerceColumns)
+                FROM revocations r JOIN store_transactions t ON t.transaction_id = r.transaction_id
                 WHERE r.revoked_at >= \(bind: from.millis) AND r.revoked_at < \(bind: to.millis) AND r.kind = 'refund'
                     AND r.status = 'revoked'
                 """
@@ -65,7 +65,7 @@ public struct RevenueStore: Sendable {
             try await db.raw(
                 """
                 SELECT t.original_transaction_id, t.product_id, t.storefront, t.price, t.offer_discount_type
-                FROM apple_transactions t
+                FROM store_transactions t
                 WHERE t.product_kind = 'autoRenewable' AND t.environment = 'Production' AND t.purchase_date < \(bind: to.millis)
                     AND t.expires_date > \(bind: to.millis) AND \(unsafeRaw: notShared)
                     AND NOT EXISTS (SELECT 1 FROM revocations r WHERE r.transaction_id = t.transaction_id AND r.status = 'revoked'
@@ -100,9 +100,9 @@ public struct RevenueStore: Sendable {
                 """
                 SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.storefront, t.price, t.offer_discount_type,
                     p.price AS previous_price, p.offer_discount_type AS previous_offer, p.transaction_id AS previous_id
-                FROM apple_transactions t
-                LEFT JOIN apple_transactions p ON p.transaction_id = (
-                    SELECT q.transaction_id FROM apple_transactions q
+                FROM store_transactions t
+                LEFT JOIN store_transactions p ON p.transaction_id = (
+                    SELECT q.transaction_id FROM store_transactions q
                     WHERE q.original_transaction_id = t.original_transaction_id AND q.purchase_date < t.purchase_date
                     ORDER BY q.purchase_date DESC, q.transaction_id DESC LIMIT 1)
                 WHERE t.product_kind = 'autoRenewable' AND t.environment = 'Production' AND t.purchase_date >= \(bind: from.millis)
@@ -134,9 +134,9 @@ public struct RevenueStore: Sendable {
             try await db.raw(
                 """
                 SELECT n.original_transaction_id,
-                    (SELECT t.product_id FROM apple_transactions t WHERE t.original_transaction_id = n.original_transaction_id
+                    (SELECT t.product_id FROM store_transactions t WHERE t.original_transaction_id = n.original_transaction_id
                      ORDER BY t.purchase_date DESC LIMIT 1) AS product,
-                    (SELECT t.storefront FROM apple_transactions t WHERE t.original_transaction_id = n.original_transaction_id
+                    (SELECT t.storefront FROM store_transactions t WHERE t.original_transaction_id = n.original_transaction_id
                      ORDER BY t.purchase_date DESC LIMIT 1) AS storefront
                 FROM notifications n
                 WHERE n.notification_type = 'EXPIRED' AND n.environment = 'Production' AND n.signed_date >= \(bind: from.millis)
@@ -168,8 +168,8 @@ public struct RevenueStore: Sendable {
         var builder = try await stream(
             """
             SELECT transaction_id, original_transaction_id, product_id, product_kind, environment, quantity,
-                purchase_date, expires_date, \(unsafeRaw: AppleTransactionsTable.commerceColumns)
-            FROM apple_transactions
+                purchase_date, expires_date, \(unsafeRaw: StoreTransactionsTable.commerceColumns)
+            FROM store_transactions
             WHERE product_kind = 'autoRenewable' AND environment = 'Production' AND purchase_date < \(bind: to.millis)
             ORDER BY original_transaction_id, purchase_date
             """,
@@ -180,7 +180,7 @@ public struct RevenueStore: Sendable {
                 """
                 SELECT kind, subtype, product, COUNT(*) AS n FROM (
                     SELECT n.notification_type AS kind, n.subtype AS subtype,
-                        (SELECT t.product_id FROM apple_transactions t WHERE t.original_transaction_id = n.original_transaction_id
+                        (SELECT t.product_id FROM store_transactions t WHERE t.original_transaction_id = n.original_transaction_id
                          ORDER BY t.purchase_date DESC LIMIT 1) AS product
                     FROM notifications n
                     WHERE n.signed_date >= \(bind: from.millis) AND n.signed_date < \(bind: to.millis) AND n.environment = 'Production'
@@ -211,10 +211,10 @@ public struct RevenueStore: Sendable {
         try await stream(
             """
             SELECT transaction_id, original_transaction_id, product_id, product_kind, environment, quantity,
-                purchase_date, expires_date, \(unsafeRaw: AppleTransactionsTable.commerceColumns)
-            FROM apple_transactions
+                purchase_date, expires_date, \(unsafeRaw: StoreTransactionsTable.commerceColumns)
+            FROM store_transactions
             WHERE purchase_date < \(bind: to.millis) AND original_transaction_id IN (
-                SELECT original_transaction_id FROM apple_transactions
+                SELECT original_transaction_id FROM store_transactions
                 WHERE purchase_date >= \(bind: from.millis) AND purchase_date < \(bind: to.millis))
             ORDER BY original_transaction_id, purchase_date
             """,
@@ -278,7 +278,7 @@ public struct RevenueStore: Sendable {
         return try await provider.withReader { db in
             var rows = try await db.raw(
                 """
-                SELECT transaction_id, bundle_id, product_id, purchase_date, storefront, currency, signed_data FROM apple_transactions
+                SELECT transaction_id, bundle_id, product_id, purchase_date, storefront, currency, signed_data FROM store_transactions
                 WHERE purchase_date >= \(bind: max(from.millis, afterDate)) AND purchase_date < \(bind: to.millis)
                     AND (purchase_date > \(bind: afterDate) OR transaction_id > \(bind: afterId))
                     AND environment = 'Production' AND (ownership_type IS NULL OR ownership_type <> 'FAMILY_SHARED')
@@ -364,11 +364,11 @@ public struct RevenueStore: Sendable {
             try await db.raw(
                 """
                 SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.product_kind, t.environment, t.quantity,
-                    t.purchase_date, t.expires_date, \(unsafeRaw: AppleTransactionsTable.commerceColumns),
+                    t.purchase_date, t.expires_date, \(unsafeRaw: StoreTransactionsTable.commerceColumns),
                     (SELECT a.rule_id FROM retention_answers a WHERE a.original_transaction_id = t.original_transaction_id
                         AND a.offer_id = t.offer_id AND a.answered_at <= t.purchase_date
                         ORDER BY a.answered_at DESC LIMIT 1) AS rule_id
-                FROM apple_transactions t
+                FROM store_transactions t
                 WHERE t.offer_type = 5 AND t.purchase_date >= \(bind: from.millis) AND t.purchase_date < \(bind: to.millis)
                 ORDER BY t.purchase_date, t.transaction_id
                 """
@@ -389,7 +389,7 @@ public struct RevenueStore: Sendable {
             expiresDate: try row.decode(column: "expires_date", as: Int64?.self).map(Date.init(millis:)),
             quantity: Int(try row.decode(column: "quantity", as: Int64.self)),
             sandbox: try row.decode(column: "environment", as: String.self) != "Production",
-            commerce: try AppleTransactionsTable.commerce(row: row)
+            commerce: try StoreTransactionsTable.commerce(row: row)
         )
     }
 }

@@ -20,7 +20,7 @@ public struct RiskStore: Sendable {
     public func signals(ofTransaction transactionId: String) async throws -> RiskSignals? {
         try await provider.withSession { db in
             guard
-                let user = try await db.raw("SELECT user_id FROM apple_transactions WHERE transaction_id = \(bind: transactionId)").first()?
+                let user = try await db.raw("SELECT user_id FROM store_transactions WHERE transaction_id = \(bind: transactionId)").first()?
                     .decode(column: "user_id", as: String.self)
             else { return nil }
             return try await Self.signals(of: user, on: db)
@@ -41,13 +41,13 @@ public struct RiskStore: Sendable {
             }
         }
         signals.paidPurchases = Int(
-            try await db.raw("SELECT COUNT(*) AS n FROM apple_transactions WHERE user_id = \(bind: user) AND price > 0").first()?
+            try await db.raw("SELECT COUNT(*) AS n FROM store_transactions WHERE user_id = \(bind: user) AND price > 0").first()?
                 .decode(column: "n", as: Int64.self) ?? 0
         )
         for row in try await db.raw(
             """
             SELECT t.currency, COUNT(*) AS n, CAST(SUM(t.price) AS BIGINT) AS amount FROM revocations r
-            JOIN apple_transactions t ON t.transaction_id = r.transaction_id
+            JOIN store_transactions t ON t.transaction_id = r.transaction_id
             WHERE r.user_id = \(bind: user) AND r.kind = 'refund' AND r.status = 'revoked' GROUP BY t.currency
             """
         ).all() {
@@ -69,8 +69,8 @@ public struct RiskStore: Sendable {
         signals.sharedInstallUsers = Int(
             try await db.raw(
                 """
-                SELECT COUNT(DISTINCT other.user_id) AS n FROM apple_transactions mine
-                JOIN apple_transactions other ON other.app_transaction_id = mine.app_transaction_id
+                SELECT COUNT(DISTINCT other.user_id) AS n FROM store_transactions mine
+                JOIN store_transactions other ON other.app_transaction_id = mine.app_transaction_id
                 WHERE mine.user_id = \(bind: user) AND mine.app_transaction_id IS NOT NULL AND other.user_id <> mine.user_id
                 """
             ).first()?.decode(column: "n", as: Int64.self) ?? 0
@@ -114,8 +114,8 @@ public struct RiskStore: Sendable {
             for user in users {
                 for row in try await db.raw(
                     """
-                    SELECT DISTINCT other.user_id FROM apple_transactions mine
-                    JOIN apple_transactions other ON other.app_transaction_id = mine.app_transaction_id
+                    SELECT DISTINCT other.user_id FROM store_transactions mine
+                    JOIN store_transactions other ON other.app_transaction_id = mine.app_transaction_id
                     WHERE mine.user_id = \(bind: user) AND mine.app_transaction_id IS NOT NULL AND other.user_id <> mine.user_id
                     """
                 ).all() {
@@ -161,8 +161,8 @@ public struct RiskStore: Sendable {
             )
             try await collect(
                 """
-                SELECT DISTINCT t.user_id FROM apple_transactions t WHERE t.app_transaction_id IN (
-                    SELECT app_transaction_id FROM apple_transactions WHERE app_transaction_id IS NOT NULL
+                SELECT DISTINCT t.user_id FROM store_transactions t WHERE t.app_transaction_id IN (
+                    SELECT app_transaction_id FROM store_transactions WHERE app_transaction_id IS NOT NULL
                     GROUP BY app_transaction_id HAVING COUNT(DISTINCT user_id) > 1)
                 """
             )

@@ -1,7 +1,7 @@
 import Foundation
 import SQLKit
 
-/// A signed transaction as `apple_transactions.signed_data` keeps it: the JWS with its header — the x5c chain,
+/// A signed transaction as `store_transactions.signed_data` keeps it: the JWS with its header — the x5c chain,
 /// identical on every transaction Apple signs — replaced by a reference to a `notification_headers` row.
 ///
 /// A stored text is `0x01 <sha256 of the header> "." payload "." signature`; anything else is a JWS kept as

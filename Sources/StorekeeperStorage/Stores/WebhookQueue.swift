@@ -109,7 +109,7 @@ public struct WebhookQueue: Sendable {
             let rows = try await db.raw(
                 """
                 SELECT e.position, e.user_id, e.type, COALESCE(t.bundle_id, p.bundle_id) AS bundle_id FROM events e
-                LEFT JOIN apple_transactions t ON t.transaction_id = e.subject AND e.type IN (\(binds: Self.purchaseScoped))
+                LEFT JOIN store_transactions t ON t.transaction_id = e.subject AND e.type IN (\(binds: Self.purchaseScoped))
                 LEFT JOIN pending_transactions p ON p.transaction_id = e.subject AND e.type = \(bind: LedgerEvent.EventType.parked.rawValue)
                 WHERE e.position > \(bind: cursor) ORDER BY e.position LIMIT \(bind: limit)
                 """

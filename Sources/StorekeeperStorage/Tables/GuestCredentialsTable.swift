@@ -36,7 +36,7 @@ public enum GuestCredentialsTable {
             WHERE g.origin = 'issued' AND g.created_at < \(bind: cutoff.millis) AND u.merged_into IS NULL \(among)
             AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.user_id = u.id)
             AND NOT EXISTS (SELECT 1 FROM transaction_owners t WHERE t.user_id = u.id)
-            AND NOT EXISTS (SELECT 1 FROM apple_transactions a WHERE a.user_id = u.id)
+            AND NOT EXISTS (SELECT 1 FROM store_transactions a WHERE a.user_id = u.id)
             AND NOT EXISTS (SELECT 1 FROM entitlement_grants e WHERE e.user_id = u.id)
             AND NOT EXISTS (SELECT 1 FROM wallets w WHERE w.user_id = u.id)
             AND NOT EXISTS (SELECT 1 FROM events v WHERE v.user_id = u.id)

@@ -209,7 +209,7 @@ public enum TeamSeatsTable {
         guard
             let row = try await db.raw(
                 """
-                SELECT bundle_id, environment, product_id, product_kind, user_id, ownership_type FROM apple_transactions
+                SELECT bundle_id, environment, product_id, product_kind, user_id, ownership_type FROM store_transactions
                 WHERE original_transaction_id = \(bind: originalTransactionId) ORDER BY purchase_date DESC, transaction_id DESC LIMIT 1
                 """
             ).first()

@@ -33,7 +33,7 @@ public enum UserDataTables {
     public static func counts(of user: UserID, on db: any SQLDatabase) async throws -> (transactions: Int, orders: Int) {
         let transactions =
             try await db.raw(
-                "SELECT COUNT(*) AS n FROM apple_transactions WHERE user_id = \(bind: user.rawValue)"
+                "SELECT COUNT(*) AS n FROM store_transactions WHERE user_id = \(bind: user.rawValue)"
             ).first()?.decode(column: "n", as: Int64.self) ?? 0
         let orders =
             try await db.raw("SELECT COUNT(*) AS n FROM orders WHERE user_id = \(bind: user.rawValue)").first()?
@@ -46,7 +46,7 @@ public enum UserDataTables {
         switch scope {
         case .everything:
             for table in [
-                "apple_transactions", "transaction_owners", "entitlement_grants", "orders", "subscriptions", "revocations",
+                "store_transactions", "transaction_owners", "entitlement_grants", "orders", "subscriptions", "revocations",
                 "consumption_requests", "offer_nonces",
             ] {
                 try await db.raw(
@@ -75,7 +75,7 @@ public enum UserDataTables {
             ).run()
             try await db.raw(
                 """
-                UPDATE apple_transactions SET user_id = \(bind: to.rawValue)
+                UPDATE store_transactions SET user_id = \(bind: to.rawValue)
                 WHERE original_transaction_id = \(bind: original) AND user_id = \(bind: from.rawValue) AND product_kind <> 'consumable'
                 """
             ).run()

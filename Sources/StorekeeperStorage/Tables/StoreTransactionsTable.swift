@@ -2,9 +2,9 @@ import Foundation
 import SQLKit
 import StorekeeperCore
 
-/// `apple_transactions`: every transaction delivered, keyed by Apple's `transactionId`. Its primary key is what makes
-/// delivery exactly once (invariant 1).
-public enum AppleTransactionsTable {
+/// `store_transactions`: every transaction delivered, with its store, keyed by the store's transaction id (Apple's
+/// `transactionId`). Its primary key is what makes delivery exactly once (invariant 1).
+public enum StoreTransactionsTable {
     /// One delivered transaction.
     public struct Row: Sendable {
         public var transaction: VerifiedTransaction
@@ -27,7 +27,7 @@ public enum AppleTransactionsTable {
         "quantity", "purchase_date", "expires_date", "subscription_group", "offer_type", "app_account_token", "order_id",
         "source", "delivered_at", "signed_data", "price", "currency", "storefront", "storefront_id", "offer_id",
         "offer_discount_type", "offer_period", "app_transaction_id", "transaction_reason", "web_order_line_item_id",
-        "ownership_type", "revocation_type", "revocation_percentage", "refunded_seats",
+        "ownership_type", "revocation_type", "revocation_percentage", "refunded_seats", "store",
     ]
 
     /// Inserts the rows whose transaction id is new (`ON CONFLICT DO NOTHING`); returns those ids. The signed data
@@ -37,7 +37,7 @@ public enum AppleTransactionsTable {
         let ordered = rows.sorted { $0.transaction.transactionId < $1.transaction.transactionId }
         let signedData = try await StoredSignedData.prepare(ordered.map(\.transaction.signedData), on: db)
         var insert = BulkInsert(
-            into: "apple_transactions",
+            into: "store_transactions",
             columns: columns,
             suffix: "ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id"
         )
@@ -50,6 +50,7 @@ public enum AppleTransactionsTable {
                 t.offerType, t.appAccountToken?.uuidString.lowercased(), row.orderId, t.source.rawValue, now.millis, signed,
                 c.price, c.currency, c.storefront, c.storefrontId, c.offerId, c.offerDiscountType, c.offerPeriod, c.appTransactionId,
                 c.transactionReason, c.webOrderLineItemId, c.ownershipType, c.revocationType, c.revocationPercentage, c.refundedSeats,
+                t.store.rawValue,
             ])
         }
         return Set(try await insert.all(on: db).map { try $0.decode(column: "transaction_id", as: String.self) })
@@ -71,7 +72,7 @@ public enum AppleTransactionsTable {
     public static func users(ofAppTransaction install: String, bundleId: String, on db: any SQLDatabase) async throws -> [UserID] {
         try await db.raw(
             """
-            SELECT DISTINCT user_id FROM apple_transactions
+            SELECT DISTINCT user_id FROM store_transactions
             WHERE app_transaction_id = \(bind: install) AND bundle_id = \(bind: bundleId) ORDER BY user_id
             """
         ).all().map { UserID(rawValue: try $0.decode(column: "user_id", as: String.self)) }
@@ -82,7 +83,7 @@ public enum AppleTransactionsTable {
         guard
             let row = try await db.raw(
                 """
-                SELECT user_id, product_id, product_kind, original_transaction_id, environment, price, currency FROM apple_transactions
+                SELECT user_id, product_id, product_kind, original_transaction_id, environment, price, currency FROM store_transactions
                 WHERE transaction_id = \(bind: transactionId)
                 """
             ).first()
@@ -102,7 +103,7 @@ public enum AppleTransactionsTable {
     public static func holders(of ids: [String], on db: any SQLDatabase) async throws -> [String: (user: UserID, orderId: String?)] {
         guard !ids.isEmpty else { return [:] }
         var holders: [String: (user: UserID, orderId: String?)] = [:]
-        for row in try await db.select().columns("transaction_id", "user_id", "order_id").from("apple_transactions")
+        for row in try await db.select().columns("transaction_id", "user_id", "order_id").from("store_transactions")
             .where("transaction_id", .in, ids).all()
         {
             holders[try row.decode(column: "transaction_id", as: String.self)] = (
@@ -124,7 +125,7 @@ public enum AppleTransactionsTable {
         var found: [UserID: [(group: String, original: String)]] = [:]
         for row in try await db.raw(
             """
-            SELECT user_id, subscription_group, original_transaction_id FROM apple_transactions
+            SELECT user_id, subscription_group, original_transaction_id FROM store_transactions
             WHERE offer_type = 1 AND user_id IN (\(binds: users.map(\.rawValue).sorted()))
               AND subscription_group IN (\(binds: groups.sorted()))
             """
@@ -146,7 +147,7 @@ public enum AppleTransactionsTable {
         guard type != nil || percentage != nil else { return }
         try await db.raw(
             """
-            UPDATE apple_transactions SET revocation_type = COALESCE(\(bind: type), revocation_type),
+            UPDATE store_transactions SET revocation_type = COALESCE(\(bind: type), revocation_type),
                 revocation_percentage = COALESCE(\(bind: percentage), revocation_percentage)
             WHERE transaction_id = \(bind: transactionId)
             """
@@ -164,7 +165,7 @@ public enum AppleTransactionsTable {
     {
         try await db.raw(
             """
-            UPDATE apple_transactions SET app_transaction_id = \(bind: appTransactionId)
+            UPDATE store_transactions SET app_transaction_id = \(bind: appTransactionId)
             WHERE original_transaction_id = \(bind: original) AND app_transaction_id IS NULL
             RETURNING transaction_id, user_id
             """
@@ -177,7 +178,7 @@ public enum AppleTransactionsTable {
     public static func markInstallUnknown(_ original: String, reason: String, on db: any SQLDatabase) async throws {
         try await db.raw(
             """
-            UPDATE apple_transactions SET app_transaction_error = \(bind: String(reason.prefix(300)))
+            UPDATE store_transactions SET app_transaction_error = \(bind: String(reason.prefix(300)))
             WHERE original_transaction_id = \(bind: original) AND app_transaction_id IS NULL
             """
         ).run()
@@ -187,7 +188,7 @@ public enum AppleTransactionsTable {
     public static func markFinished(_ ids: [String], at date: Date, on db: any SQLDatabase) async throws {
         guard !ids.isEmpty else { return }
         try await db.raw(
-            "UPDATE apple_transactions SET finished_at = \(bind: date.millis) WHERE transaction_id IN (\(binds: ids)) AND finished_at IS NULL"
+            "UPDATE store_transactions SET finished_at = \(bind: date.millis) WHERE transaction_id IN (\(binds: ids)) AND finished_at IS NULL"
         ).run()
     }
 
@@ -195,7 +196,7 @@ public enum AppleTransactionsTable {
     public static func markUnfinishable(_ id: String, reason: String, on db: any SQLDatabase) async throws {
         try await db.raw(
             """
-            UPDATE apple_transactions SET finish_error = \(bind: String(reason.prefix(300)))
+            UPDATE store_transactions SET finish_error = \(bind: String(reason.prefix(300)))
             WHERE transaction_id = \(bind: id) AND finished_at IS NULL
             """
         ).run()
@@ -206,12 +207,12 @@ public enum AppleTransactionsTable {
     public static func recordSeatRefund(_ transactionId: String, seats: Int, on db: any SQLDatabase) async throws -> (user: UserID, added: Int)? {
         guard
             let row = try await db.raw(
-                "SELECT user_id, refunded_seats FROM apple_transactions WHERE transaction_id = \(bind: transactionId)"
+                "SELECT user_id, refunded_seats FROM store_transactions WHERE transaction_id = \(bind: transactionId)"
             ).first()
         else { return nil }
         let before = Int(try row.decode(column: "refunded_seats", as: Int64?.self) ?? 0)
         guard seats > before else { return nil }
-        try await db.raw("UPDATE apple_transactions SET refunded_seats = \(bind: seats) WHERE transaction_id = \(bind: transactionId)").run()
+        try await db.raw("UPDATE store_transactions SET refunded_seats = \(bind: seats) WHERE transaction_id = \(bind: transactionId)").run()
         return (UserID(rawValue: try row.decode(column: "user_id", as: String.self)), seats - before)
     }
 
