@@ -144,7 +144,7 @@ import Testing
             originalTransactionId: "t",
             bundleId: "com.example",
             productId: product,
-            environment: "Sandbox",
+            environment: .sandbox,
             purchaseDate: Date(timeIntervalSince1970: 1_800_000_000),
             appAccountToken: token,
             source: .signedTransaction

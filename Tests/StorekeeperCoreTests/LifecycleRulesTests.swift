@@ -14,7 +14,7 @@ import Testing
             originalTransactionId: "o1",
             bundleId: "app",
             productId: "monthly",
-            environment: "Production",
+            environment: .production,
             purchaseDate: now - 86_400,
             expiresDate: expires ?? now + 29 * 86_400,
             revocationDate: revoked,

@@ -28,7 +28,7 @@ enum LedgerFixtures {
             originalTransactionId: original ?? id,
             bundleId: "com.example",
             productId: product.id,
-            environment: "Sandbox",
+            environment: .sandbox,
             purchaseDate: t0,
             expiresDate: product.kind == .autoRenewable ? t0 + 30 * 86_400 : nil,
             subscriptionGroup: product.subscriptionGroup,

@@ -17,7 +17,7 @@ import Testing
             originalTransactionId: id,
             bundleId: "com.example",
             productId: coins.id,
-            environment: "Sandbox",
+            environment: .sandbox,
             purchaseDate: Date(timeIntervalSince1970: 1_800_000_000),
             source: .signedTransaction,
             signedData: signedData

@@ -39,7 +39,7 @@ import Testing
                     originalTransactionId: "1001",
                     bundleId: "com.example",
                     productId: "coins.60",
-                    environment: "Production",
+                    environment: .production,
                     purchaseDate: Date(timeIntervalSince1970: 1_700_000_100),
                     source: .signedTransaction
                 )

@@ -15,8 +15,8 @@ public struct SubscriptionSnapshot: Sendable, Hashable {
     public var autoRenewProductId: String?
     public var expiresAt: Date?
     public var gracePeriodExpiresAt: Date?
-    /// The offer of the current period (Apple's offer type: 1 intro, 2 promotional, 3 code, 4 win-back) and id.
-    public var offerType: Int?
+    /// The offer of the current period, and its id.
+    public var offerType: OfferKind?
     public var offerId: String?
     /// `PENDING` or `ACCEPTED` while a price increase is in play.
     public var priceIncrease: String?
@@ -41,7 +41,7 @@ public struct SubscriptionSnapshot: Sendable, Hashable {
         autoRenewProductId: String? = nil,
         expiresAt: Date? = nil,
         gracePeriodExpiresAt: Date? = nil,
-        offerType: Int? = nil,
+        offerType: OfferKind? = nil,
         offerId: String? = nil,
         priceIncrease: String? = nil,
         latestTransactionId: String? = nil,

@@ -14,14 +14,13 @@ public struct VerifiedTransaction: Sendable, Hashable {
     public var originalTransactionId: String
     public var bundleId: String
     public var productId: String
-    /// `Production`, `Sandbox`, ... as Apple names it.
-    public var environment: String
+    public var environment: StoreEnvironment
     public var purchaseDate: Date
     public var expiresDate: Date?
     public var quantity: Int
     public var appAccountToken: UUID?
-    /// Apple's offer type: 1 introductory, 2 promotional, 3 offer code, 4 win-back.
-    public var offerType: Int?
+    /// The offer that priced it, if any.
+    public var offerType: OfferKind?
     public var subscriptionGroup: String?
     public var revocationDate: Date?
     public var source: Source
@@ -35,12 +34,12 @@ public struct VerifiedTransaction: Sendable, Hashable {
         originalTransactionId: String,
         bundleId: String,
         productId: String,
-        environment: String,
+        environment: StoreEnvironment,
         purchaseDate: Date,
         expiresDate: Date? = nil,
         quantity: Int = 1,
         appAccountToken: UUID? = nil,
-        offerType: Int? = nil,
+        offerType: OfferKind? = nil,
         subscriptionGroup: String? = nil,
         revocationDate: Date? = nil,
         source: Source,
@@ -64,6 +63,6 @@ public struct VerifiedTransaction: Sendable, Hashable {
         self.signedData = signedData
     }
 
-    public var isSandbox: Bool { environment != "Production" }
-    public var isIntroductoryOffer: Bool { offerType == 1 }
+    public var isSandbox: Bool { !environment.isProduction }
+    public var isIntroductoryOffer: Bool { offerType == .introductory }
 }

@@ -261,7 +261,7 @@ enum DeliveryPlanner {
                         productId: request.transaction.productId,
                         productKind: request.product.kind,
                         user: holder?.user ?? plan.owner,
-                        environment: request.transaction.environment,
+                        environment: request.transaction.environment.rawValue,
                         orderId: holder?.orderId,
                         newlyDelivered: false,
                         grant: nil,
@@ -328,7 +328,12 @@ enum DeliveryPlanner {
                 let request = requests[plan.index]
                 let t = request.transaction
                 guard t.appAccountToken == nil, request.product.kind != .consumable, t.commerce.isSale else { return nil }
-                return .init(originalTransactionId: t.originalTransactionId, user: plan.owner, bundleId: t.bundleId, environment: t.environment)
+                return .init(
+                    originalTransactionId: t.originalTransactionId,
+                    user: plan.owner,
+                    bundleId: t.bundleId,
+                    environment: t.environment.rawValue
+                )
             },
             now: now,
             on: db
@@ -343,7 +348,7 @@ enum DeliveryPlanner {
                 productId: t.productId,
                 productKind: request.product.kind,
                 user: plan.owner,
-                environment: t.environment,
+                environment: t.environment.rawValue,
                 orderId: plan.order?.id,
                 newlyDelivered: true,
                 grant: grants[plan.index],
@@ -443,7 +448,7 @@ enum DeliveryPlanner {
                     originalTransactionId: t.originalTransactionId,
                     start: period.start,
                     end: period.end,
-                    environment: t.environment
+                    environment: t.environment.rawValue
                 )
             )
             uow.record(

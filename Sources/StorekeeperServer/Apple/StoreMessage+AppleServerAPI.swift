@@ -48,7 +48,7 @@ extension StoreMessage {
             kind: withdrawn ? .revoked : .refunded(.purchase),
             label: withdrawn ? NotificationTypeV2.revoke.rawValue : NotificationTypeV2.refund.rawValue,
             bundleId: transaction.bundleId,
-            environment: transaction.environment,
+            environment: transaction.environment.rawValue,
             signedDate: payload.signedDate ?? revoked,
             transaction: payload,
             signedTransaction: signed,

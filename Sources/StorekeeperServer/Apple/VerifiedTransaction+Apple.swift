@@ -15,12 +15,12 @@ extension VerifiedTransaction {
             originalTransactionId: payload.originalTransactionId ?? id,
             bundleId: bundleId,
             productId: productId,
-            environment: payload.environment?.rawValue ?? "Production",
+            environment: StoreEnvironment(storeName: payload.environment?.rawValue ?? "Production"),
             purchaseDate: purchaseDate,
             expiresDate: payload.expiresDate,
             quantity: Int(payload.quantity ?? 1),
             appAccountToken: payload.appAccountTokenUUID,
-            offerType: payload.offerType.map { Int($0.rawValue) },
+            offerType: payload.offerType.map { OfferKind(rawValue: Int($0.rawValue)) },
             subscriptionGroup: payload.subscriptionGroupIdentifier,
             revocationDate: payload.revocationDate,
             source: source,
@@ -60,20 +60,20 @@ extension VerifiedTransaction {
         guard let id = entry.transactionId, let productId = entry.productId, let purchaseDate = entry.purchaseDateValue else {
             return nil
         }
-        var offerType: Int?
+        var offerType: OfferKind?
         if entry.isTrialPeriodValue == true || entry.isInIntroOfferPeriodValue == true {
-            offerType = 1
+            offerType = .introductory
         } else if entry.promotionalOfferId != nil {
-            offerType = 2
+            offerType = .promotional
         } else if entry.offerCodeRefName != nil {
-            offerType = 3
+            offerType = .code
         }
         self.init(
             transactionId: id,
             originalTransactionId: entry.originalTransactionId ?? id,
             bundleId: bundleId,
             productId: productId,
-            environment: environment,
+            environment: StoreEnvironment(storeName: environment),
             purchaseDate: purchaseDate,
             expiresDate: entry.expiresDateValue,
             quantity: entry.quantityValue ?? 1,

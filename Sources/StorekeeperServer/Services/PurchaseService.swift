@@ -133,7 +133,7 @@ public struct PurchaseService: Sendable {
             }
             metrics.delivered(
                 kind: product.kind.rawValue,
-                environment: transaction.environment,
+                environment: transaction.environment.rawValue,
                 result: delivery.newlyDelivered ? "new" : "repeat"
             )
             if delivery.newlyDelivered {
@@ -170,7 +170,7 @@ public struct PurchaseService: Sendable {
         }
         if let problem = DeliveryRules.problem(for: product, transaction: transaction) { throw problem }
         let delivery = try await ledger.assign(transaction, product: product, to: user, admin: admin, reason: reason)
-        metrics.delivered(kind: product.kind.rawValue, environment: transaction.environment, result: "new")
+        metrics.delivered(kind: product.kind.rawValue, environment: transaction.environment.rawValue, result: "new")
         metrics.riskFlags(delivery.riskFlags)
         return delivery
     }

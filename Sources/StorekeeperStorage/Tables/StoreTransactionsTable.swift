@@ -47,7 +47,7 @@ public enum StoreTransactionsTable {
             insert.values([
                 t.transactionId, t.originalTransactionId, row.owner.rawValue, t.bundleId, t.productId, row.productKind.rawValue,
                 t.environment, t.quantity, t.purchaseDate.millis, t.expiresDate?.millis, t.subscriptionGroup ?? row.subscriptionGroup,
-                t.offerType, t.appAccountToken?.uuidString.lowercased(), row.orderId, t.source.rawValue, now.millis, signed,
+                t.offerType?.rawValue, t.appAccountToken?.uuidString.lowercased(), row.orderId, t.source.rawValue, now.millis, signed,
                 c.price, c.currency, c.storefront, c.storefrontId, c.offerId, c.offerDiscountType, c.offerPeriod, c.appTransactionId,
                 c.transactionReason, c.webOrderLineItemId, c.ownershipType, c.revocationType, c.revocationPercentage, c.refundedSeats,
                 t.store.rawValue,

@@ -51,7 +51,7 @@ public enum SubscriptionsTable {
             insert.values([
                 s.originalTransactionId, user?.rawValue, s.bundleId, s.productId, s.subscriptionGroup, s.environment,
                 (s.state ?? .active).rawValue, s.expirationReason, s.autoRenew.map { $0 ? 1 : 0 }, s.autoRenewProductId,
-                s.expiresAt?.millis, s.gracePeriodExpiresAt?.millis, s.offerType, s.offerId, s.priceIncrease,
+                s.expiresAt?.millis, s.gracePeriodExpiresAt?.millis, s.offerType?.rawValue, s.offerId, s.priceIncrease,
                 s.latestTransactionId, s.event, s.signedDate.millis, now.millis, s.billingPlan,
                 s.commitment.map { Int64($0.paymentsMade) }, s.commitment.map { Int64($0.paymentsTotal) },
                 s.commitment?.endsAt?.millis, s.commitment?.price, s.commitment?.renewsAfterCommitment.map { $0 ? 1 : 0 },
@@ -94,7 +94,7 @@ public enum SubscriptionsTable {
             autoRenewProductId: try row.decode(column: "auto_renew_product_id", as: String?.self),
             expiresAt: try row.decode(column: "expires_at", as: Int64?.self).map(Date.init(millis:)),
             gracePeriodExpiresAt: try row.decode(column: "grace_expires_at", as: Int64?.self).map(Date.init(millis:)),
-            offerType: try row.decode(column: "offer_type", as: Int64?.self).map(Int.init),
+            offerType: try row.decode(column: "offer_type", as: Int64?.self).map { OfferKind(rawValue: Int($0)) },
             offerId: try row.decode(column: "offer_id", as: String?.self),
             priceIncrease: try row.decode(column: "price_increase", as: String?.self),
             latestTransactionId: try row.decode(column: "latest_transaction_id", as: String?.self),
