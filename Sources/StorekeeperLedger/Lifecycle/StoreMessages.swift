@@ -16,8 +16,9 @@ public struct LedgerRules: Sendable {
     }
 }
 
-/// A store message with its plan, decided once (on the caller's task, before the writer sees it).
-struct PlannedMessage: Sendable {
+/// A store message with its plan, decided once (on the caller's task, before the writer sees it). A class, so a
+/// batch sorts and passes references, not two subscription snapshots each.
+final class PlannedMessage: Sendable {
     let message: StoreMessage
     let plan: LifecyclePlan
 

@@ -22,7 +22,7 @@ public enum PendingTransactionsTable {
         for (t, reason) in rows {
             let commerce = t.commerce == TransactionCommerce() ? nil : String(decoding: try encoder.encode(t.commerce), as: UTF8.self)
             insert.values([
-                t.transactionId, t.originalTransactionId, t.bundleId, t.productId, t.environment, reason, t.signedData, now.millis,
+                t.transactionId, t.originalTransactionId, t.bundleId, t.productId, t.environment.rawValue, reason, t.signedData, now.millis,
                 t.purchaseDate.millis, t.expiresDate?.millis, t.quantity, t.offerType?.rawValue, t.appAccountToken?.uuidString.lowercased(),
                 t.subscriptionGroup, t.source.rawValue, commerce,
             ])

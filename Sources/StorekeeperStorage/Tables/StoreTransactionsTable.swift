@@ -46,7 +46,7 @@ public enum StoreTransactionsTable {
             let c = t.commerce
             insert.values([
                 t.transactionId, t.originalTransactionId, row.owner.rawValue, t.bundleId, t.productId, row.productKind.rawValue,
-                t.environment, t.quantity, t.purchaseDate.millis, t.expiresDate?.millis, t.subscriptionGroup ?? row.subscriptionGroup,
+                t.environment.rawValue, t.quantity, t.purchaseDate.millis, t.expiresDate?.millis, t.subscriptionGroup ?? row.subscriptionGroup,
                 t.offerType?.rawValue, t.appAccountToken?.uuidString.lowercased(), row.orderId, t.source.rawValue, now.millis, signed,
                 c.price, c.currency, c.storefront, c.storefrontId, c.offerId, c.offerDiscountType, c.offerPeriod, c.appTransactionId,
                 c.transactionReason, c.webOrderLineItemId, c.ownershipType, c.revocationType, c.revocationPercentage, c.refundedSeats,
