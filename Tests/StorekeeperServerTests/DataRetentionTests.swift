@@ -63,10 +63,18 @@ struct DataRetentionTests {
                 #expect(try await server.runJob("prune") == 0)
                 // 45 days on: Ann's delivered events and the applied notification go (two rows per transaction, so
                 // several passes); Bob's undelivered events and the audit log stay.
+                // The receiver has Ann's events before the server has recorded its answer, so the last of them
+                // may still count as undelivered for a moment: prune until they are gone.
                 let later = Date().addingTimeInterval(45 * 86_400)
-                let pruned = try await server.runJob("prune", now: later)
+                var pruned = 0
+                var annLeft = ann.count
+                for _ in 0..<100 where annLeft > 0 {
+                    pruned += try await server.runJob("prune", now: later)
+                    annLeft = try await Self.events(server, "ret-ann").count
+                    if annLeft > 0 { try await Task.sleep(for: .milliseconds(50)) }
+                }
+                #expect(annLeft == 0, "delivered, so pruned")
                 #expect(pruned >= ann.count + 1, "\(pruned)")
-                #expect(try await Self.events(server, "ret-ann").isEmpty)
                 #expect(try await Self.events(server, "ret-bob").map(\.position) == bob.map(\.position))
                 #expect(try await admin.adminListNotifications(query: .init(limit: 100)).ok.body.json.notifications.isEmpty)
                 #expect(try await server.audit("ret-ann").count == annAudit)
