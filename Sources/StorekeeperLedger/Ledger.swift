@@ -54,7 +54,8 @@ public final class Ledger: Service, Sendable {
                 clock: clock,
                 logger: logger
             )
-            listeners.notify()
+            // The webhook sender's own commits must not wake it again (it would spin on its bookkeeping).
+            if jobs.contains(where: { ($0 as? WriteJob)?.quiet != true }) { listeners.notify() }
             let committed = jobs.compactMap { job -> [String]? in
                 guard let job = job as? InboxJob, case .success? = job.result.withLock({ $0 }) else { return nil }
                 return job.received.compactBody.map { Array($0.headers.keys) }
@@ -80,9 +81,9 @@ public final class Ledger: Service, Sendable {
     // MARK: Running commands
 
     /// Runs `body` in the next batch's transaction (in a savepoint of its own when it shares the batch), and returns
-    /// its result once that transaction committed.
-    func write<T: Sendable>(_ body: @escaping @Sendable (UnitOfWork) async throws -> T) async throws -> T {
-        let job = WriteJob { uow in try await body(uow) }
+    /// its result once that transaction committed. A `quiet` write's commit does not tell the commit listeners.
+    func write<T: Sendable>(quiet: Bool = false, _ body: @escaping @Sendable (UnitOfWork) async throws -> T) async throws -> T {
+        let job = WriteJob(quiet: quiet) { uow in try await body(uow) }
         await combiner.submit(job)
         guard let result = job.result.withLock({ $0 }) else { throw Self.noResult }
         guard let value = try result.get() as? T else { throw Self.noResult }

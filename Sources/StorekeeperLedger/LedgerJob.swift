@@ -29,7 +29,12 @@ final class InboxJob: LedgerJob {
 /// Any other write: run in its own savepoint inside the batch's transaction.
 final class WriteJob: LedgerJob {
     let body: @Sendable (UnitOfWork) async throws -> any Sendable
+    /// The write cannot add to the outbox (the webhook queue's own bookkeeping), so its commit wakes no one.
+    let quiet: Bool
     let result = Mutex<Result<any Sendable, any Error>?>(nil)
 
-    init(body: @escaping @Sendable (UnitOfWork) async throws -> any Sendable) { self.body = body }
+    init(quiet: Bool = false, body: @escaping @Sendable (UnitOfWork) async throws -> any Sendable) {
+        self.quiet = quiet
+        self.body = body
+    }
 }

@@ -247,7 +247,14 @@ public struct ServerComponents: Sendable {
         if configuration.webhooks.isEmpty {
             webhookDelivery = nil
         } else {
-            let delivery = WebhookDelivery(endpoints: configuration.webhooks, provider: provider, metrics: metrics, ready: ready, logger: logger)
+            let delivery = WebhookDelivery(
+                endpoints: configuration.webhooks,
+                provider: provider,
+                ledger: ledger,
+                metrics: metrics,
+                ready: ready,
+                logger: logger
+            )
             ledger.onCommit { delivery.wake() }
             webhookDelivery = delivery
         }

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import SQLKit
+import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperStorage
 import Testing
 
@@ -27,12 +29,17 @@ struct WebhookBackoffTests {
                 let delivery = WebhookDelivery(
                     endpoints: [day, short],
                     provider: provider,
+                    ledger: Ledger(
+                        provider: provider,
+                        rules: LedgerRules(catalog: { Catalog(products: []) }, transferPolicy: .refuse, coinClawback: .debt),
+                        logger: ServerHarness.quietLogger("ledger")
+                    ),
                     metrics: ServerMetrics(),
                     ready: ReadinessGate(),
                     logger: ServerHarness.quietLogger("webhooks")
                 )
                 var now = Date()
-                try await delivery.queue.register(["backend", "short"], now: now)
+                try await delivery.ledger.registerWebhookEndpoints(["backend", "short"], now: now)
                 let users = ["day-ann", "day-bob", "day-cyd"]
                 try await WebhookTests.buy(server, users: users, count: 3)
                 let outbox = try await WebhookTests.outbox(server, users: users)
@@ -83,7 +90,7 @@ struct WebhookBackoffTests {
                         #expect(try await delivery.queue.stats("backend").pending == 0)
 
                         // Dead letters go back in line when asked, and are delivered.
-                        #expect(try await delivery.queue.retryDead("short", now: now) == outbox.count)
+                        #expect(try await delivery.ledger.retryDeadWebhooks("short", now: now) == outbox.count)
                         for _ in 0..<12 {
                             now = now.addingTimeInterval(1)
                             try await delivery.runOnce(short, client: client, now: now)

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import StorekeeperAPI
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperServerAPI
 import StorekeeperStorage
 
@@ -30,16 +31,16 @@ extension APIHandler {
         var queued = 0
         switch input.path.action {
         case .pause:
-            _ = try await webhooks.setPaused(endpoint.name, true, now: now)
+            _ = try await ledger.setWebhookEndpointPaused(endpoint.name, true, now: now)
         case .resume:
-            _ = try await webhooks.setPaused(endpoint.name, false, now: now)
+            _ = try await ledger.setWebhookEndpointPaused(endpoint.name, false, now: now)
         case .retryDead:
-            queued = try await webhooks.retryDead(endpoint.name, now: now)
+            queued = try await ledger.retryDeadWebhooks(endpoint.name, now: now)
         case .replay:
             guard endpoint.kind == .events else {
                 throw StorekeeperError.invalidInput("invalid_replay", "\(endpoint.name) forwards Apple's notifications; only events are replayed")
             }
-            queued = try await webhooks.replay(endpoint.name, try Self.replay(input.body), limit: Self.maximumReplay, now: now)
+            queued = try await ledger.replayWebhookEvents(endpoint.name, try Self.replay(input.body), limit: Self.maximumReplay, now: now)
         }
         context.logger.notice(
             "webhook endpoint changed by an admin",
@@ -50,7 +51,7 @@ extension APIHandler {
     }
 
     /// What a replay's body names: exactly one of an event, a user, or a time range.
-    static func replay(_ body: Operations.AdminControlWebhook.Input.Body?) throws -> WebhookQueue.Replay {
+    static func replay(_ body: Operations.AdminControlWebhook.Input.Body?) throws -> WebhookQueueTable.Replay {
         let value: Operations.AdminControlWebhook.Input.Body.JsonPayload? =
             switch body {
             case .json(let json): json

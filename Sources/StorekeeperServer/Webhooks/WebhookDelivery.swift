@@ -6,6 +6,7 @@ import NIOHTTP1
 import ServiceLifecycle
 import StorekeeperAPI
 import StorekeeperCore
+import StorekeeperLedger
 import StorekeeperServerAPI
 import StorekeeperStorage
 import Synchronization
@@ -22,6 +23,7 @@ import Synchronization
 public struct WebhookDelivery: Service {
     let endpoints: [WebhookConfiguration]
     let queue: WebhookQueue
+    let ledger: Ledger
     let inbox: NotificationInbox
     let states: @Sendable ([UserID], Date) async throws -> [UserID: WebhookState]
     let metrics: ServerMetrics
@@ -36,6 +38,7 @@ public struct WebhookDelivery: Service {
     init(
         endpoints: [WebhookConfiguration],
         provider: any DatabaseProvider,
+        ledger: Ledger,
         metrics: ServerMetrics,
         ready: ReadinessGate,
         logger: Logger,
@@ -46,6 +49,7 @@ public struct WebhookDelivery: Service {
         )
         self.endpoints = endpoints
         self.queue = WebhookQueue(provider: provider)
+        self.ledger = ledger
         self.inbox = NotificationInbox(provider: provider)
         self.states = { users, now in
             // Entitlements, wallet and subscriptions (not the purchase history), for a round's users in three queries.
@@ -110,7 +114,7 @@ public struct WebhookDelivery: Service {
     private func registerUntilDone() async throws {
         while true {
             do {
-                try await queue.register(endpoints.map(\.name), now: Date())
+                try await ledger.registerWebhookEndpoints(endpoints.map(\.name), now: Date())
                 return
             } catch {
                 logger.warning("webhook endpoints not registered yet", metadata: ["error": "\(error)"])
@@ -133,7 +137,7 @@ public struct WebhookDelivery: Service {
                 }
                 if now.timeIntervalSince(lastPurge) >= 600 {
                     lastPurge = now
-                    _ = try await queue.purgeDelivered(before: now.addingTimeInterval(-7 * 86_400))
+                    _ = try await ledger.purgeDeliveredWebhooks(before: now.addingTimeInterval(-7 * 86_400))
                 }
                 busy = try await runOnce(endpoint, client: client, now: now) > 0
             } catch is CancellationError {
@@ -166,11 +170,17 @@ public struct WebhookDelivery: Service {
         let lease = Duration.seconds(endpoint.timeout.components.seconds * 3 + 30)
         // Each round's outcomes are recorded in the same commit as the next claim, so a user's next event is claimed
         // as soon as the previous one was acknowledged; what the outbox gained meanwhile joins each round.
-        var outcomes: [(id: Int64, outcome: WebhookQueue.Outcome)] = []
+        var outcomes: [(id: Int64, outcome: WebhookQueueTable.Outcome)] = []
         var clock = now
         for round in 0..<8 {
             if round > 0 { moved += try await queueNew(endpoint, now: clock) }
-            let items = try await queue.settleAndClaim(outcomes, endpoint: endpoint.name, limit: endpoint.concurrency * 4, lease: lease, now: clock)
+            let items = try await ledger.settleAndClaimWebhooks(
+                outcomes,
+                endpoint: endpoint.name,
+                limit: endpoint.concurrency * 4,
+                lease: lease,
+                now: clock
+            )
             outcomes = []
             guard !items.isEmpty else { break }
             do {
@@ -178,14 +188,14 @@ public struct WebhookDelivery: Service {
             } catch {
                 // Claimed but not sent (the round's events or users could not be read): back in line now, not after
                 // the claim's lease — a database blip must not hold a user's events for a minute.
-                try? await queue.release(items.map(\.id))
+                try? await ledger.releaseWebhookClaims(items.map(\.id))
                 throw error
             }
             moved += items.count
             // A pass on a simulated clock stays on it; a real one moves with time.
             clock = max(clock, Date())
         }
-        if !outcomes.isEmpty { try await queue.record(outcomes, now: clock) }
+        if !outcomes.isEmpty { try await ledger.recordWebhookOutcomes(outcomes, now: clock) }
         return moved
     }
 
@@ -211,10 +221,10 @@ public struct WebhookDelivery: Service {
     private func queueNew(_ endpoint: WebhookConfiguration, now: Date) async throws -> Int {
         switch endpoint.kind {
         case .events:
-            return try await queue.queueEvents(endpoint: endpoint.name, limit: 2_000, now: now) { endpoint.accepts(type: $0, bundleId: $1) }
+            return try await ledger.queueWebhookEvents(endpoint: endpoint.name, limit: 2_000, now: now) { endpoint.accepts(type: $0, bundleId: $1) }
         case .apple:
             let bundles = Set(endpoint.bundleIds)
-            return try await queue.queueNotifications(endpoint: endpoint.name, overlap: 30, limit: 2_000, now: now) { bundle in
+            return try await ledger.queueWebhookNotifications(endpoint: endpoint.name, overlap: 30, limit: 2_000, now: now) { bundle in
                 bundles.isEmpty || bundle.map(bundles.contains) == true
             }
         }
@@ -222,15 +232,15 @@ public struct WebhookDelivery: Service {
 
     /// POSTs `items` at most `concurrency` at a time; their outcomes.
     private func send(
-        _ items: [WebhookQueue.Item],
+        _ items: [WebhookQueueTable.Item],
         endpoint: WebhookConfiguration,
         client: HTTPClient,
         now: Date
-    ) async throws -> [(id: Int64, outcome: WebhookQueue.Outcome)] {
+    ) async throws -> [(id: Int64, outcome: WebhookQueueTable.Outcome)] {
         let requests = try await prepare(items, endpoint: endpoint)
-        var outcomes: [(id: Int64, outcome: WebhookQueue.Outcome)] = []
+        var outcomes: [(id: Int64, outcome: WebhookQueueTable.Outcome)] = []
         outcomes.reserveCapacity(items.count)
-        try await withThrowingTaskGroup(of: (Int64, WebhookQueue.Outcome).self) { group in
+        try await withThrowingTaskGroup(of: (Int64, WebhookQueueTable.Outcome).self) { group in
             var iterator = requests.makeIterator()
             func addNext() -> Bool {
                 guard let (item, body) = iterator.next() else { return false }
@@ -247,7 +257,7 @@ public struct WebhookDelivery: Service {
     }
 
     /// Each claimed item with the body to send (nil: nothing left to send — the event or notification is gone).
-    private func prepare(_ items: [WebhookQueue.Item], endpoint: WebhookConfiguration) async throws -> [(WebhookQueue.Item, ByteBuffer?)] {
+    private func prepare(_ items: [WebhookQueueTable.Item], endpoint: WebhookConfiguration) async throws -> [(WebhookQueueTable.Item, ByteBuffer?)] {
         switch endpoint.kind {
         case .events:
             let events = try await queue.events(items.compactMap(\.eventPosition))
@@ -257,7 +267,7 @@ public struct WebhookDelivery: Service {
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            var prepared: [(WebhookQueue.Item, ByteBuffer?)] = []
+            var prepared: [(WebhookQueueTable.Item, ByteBuffer?)] = []
             for item in items {
                 guard let stored = item.eventPosition.flatMap({ events[$0] }) else {
                     prepared.append((item, nil))
@@ -284,7 +294,7 @@ public struct WebhookDelivery: Service {
             }
             return prepared
         case .apple:
-            var prepared: [(WebhookQueue.Item, ByteBuffer?)] = []
+            var prepared: [(WebhookQueueTable.Item, ByteBuffer?)] = []
             for item in items {
                 let body = try await item.notificationId.asyncMap { try await inbox.find($0) }??.received.body
                 prepared.append((item, body.map { ByteBuffer(string: $0) }))
@@ -295,13 +305,13 @@ public struct WebhookDelivery: Service {
 
     /// POSTs one item; `now` is the pass's clock, which retries are scheduled from.
     private func send(
-        _ item: WebhookQueue.Item,
+        _ item: WebhookQueueTable.Item,
         body: ByteBuffer?,
         endpoint: WebhookConfiguration,
         client: HTTPClient,
         now: Date
     ) async
-        -> WebhookQueue.Outcome
+        -> WebhookQueueTable.Outcome
     {
         guard let body else {
             metrics.webhook(endpoint: endpoint.name, result: "dead", nanoseconds: 0)
