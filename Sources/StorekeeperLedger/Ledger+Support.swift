@@ -57,7 +57,7 @@ extension Ledger {
     }
 
     /// Revokes from now every live grant of `entitlement` that `user` holds (from Apple's transactions or from
-    /// support). Returns how many grants were revoked.
+    /// support). Returns how many grants were revoked; `entitlement_not_active` when there were none.
     public func revokeEntitlement(user: UserID, entitlement: String, admin: String, reason: String) async throws -> Int {
         try await write { uow in
             var revoked = 0
@@ -79,17 +79,19 @@ extension Ledger {
                     )
                 }
             }
-            if revoked > 0 {
-                uow.emit(
-                    LedgerEvent(
-                        type: .entitlementChanged,
-                        user: user,
-                        subject: entitlement,
-                        occurredAt: uow.now,
-                        details: ["change": "revoked", "grants": String(revoked), "reason": reason]
-                    )
-                )
+            // Nothing to revoke is a refusal, so an operator's log line bound to this write rolls back with it.
+            guard revoked > 0 else {
+                throw StorekeeperError(.notFound, code: "entitlement_not_active", message: "\(entitlement) is not active for \(user.rawValue)")
             }
+            uow.emit(
+                LedgerEvent(
+                    type: .entitlementChanged,
+                    user: user,
+                    subject: entitlement,
+                    occurredAt: uow.now,
+                    details: ["change": "revoked", "grants": String(revoked), "reason": reason]
+                )
+            )
             return revoked
         }
     }

@@ -83,9 +83,20 @@ public final class Ledger: Service, Sendable {
     /// Runs `body` in the next batch's transaction (in a savepoint of its own when it shares the batch), and returns
     /// its result once that transaction committed. A `quiet` write's commit does not tell the commit listeners.
     func write<T: Sendable>(quiet: Bool = false, _ body: @escaping @Sendable (UnitOfWork) async throws -> T) async throws -> T {
-        let job = WriteJob(quiet: quiet) { uow in try await body(uow) }
+        // An operator's action under way (``logging(_:_:)``) commits its log line with its first write.
+        let pending = Self.pendingAction
+        let line = pending?.take()
+        let job = WriteJob(quiet: quiet) { uow in
+            let value = try await body(uow)
+            if let line { try await Self.record(line, at: uow.now, in: uow) }
+            return value
+        }
         await combiner.submit(job)
-        guard let result = job.result.withLock({ $0 }) else { throw Self.noResult }
+        let outcome = job.result.withLock { $0 }
+        if line != nil {
+            if case .success? = outcome { pending?.settle(written: true) } else { pending?.settle(written: false) }
+        }
+        guard let result = outcome else { throw Self.noResult }
         guard let value = try result.get() as? T else { throw Self.noResult }
         return value
     }
@@ -295,9 +306,13 @@ public final class Ledger: Service, Sendable {
         }
     }
 
-    /// Puts a dead letter (or a pending notification) back in line now; whether there was one.
-    public func retryNotification(_ id: String) async throws -> Bool {
-        try await write { uow in try await LeasedQueue.notifications.retry(id, now: uow.now, on: uow.db) }
+    /// Puts a dead letter (or a pending notification) back in line now; `not_retryable` when there is none.
+    public func retryNotification(_ id: String) async throws {
+        try await write { uow in
+            guard try await LeasedQueue.notifications.retry(id, now: uow.now, on: uow.db) else {
+                throw StorekeeperError(.conflict, code: "not_retryable", message: "notification \(id) is not pending or dead")
+            }
+        }
     }
 
     /// Claims due refund questions (leased, skipping rows another process holds on PostgreSQL).

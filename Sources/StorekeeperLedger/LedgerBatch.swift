@@ -62,6 +62,10 @@ enum LedgerBatch {
             hand(outcome, to: batch)
             health.observe(outcome)
             return
+        } catch let refused as LoneWriteRefused {
+            // Run again alone it would only refuse again.
+            for (index, job) in batch.writes where index == refused.index { job.result.withLock { $0 = .failure(refused.error) } }
+            return
         } catch {
             onRerun(DatabaseFailure.cause(error))
             logger.notice("a ledger batch failed as a whole; running it again step by step", metadata: ["error": "\(error)"])
@@ -96,6 +100,13 @@ enum LedgerBatch {
             let result = outcome.writes[index] ?? .failure(StorekeeperError(.internal, code: "ledger_no_result", message: "no result"))
             job.result.withLock { $0 = result }
         }
+    }
+
+    /// A batch's only job, a write, refused (a ``StorekeeperError`` of its own, not the database's): its
+    /// transaction rolls back and it gets the error without a step-by-step rerun.
+    private struct LoneWriteRefused: Error {
+        var index: Int
+        var error: StorekeeperError
     }
 
     // MARK: Together
@@ -155,7 +166,11 @@ enum LedgerBatch {
         // Other writes.
         if batch.writes.count == 1, batch.deliveries.isEmpty, batch.inbox.isEmpty {
             let (index, job) = batch.writes[0]
-            outcome.writes[index] = .success(try await job.body(uow))
+            do {
+                outcome.writes[index] = .success(try await job.body(uow))
+            } catch let error as StorekeeperError {
+                throw LoneWriteRefused(index: index, error: error)
+            }
         } else {
             for (index, job) in batch.writes {
                 outcome.writes[index] = try await savepointed(job, on: uow)

@@ -60,9 +60,7 @@ extension APIHandler {
 
     func adminRetryNotification(_ input: Operations.AdminRetryNotification.Input) async throws -> Operations.AdminRetryNotification.Output {
         let id = try InputText.check(input.path.id, field: "notificationId")
-        guard try await ledger.retryNotification(id) else {
-            throw StorekeeperError(.conflict, code: "not_retryable", message: "notification \(id) is not pending or dead")
-        }
+        try await ledger.retryNotification(id)
         jobs.processor?.notificationStored()
         return .ok(.init(body: .json(.init(id: id, status: "pending"))))
     }

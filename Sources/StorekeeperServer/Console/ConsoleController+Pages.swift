@@ -355,13 +355,14 @@ extension ConsoleController {
         let reason = form["reason"] ?? ""
         let key = form["idempotencyKey"] ?? ""
         do {
-            let output = try await asOperator(signedIn) {
-                try await api.adminAdjustWallet(
-                    .init(path: .init(id: id), body: .json(.init(amount: amount, idempotencyKey: key, reason: reason)))
-                )
+            let output = try await logged(signedIn, "wallet.adjusted", subject: id, detail: "\(amount) coins: \(reason)") {
+                try await asOperator(signedIn) {
+                    try await api.adminAdjustWallet(
+                        .init(path: .init(id: id), body: .json(.init(amount: amount, idempotencyKey: key, reason: reason)))
+                    )
+                }
             }
             let balance = try output.ok.body.json
-            try await log(signedIn, "wallet.adjusted", subject: id, detail: "\(amount) coins: \(reason)")
             return try await customerAfterAction(
                 id,
                 signedIn,
@@ -393,14 +394,9 @@ extension ConsoleController {
             until = Date().addingTimeInterval(Double(days) * 86_400)
         }
         do {
-            let grant = try await api.ledger.grantEntitlement(
-                user: user,
-                entitlement: entitlement,
-                until: until,
-                admin: signedIn.name,
-                reason: reason
-            )
-            try await log(signedIn, "entitlement.granted", subject: id, detail: "\(entitlement) until \(Self.time(until)) (\(grant)): \(reason)")
+            _ = try await logged(signedIn, "entitlement.granted", subject: id, detail: "\(entitlement) until \(Self.time(until)): \(reason)") {
+                try await api.ledger.grantEntitlement(user: user, entitlement: entitlement, until: until, admin: signedIn.name, reason: reason)
+            }
             return try await customerAfterAction(
                 id,
                 signedIn,
@@ -423,9 +419,9 @@ extension ConsoleController {
             return try await customerAfterAction(id, signedIn, failure: "Give a reason (at most 500 printable characters).")
         }
         do {
-            let revoked = try await api.ledger.revokeEntitlement(user: user, entitlement: entitlement, admin: signedIn.name, reason: reason)
-            guard revoked > 0 else { return try await customerAfterAction(id, signedIn, failure: "\(entitlement) is not active for \(id).") }
-            try await log(signedIn, "entitlement.revoked", subject: id, detail: "\(entitlement), \(revoked) grant(s): \(reason)")
+            let revoked = try await logged(signedIn, "entitlement.revoked", subject: id, detail: "\(entitlement): \(reason)") {
+                try await api.ledger.revokeEntitlement(user: user, entitlement: entitlement, admin: signedIn.name, reason: reason)
+            }
             return try await customerAfterAction(id, signedIn, flash: "Revoked \(entitlement) (\(revoked) grant(s)).")
         } catch {
             return try await customerAfterAction(id, signedIn, failure: Self.message(of: error))
@@ -457,6 +453,7 @@ extension ConsoleController {
             guard answer.success == true else {
                 return try await customerAfterAction(id, signedIn, failure: "Apple did not extend \(original).")
             }
+            // Apple changed the subscription, not Storekeeper: the line is the only write.
             try await log(signedIn, "subscription.extension_requested", subject: original, detail: "\(days) day(s), reason \(code), for \(id)")
             return try await customerAfterAction(
                 id,
@@ -652,8 +649,9 @@ extension ConsoleController {
             body: .init(buffer: ByteBuffer())
         )
         do {
-            _ = try await asOperator(signedIn) { try await api.adminRetryNotification(.init(path: .init(id: id))) }
-            try await log(signedIn, "notification.retried", subject: id, detail: nil)
+            _ = try await logged(signedIn, "notification.retried", subject: id, detail: nil) {
+                try await asOperator(signedIn) { try await api.adminRetryNotification(.init(path: .init(id: id))) }
+            }
             return try await notifications(request, signedIn, flash: "Notification \(id) is queued again.")
         } catch {
             return try await notifications(request, signedIn, failure: Self.message(of: error))
@@ -681,10 +679,11 @@ extension ConsoleController {
         let user = (form["userId"] ?? "").trimmingCharacters(in: .whitespaces)
         let reason = (form["reason"] ?? "").isEmpty ? "assigned in the console" : form["reason"]!
         do {
-            _ = try await asOperator(signedIn) {
-                try await api.adminAssignPending(.init(path: .init(transaction: transaction), body: .json(.init(userId: user, reason: reason))))
+            _ = try await logged(signedIn, "pending.assigned", subject: transaction, detail: "to \(user): \(reason)") {
+                try await asOperator(signedIn) {
+                    try await api.adminAssignPending(.init(path: .init(transaction: transaction), body: .json(.init(userId: user, reason: reason))))
+                }
             }
-            try await log(signedIn, "pending.assigned", subject: transaction, detail: "to \(user): \(reason)")
             return try await pending(signedIn, flash: "Transaction \(transaction) was delivered to \(user).")
         } catch {
             return try await pending(signedIn, flash: nil, failure: Self.message(of: error))
@@ -769,8 +768,10 @@ extension ConsoleController {
                 product.duration = nil
             }
             product.onSale = form["onSale"] == "true"
-            try await api.catalog.save(product, with: api.ledger)
-            try await log(signedIn, "catalog.product_saved", subject: id, detail: "on sale: \(product.onSale)")
+            let saved = product
+            try await logged(signedIn, "catalog.product_saved", subject: id, detail: "on sale: \(product.onSale)") {
+                try await api.catalog.save(saved, with: api.ledger)
+            }
             return try catalog(signedIn, flash: "Saved \(id).")
         } catch Refusal.badForm(let message) {
             return try self.product(id, signedIn, failure: message)
@@ -792,9 +793,11 @@ extension ConsoleController {
         }
         campaign.active = form["active"] == "true"
         do {
-            try await api.catalog.save(campaign, with: api.ledger)
             let split = campaign.variants.map { "\($0.name) \($0.weight)" }.joined(separator: ", ")
-            try await log(signedIn, "catalog.campaign_saved", subject: id, detail: "active: \(campaign.active); \(split)")
+            let saved = campaign
+            try await logged(signedIn, "catalog.campaign_saved", subject: id, detail: "active: \(campaign.active); \(split)") {
+                try await api.catalog.save(saved, with: api.ledger)
+            }
             return try catalog(signedIn, flash: "Saved campaign \(id).")
         } catch {
             return try catalog(signedIn, flash: nil, failure: Self.message(of: error))
@@ -887,16 +890,18 @@ extension ConsoleController {
             body = .json(.init(userId: user))
         }
         do {
-            let output = try await asOperator(signedIn) {
-                try await api.adminControlWebhook(.init(path: .init(name: name, action: chosen), body: body))
-            }
-            let queued = try output.ok.body.json.queued
-            try await log(
+            let request = body
+            let output = try await logged(
                 signedIn,
                 "webhook.\(action)",
                 subject: name,
-                detail: body == nil ? nil : "user \(form["userId", default: ""]); \(queued) queued"
-            )
+                detail: body == nil ? nil : "user \(form["userId", default: ""])"
+            ) {
+                try await asOperator(signedIn) {
+                    try await api.adminControlWebhook(.init(path: .init(name: name, action: chosen), body: request))
+                }
+            }
+            let queued = try output.ok.body.json.queued
             let done =
                 switch chosen {
                 case .pause: "\(name) paused."

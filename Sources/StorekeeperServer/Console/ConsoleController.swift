@@ -402,14 +402,26 @@ struct ConsoleController: Sendable {
         return try await RequestScope.$context.withValue(scope) { try await body() }
     }
 
-    /// Records the action in the operator log.
+    /// Runs an action that makes one change, its operator-log line committed in the change's own transaction (or
+    /// on its own after an action that wrote nothing, such as a request to Apple); a failed action is not logged.
+    func logged<T: Sendable>(
+        _ signedIn: Operator,
+        _ action: String,
+        subject: String,
+        detail: String?,
+        _ body: () async throws -> T
+    ) async throws -> T {
+        let line = OperatorAction(operatorName: signedIn.name, role: signedIn.role.rawValue, action: action, subject: subject, detail: detail)
+        let result = try await api.ledger.logging(line, body)
+        logger.info("console action", metadata: ["operator": "\(signedIn.name)", "action": "\(action)", "subject": "\(subject)"])
+        return result
+    }
+
+    /// Records, after it ended, an action of several changes whose line tells what they came to (a job's run, a
+    /// catch-up).
     func log(_ signedIn: Operator, _ action: String, subject: String, detail: String?) async throws {
         try await api.ledger.recordOperatorAction(
-            operatorName: signedIn.name,
-            role: signedIn.role.rawValue,
-            action: action,
-            subject: subject,
-            detail: detail.map { String($0.prefix(500)) }
+            OperatorAction(operatorName: signedIn.name, role: signedIn.role.rawValue, action: action, subject: subject, detail: detail)
         )
         logger.info("console action", metadata: ["operator": "\(signedIn.name)", "action": "\(action)", "subject": "\(subject)"])
     }
