@@ -10,52 +10,24 @@ extension Ledger {
         try await write(quiet: true) { uow in try await WebhookQueueTable.register(names, now: now, on: uow.db) }
     }
 
-    /// Queues the outbox events after `endpoint`'s cursor that `accepts`, and moves the cursor past them; how many
-    /// events were read (0: caught up).
-    public func queueWebhookEvents(
-        endpoint: String,
-        limit: Int,
-        now: Date,
-        accepts: @escaping @Sendable (String, String?) -> Bool
-    ) async throws -> Int {
-        try await write(quiet: true) { uow in
-            try await WebhookQueueTable.queueEvents(endpoint: endpoint, limit: limit, now: now, kind: uow.kind, accepts: accepts, on: uow.db)
-        }
-    }
-
-    /// Queues Apple's notifications received since `endpoint`'s cursor (less `overlap`) whose bundle id `accepts`;
-    /// how many were newly queued.
-    public func queueWebhookNotifications(
-        endpoint: String,
-        overlap: TimeInterval,
-        limit: Int,
-        now: Date,
-        accepts: @escaping @Sendable (String?) -> Bool
-    ) async throws -> Int {
-        try await write(quiet: true) { uow in
-            try await WebhookQueueTable.queueNotifications(
-                endpoint: endpoint,
-                overlap: overlap,
-                limit: limit,
-                now: now,
-                kind: uow.kind,
-                accepts: accepts,
-                on: uow.db
-            )
-        }
-    }
-
-    /// Records the previous round's outcomes and claims the next round, in one commit.
-    public func settleAndClaimWebhooks(
+    /// One round of an endpoint's sender, in one commit: the previous round's outcomes recorded, what `source`
+    /// gained queued (at most `queueLimit` read), and up to `claimLimit` due deliveries claimed for `lease` (none
+    /// while the endpoint is paused). `queued` counts what was read or queued (0: caught up).
+    public func webhookRound(
         _ outcomes: [(id: Int64, outcome: WebhookQueueTable.Outcome)],
         endpoint: String,
-        limit: Int,
+        source: WebhookQueueTable.Source,
+        queueLimit: Int,
+        claimLimit: Int,
         lease: Duration,
         now: Date
-    ) async throws -> [WebhookQueueTable.Item] {
+    ) async throws -> (queued: Int, claimed: [WebhookQueueTable.Item]) {
         try await write(quiet: true) { uow in
             try await WebhookQueueTable.record(outcomes, now: now, on: uow.db)
-            return try await WebhookQueueTable.claim(endpoint: endpoint, limit: limit, lease: lease, now: now, kind: uow.kind, on: uow.db)
+            let queued = try await WebhookQueueTable.queue(source, endpoint: endpoint, limit: queueLimit, now: now, kind: uow.kind, on: uow.db)
+            guard claimLimit > 0 else { return (queued, []) }
+            let claimed = try await WebhookQueueTable.claim(endpoint: endpoint, limit: claimLimit, lease: lease, now: now, kind: uow.kind, on: uow.db)
+            return (queued, claimed)
         }
     }
 

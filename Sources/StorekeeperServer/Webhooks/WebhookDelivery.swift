@@ -164,34 +164,38 @@ public struct WebhookDelivery: Service {
     /// (queued or sent).
     @discardableResult
     func runOnce(_ endpoint: WebhookConfiguration, client: HTTPClient, now: Date = Date()) async throws -> Int {
-        var moved = try await queueNew(endpoint, now: now)
-        try await refreshStatisticsAfterGrowth(queued: moved)
-        guard try await !queue.pausedEndpoints().contains(endpoint.name) else { return moved }
+        let paused = try await queue.pausedEndpoints().contains(endpoint.name)
         let lease = Duration.seconds(endpoint.timeout.components.seconds * 3 + 30)
-        // Each round's outcomes are recorded in the same commit as the next claim, so a user's next event is claimed
-        // as soon as the previous one was acknowledged; what the outbox gained meanwhile joins each round.
+        let source = Self.source(of: endpoint)
+        // Each round is one ledger command and one commit: the previous round's outcomes, what the outbox gained
+        // meanwhile, and the next claim — so a user's next event is claimed as soon as the previous one was
+        // acknowledged, one wait for the ledger a round.
         var outcomes: [(id: Int64, outcome: WebhookQueueTable.Outcome)] = []
         var clock = now
-        for round in 0..<8 {
-            if round > 0 { moved += try await queueNew(endpoint, now: clock) }
-            let items = try await ledger.settleAndClaimWebhooks(
+        var moved = 0
+        for _ in 0..<8 {
+            let round = try await ledger.webhookRound(
                 outcomes,
                 endpoint: endpoint.name,
-                limit: endpoint.concurrency * 4,
+                source: source,
+                queueLimit: 2_000,
+                claimLimit: paused ? 0 : endpoint.concurrency * 4,
                 lease: lease,
                 now: clock
             )
             outcomes = []
-            guard !items.isEmpty else { break }
+            moved += round.queued
+            try await refreshStatisticsAfterGrowth(queued: round.queued)
+            guard !round.claimed.isEmpty else { break }
             do {
-                outcomes = try await send(items, endpoint: endpoint, client: client, now: clock)
+                outcomes = try await send(round.claimed, endpoint: endpoint, client: client, now: clock)
             } catch {
                 // Claimed but not sent (the round's events or users could not be read): back in line now, not after
                 // the claim's lease — a database blip must not hold a user's events for a minute.
-                try? await ledger.releaseWebhookClaims(items.map(\.id))
+                try? await ledger.releaseWebhookClaims(round.claimed.map(\.id))
                 throw error
             }
-            moved += items.count
+            moved += round.claimed.count
             // A pass on a simulated clock stays on it; a real one moves with time.
             clock = max(clock, Date())
         }
@@ -217,16 +221,14 @@ public struct WebhookDelivery: Service {
     static let statisticsThreshold = 1_000
     static let statisticsInterval: Duration = .seconds(10)
 
-    /// Queues what the outbox (or the notification inbox) gained for the endpoint.
-    private func queueNew(_ endpoint: WebhookConfiguration, now: Date) async throws -> Int {
+    /// What the endpoint is sent: the outbox's events it takes, or Apple's notifications for its apps.
+    static func source(of endpoint: WebhookConfiguration) -> WebhookQueueTable.Source {
         switch endpoint.kind {
         case .events:
-            return try await ledger.queueWebhookEvents(endpoint: endpoint.name, limit: 2_000, now: now) { endpoint.accepts(type: $0, bundleId: $1) }
+            return .outbox { endpoint.accepts(type: $0, bundleId: $1) }
         case .apple:
             let bundles = Set(endpoint.bundleIds)
-            return try await ledger.queueWebhookNotifications(endpoint: endpoint.name, overlap: 30, limit: 2_000, now: now) { bundle in
-                bundles.isEmpty || bundle.map(bundles.contains) == true
-            }
+            return .notifications(overlap: 30) { bundle in bundles.isEmpty || bundle.map(bundles.contains) == true }
         }
     }
 

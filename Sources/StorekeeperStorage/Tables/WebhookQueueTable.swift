@@ -68,6 +68,33 @@ public enum WebhookQueueTable {
         }
     }
 
+    /// What an endpoint is sent.
+    public enum Source: Sendable {
+        /// The outbox's events it accepts, given the event's type and, for an event about one purchase, its app's
+        /// bundle id.
+        case outbox(@Sendable (String, String?) -> Bool)
+        /// Apple's notifications received since its cursor less `overlap`, whose bundle id it accepts.
+        case notifications(overlap: TimeInterval, @Sendable (String?) -> Bool)
+    }
+
+    /// Queues what `source` gained for `endpoint` since its cursor (at most `limit` read); how many outbox events
+    /// were read, or notifications newly queued (0: caught up).
+    public static func queue(
+        _ source: Source,
+        endpoint: String,
+        limit: Int,
+        now: Date,
+        kind: DatabaseKind,
+        on db: any SQLDatabase
+    ) async throws -> Int {
+        switch source {
+        case .outbox(let accepts):
+            try await queueEvents(endpoint: endpoint, limit: limit, now: now, kind: kind, accepts: accepts, on: db)
+        case .notifications(let overlap, let accepts):
+            try await queueNotifications(endpoint: endpoint, overlap: overlap, limit: limit, now: now, kind: kind, accepts: accepts, on: db)
+        }
+    }
+
     /// The event types whose subject is a transaction (the original one for subscriptions), so they belong to that
     /// purchase's app.
     static let purchaseScoped: [String] = [
