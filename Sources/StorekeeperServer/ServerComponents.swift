@@ -128,9 +128,7 @@ public struct ServerComponents: Sendable {
             ledger: ledger,
             subscriptions: subscriptions,
             lease: lease,
-            interval: lifecycle.sweepInterval ?? .seconds(900),
             metrics: metrics,
-            ready: ready,
             logger: logger
         )
         if apps.apps.contains(where: { !$0.serverAPI.isEmpty }) {
@@ -138,10 +136,8 @@ public struct ServerComponents: Sendable {
                 apps: apps,
                 intake: intake,
                 lease: lease,
-                interval: lifecycle.catchUpInterval ?? .seconds(3_600),
                 lookback: lifecycle.catchUpLookback,
                 metrics: metrics,
-                ready: ready,
                 logger: logger
             )
             jobs.responder = ConsumptionResponder(
@@ -150,9 +146,7 @@ public struct ServerComponents: Sendable {
                 requests: consumption,
                 catalog: catalog,
                 configuration: lifecycle,
-                interval: lifecycle.consumptionInterval ?? .seconds(30),
                 metrics: metrics,
-                ready: ready,
                 logger: logger,
                 risk: RiskStore(provider: provider),
                 riskPolicy: configuration.risk
@@ -162,9 +156,7 @@ public struct ServerComponents: Sendable {
             apps: apps,
             store: FinishedTransactions(provider: provider),
             ledger: ledger,
-            interval: .seconds(5),
             metrics: metrics,
-            ready: ready,
             logger: logger
         )
         if !finisher.finishing.isEmpty { jobs.finisher = finisher }
@@ -172,9 +164,7 @@ public struct ServerComponents: Sendable {
             apps: apps,
             ledger: ledger,
             store: AccountTokenStore(provider: provider),
-            interval: lifecycle.accountTokenInterval ?? .seconds(5),
             metrics: metrics,
-            ready: ready,
             logger: logger
         )
         if !tokenSetter.setting.isEmpty { jobs.tokenSetter = tokenSetter }
@@ -182,9 +172,7 @@ public struct ServerComponents: Sendable {
             apps: apps,
             store: AppTransactionLookups(provider: provider),
             ledger: ledger,
-            interval: lifecycle.appTransactionInterval ?? .seconds(60),
             metrics: metrics,
-            ready: ready,
             logger: logger
         )
         if !installs.looking.isEmpty { jobs.installs = installs }
@@ -203,7 +191,6 @@ public struct ServerComponents: Sendable {
             ledger: ledger,
             configuration: configuration.dataRetention,
             webhooks: configuration.webhooks,
-            ready: ready,
             metrics: metrics,
             logger: logger
         )
@@ -212,8 +199,6 @@ public struct ServerComponents: Sendable {
                 ledger: ledger,
                 guests: guests,
                 lifetime: lifetime,
-                interval: .seconds(6 * 3_600),
-                ready: ready,
                 metrics: metrics,
                 logger: logger
             )
@@ -237,7 +222,6 @@ public struct ServerComponents: Sendable {
                 lease: lease,
                 smallBusiness: configuration.smallBusinessProgram,
                 metrics: metrics,
-                ready: ready,
                 logger: logger
             )
         }
@@ -278,16 +262,23 @@ public struct ServerComponents: Sendable {
         var services: [any Service] = [ledger, catalog, retentionRecorder]
         if let webhookDelivery { services.append(webhookDelivery) }
         if lifecycle.metricsInterval != nil { services.append(businessMetrics) }
-        if let reconciler = jobs.reconciler, configuration.reports?.reconcileInterval != nil { services.append(reconciler) }
         if let processor { services.append(processor) }
-        if let catchUp = jobs.catchUp, lifecycle.catchUpInterval != nil { services.append(catchUp) }
-        if let sweep = jobs.sweep, lifecycle.sweepInterval != nil { services.append(sweep) }
-        if let responder = jobs.responder, lifecycle.consumptionInterval != nil { services.append(responder) }
-        if let finisher = jobs.finisher { services.append(finisher) }
-        if let tokenSetter = jobs.tokenSetter, lifecycle.accountTokenInterval != nil { services.append(tokenSetter) }
-        if let installs = jobs.installs, lifecycle.appTransactionInterval != nil { services.append(installs) }
-        if let guestExpiry = jobs.guestExpiry { services.append(guestExpiry) }
-        if let dataRetention = jobs.dataRetention, configuration.dataRetention.interval != nil { services.append(dataRetention) }
+        // Each periodic job on its schedule; one without an interval runs only when an operator asks.
+        let intervals: [String: Duration?] = [
+            "reconciliation": configuration.reports?.reconcileInterval,
+            "catch_up": lifecycle.catchUpInterval,
+            "renewal_sweep": lifecycle.sweepInterval,
+            "consumption_responder": lifecycle.consumptionInterval,
+            "finish_transactions": .seconds(5),
+            "set_account_tokens": lifecycle.accountTokenInterval,
+            "app_transactions": lifecycle.appTransactionInterval,
+            "expire_guests": .seconds(6 * 3_600),
+            "prune": configuration.dataRetention.interval,
+        ]
+        for (name, job) in jobs.periodic.sorted(by: { $0.key < $1.key }) {
+            guard let interval = intervals[name] ?? nil else { continue }
+            services.append(ScheduledJob(name: name, job: job, interval: interval, ready: ready, runLog: metrics.runLog, logger: logger))
+        }
         self.services = services
     }
 }

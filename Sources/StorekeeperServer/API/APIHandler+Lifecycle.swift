@@ -138,36 +138,14 @@ extension APIHandler {
             items = total
             // Asked for by an operator: shown on the Jobs page even when nothing was due.
             if total == 0 { metrics.runLog.record("process_notifications", items: 0) }
-        case .catchUp:
-            guard let catchUp = jobs.catchUp else { throw unavailable(job.rawValue) }
-            items = try await catchUp.runOnce(now: now)
-        case .renewalSweep:
-            guard let sweep = jobs.sweep else { throw unavailable(job.rawValue) }
-            items = try await sweep.runOnce(now: now)
-        case .consumptionResponder:
-            guard let responder = jobs.responder else { throw unavailable(job.rawValue) }
-            items = try await responder.runOnce(now: now)
-        case .reconciliation:
-            guard let reconciler = jobs.reconciler else { throw unavailable(job.rawValue) }
-            items = try await reconciler.runOnce(now: now)
-        case .finishTransactions:
-            guard let finisher = jobs.finisher else { throw unavailable(job.rawValue) }
-            items = try await finisher.runOnce()
-        case .setAccountTokens:
-            guard let tokenSetter = jobs.tokenSetter else { throw unavailable(job.rawValue) }
-            items = try await tokenSetter.runOnce()
-        case .appTransactions:
-            guard let installs = jobs.installs else { throw unavailable(job.rawValue) }
-            items = try await installs.runOnce()
-        case .expireGuests:
-            guard let guestExpiry = jobs.guestExpiry else { throw unavailable(job.rawValue) }
-            items = try await guestExpiry.runOnce(now: now)
-        case .prune:
-            guard let retention = jobs.dataRetention else { throw unavailable(job.rawValue) }
-            items = try await retention.runOnce(now: now)
         case .businessMetrics:
             guard let businessMetrics = jobs.businessMetrics else { throw unavailable(job.rawValue) }
             items = try await businessMetrics.refresh(now: now)
+        default:
+            guard let periodic = jobs.periodic[job.rawValue.replacingOccurrences(of: "-", with: "_")] else {
+                throw unavailable(job.rawValue)
+            }
+            items = try await periodic.runOnce(now: now)
         }
         return .ok(.init(body: .json(.init(job: job.rawValue, items: items))))
     }

@@ -15,50 +15,19 @@ import StorekeeperStorage
 /// purchase still belongs to the user it was set for; a purchase moved to another user meanwhile (a guest merge, a
 /// transfer) is set again with the new user's token. Apple's "unknown transaction" answers are recorded and not asked
 /// again; anything else (rate limits, outages) is asked again on the next pass.
-public struct AccountTokenSetter: Service {
+public struct AccountTokenSetter: PeriodicJob {
     let apps: AppRegistry
     let ledger: Ledger
     let store: AccountTokenStore
-    let interval: Duration
     let metrics: ServerMetrics
-    let ready: ReadinessGate
     let logger: Logger
-
-    init(
-        apps: AppRegistry,
-        ledger: Ledger,
-        store: AccountTokenStore,
-        interval: Duration,
-        metrics: ServerMetrics,
-        ready: ReadinessGate,
-        logger: Logger
-    ) {
-        self.apps = apps
-        self.ledger = ledger
-        self.store = store
-        self.interval = interval
-        self.metrics = metrics
-        self.ready = ready
-        self.logger = logger
-    }
 
     /// The apps whose purchases get tokens.
     var setting: [AppRegistry.App] { apps.apps.filter { $0.configuration.setAppAccountTokens && !$0.serverAPI.isEmpty } }
 
-    public func run() async throws {
-        try await runPeriodically(
-            "set app account tokens",
-            every: interval,
-            after: ready,
-            logger: logger,
-            job: "set_account_tokens",
-            runLog: metrics.runLog
-        ) { _ = try await runOnce() }
-    }
-
     /// Sends what is due, up to 200 purchases; returns how many Apple confirmed.
     @discardableResult
-    public func runOnce() async throws -> Int {
+    public func runOnce(now _: Date = Date()) async throws -> Int {
         let apps = setting
         guard !apps.isEmpty else { return 0 }
         let due = try await store.due(bundleIds: apps.map(\.configuration.bundleId), limit: 200)

@@ -15,52 +15,21 @@ import StorekeeperStorage
 /// before it is recorded. One call covers an original transaction and all its renewals (one Apple account's
 /// install). Apple's "unknown transaction" answers are recorded and not asked again; an outage is asked again on the
 /// next pass.
-public struct AppTransactionLookup: Service {
+public struct AppTransactionLookup: PeriodicJob {
     let apps: AppRegistry
     let store: AppTransactionLookups
     let ledger: Ledger
-    let interval: Duration
     let metrics: ServerMetrics
-    let ready: ReadinessGate
     let logger: Logger
     /// How far back deliveries are looked up.
     static let lookback: TimeInterval = 30 * 86_400
 
-    init(
-        apps: AppRegistry,
-        store: AppTransactionLookups,
-        ledger: Ledger,
-        interval: Duration,
-        metrics: ServerMetrics,
-        ready: ReadinessGate,
-        logger: Logger
-    ) {
-        self.ledger = ledger
-        self.apps = apps
-        self.store = store
-        self.interval = interval
-        self.metrics = metrics
-        self.ready = ready
-        self.logger = logger
-    }
-
     /// The apps whose transactions can be looked up.
     var looking: [AppRegistry.App] { apps.apps.filter { !$0.serverAPI.isEmpty } }
 
-    public func run() async throws {
-        try await runPeriodically(
-            "look up app transactions",
-            every: interval,
-            after: ready,
-            logger: logger,
-            job: "app_transactions",
-            runLog: metrics.runLog
-        ) { _ = try await runOnce() }
-    }
-
     /// Looks up to 100 original transactions up; returns how many Apple named.
     @discardableResult
-    public func runOnce() async throws -> Int {
+    public func runOnce(now _: Date = Date()) async throws -> Int {
         let now = Date()
         let apps = looking
         guard !apps.isEmpty else { return 0 }

@@ -8,56 +8,17 @@ import StorekeeperStorage
 
 /// Answers Apple's refund questions (seed 003) from Storekeeper's own records with Send Consumption Information,
 /// within Apple's 12 hours, retrying failures, at most one answer per request, audited.
-public struct ConsumptionResponder: Service {
+public struct ConsumptionResponder: PeriodicJob {
     let apps: AppRegistry
     let ledger: Ledger
     let requests: ConsumptionRequestStore
     let catalog: CatalogService
     let configuration: LifecycleConfiguration
-    let interval: Duration
     let metrics: ServerMetrics
-    let ready: ReadinessGate
     let logger: Logger
     /// The customer's signals, for the refund policy.
     let risk: RiskStore?
     let riskPolicy: RiskPolicy
-
-    init(
-        apps: AppRegistry,
-        ledger: Ledger,
-        requests: ConsumptionRequestStore,
-        catalog: CatalogService,
-        configuration: LifecycleConfiguration,
-        interval: Duration,
-        metrics: ServerMetrics,
-        ready: ReadinessGate,
-        logger: Logger,
-        risk: RiskStore? = nil,
-        riskPolicy: RiskPolicy = RiskPolicy()
-    ) {
-        self.risk = risk
-        self.riskPolicy = riskPolicy
-        self.ready = ready
-        self.apps = apps
-        self.ledger = ledger
-        self.requests = requests
-        self.catalog = catalog
-        self.configuration = configuration
-        self.interval = interval
-        self.metrics = metrics
-        self.logger = logger
-    }
-
-    public func run() async throws {
-        try await runPeriodically(
-            "consumption responder",
-            every: interval,
-            after: ready,
-            logger: logger,
-            job: "consumption_responder",
-            runLog: metrics.runLog
-        ) { _ = try await runOnce() }
-    }
 
     /// Answers every due request; returns how many were answered. `now` is the clock deadlines are measured on.
     @discardableResult

@@ -6,12 +6,11 @@ import StorekeeperLedger
 /// Prunes what only grows — outbox events, applied notifications, audit entries — past the ages
 /// `dataRetention.*` sets, in short transactions of `batchSize` rows each so writers never wait long, and never an
 /// event or notification a configured webhook endpoint has not received yet.
-final class DataRetentionJob: Service, Sendable {
+final class DataRetentionJob: PeriodicJob {
     let ledger: Ledger
     let configuration: DataRetentionConfiguration
     let eventEndpoints: [String]
     let notificationEndpoints: [String]
-    let ready: ReadinessGate
     let metrics: ServerMetrics
     let logger: Logger
 
@@ -19,7 +18,6 @@ final class DataRetentionJob: Service, Sendable {
         ledger: Ledger,
         configuration: DataRetentionConfiguration,
         webhooks: [WebhookConfiguration],
-        ready: ReadinessGate,
         metrics: ServerMetrics,
         logger: Logger
     ) {
@@ -27,16 +25,8 @@ final class DataRetentionJob: Service, Sendable {
         self.configuration = configuration
         self.eventEndpoints = webhooks.filter { $0.kind == .events }.map(\.name)
         self.notificationEndpoints = webhooks.filter { $0.kind == .apple }.map(\.name)
-        self.ready = ready
         self.metrics = metrics
         self.logger = logger
-    }
-
-    func run() async throws {
-        guard let interval = configuration.interval else { return }
-        try await runPeriodically("prune old records", every: interval, after: ready, logger: logger, job: "prune", runLog: metrics.runLog) {
-            _ = try await self.runOnce(now: Date())
-        }
     }
 
     /// Prunes everything due at `now`; returns how many rows went.

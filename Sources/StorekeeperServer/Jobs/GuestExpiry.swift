@@ -8,29 +8,19 @@ import StorekeeperStorage
 /// Deletes issued guests that never did anything (no order, purchase, grant, wallet, event or audit entry) once they
 /// are older than `auth.guestLifetimeDays`: an app asks for a guest at first launch, and most installs never buy, so
 /// without this every launch would leave a user row and a credential for good. Runs every few hours, in pages.
-final class GuestExpiry: Service, Sendable {
+final class GuestExpiry: PeriodicJob {
     let ledger: Ledger
     let guests: GuestStore
     let lifetime: Duration
-    let interval: Duration
-    let ready: ReadinessGate
     let metrics: ServerMetrics
     let logger: Logger
 
-    init(ledger: Ledger, guests: GuestStore, lifetime: Duration, interval: Duration, ready: ReadinessGate, metrics: ServerMetrics, logger: Logger) {
+    init(ledger: Ledger, guests: GuestStore, lifetime: Duration, metrics: ServerMetrics, logger: Logger) {
         self.ledger = ledger
         self.guests = guests
         self.lifetime = lifetime
-        self.interval = interval
-        self.ready = ready
         self.metrics = metrics
         self.logger = logger
-    }
-
-    func run() async throws {
-        try await runPeriodically("expire idle guests", every: interval, after: ready, logger: logger, job: "expire_guests", runLog: metrics.runLog) {
-            _ = try await self.runOnce(now: Date())
-        }
     }
 
     /// Deletes every idle guest created before `now` minus the lifetime, a page at a time; returns how many went.

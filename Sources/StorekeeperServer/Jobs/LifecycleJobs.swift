@@ -11,4 +11,14 @@ struct LifecycleJobs: Sendable {
     var installs: AppTransactionLookup?
     var guestExpiry: GuestExpiry?
     var dataRetention: DataRetentionJob?
+
+    /// The periodic jobs this server has, by their name in the admin API and the run log.
+    var periodic: [String: any PeriodicJob] {
+        let jobs: [(String, (any PeriodicJob)?)] = [
+            ("catch_up", catchUp), ("renewal_sweep", sweep), ("consumption_responder", responder), ("reconciliation", reconciler),
+            ("finish_transactions", finisher), ("set_account_tokens", tokenSetter), ("app_transactions", installs),
+            ("expire_guests", guestExpiry), ("prune", dataRetention),
+        ]
+        return jobs.reduce(into: [:]) { periodic, entry in periodic[entry.0] = entry.1 }
+    }
 }

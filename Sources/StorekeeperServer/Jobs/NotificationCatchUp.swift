@@ -9,41 +9,13 @@ import StorekeeperStorage
 /// Notification catch-up: asks Get Notification History for everything since the last run (and for every
 /// notification whose delivery failed), and feeds what is missing through the same verified inbox. Apple stops
 /// retrying after a few days; a team that was down must not lose its refunds.
-public struct NotificationCatchUp: Service {
+public struct NotificationCatchUp: PeriodicJob {
     let apps: AppRegistry
     let intake: NotificationIntake
     let lease: JobLease
-    let interval: Duration
     let lookback: TimeInterval
     let metrics: ServerMetrics
-    let ready: ReadinessGate
     let logger: Logger
-
-    init(
-        apps: AppRegistry,
-        intake: NotificationIntake,
-        lease: JobLease,
-        interval: Duration,
-        lookback: TimeInterval,
-        metrics: ServerMetrics,
-        ready: ReadinessGate,
-        logger: Logger
-    ) {
-        self.ready = ready
-        self.apps = apps
-        self.intake = intake
-        self.lease = lease
-        self.interval = interval
-        self.lookback = lookback
-        self.metrics = metrics
-        self.logger = logger
-    }
-
-    public func run() async throws {
-        try await runPeriodically("notification catch-up", every: interval, after: ready, logger: logger, job: "catch_up", runLog: metrics.runLog) {
-            _ = try await runOnce()
-        }
-    }
 
     /// One pass over every app and environment; returns how many notifications were new.
     @discardableResult

@@ -14,7 +14,7 @@ import StorekeeperStorage
 ///
 /// The daily job reconciles the last few days every run (idempotent: a day's findings are replaced), under a lease so
 /// one process does it.
-public struct Reconciler: Service {
+public struct Reconciler: PeriodicJob {
     let client: AppStoreConnectReportsClient
     /// Analytics Reports (nil: `reports.analyticsReports` is off).
     let analytics: AnalyticsReportsClient?
@@ -27,7 +27,6 @@ public struct Reconciler: Service {
     let lease: JobLease
     let smallBusiness: SmallBusinessProgram
     let metrics: ServerMetrics
-    let ready: ReadinessGate
     let logger: Logger
 
     /// How one day's run ended.
@@ -38,13 +37,6 @@ public struct Reconciler: Service {
 
     /// The most transactions of a line asked about one by one.
     static let confirmLimit = 20
-
-    public func run() async throws {
-        guard let interval = configuration.reconcileInterval else { return }
-        try await runPeriodically("reconciliation", every: interval, after: ready, logger: logger, job: "reconciliation", runLog: metrics.runLog) {
-            _ = try await runOnce()
-        }
-    }
 
     /// Reconciles the last ``ReportsConfiguration/lookbackDays`` days before `now`'s (days as Apple's reports cut
     /// them); returns how many were reconciled.

@@ -9,41 +9,13 @@ import StorekeeperStorage
 /// The renewal sweep (seed 000, 续费): subscriptions expiring within a day, past expiry with no news, or in
 /// billing retry are checked with Get All Subscription Statuses, and what Apple answers is applied like a
 /// notification — a renewal nobody announced is delivered, a refund nobody announced is taken back.
-public struct RenewalSweep: Service {
+public struct RenewalSweep: PeriodicJob {
     let apps: AppRegistry
     let ledger: Ledger
     let subscriptions: SubscriptionStore
     let lease: JobLease
-    let interval: Duration
     let metrics: ServerMetrics
-    let ready: ReadinessGate
     let logger: Logger
-
-    init(
-        apps: AppRegistry,
-        ledger: Ledger,
-        subscriptions: SubscriptionStore,
-        lease: JobLease,
-        interval: Duration,
-        metrics: ServerMetrics,
-        ready: ReadinessGate,
-        logger: Logger
-    ) {
-        self.ready = ready
-        self.apps = apps
-        self.ledger = ledger
-        self.subscriptions = subscriptions
-        self.lease = lease
-        self.interval = interval
-        self.metrics = metrics
-        self.logger = logger
-    }
-
-    public func run() async throws {
-        try await runPeriodically("renewal sweep", every: interval, after: ready, logger: logger, job: "renewal_sweep", runLog: metrics.runLog) {
-            _ = try await runOnce()
-        }
-    }
 
     /// Checks every due subscription once; returns how many were checked.
     @discardableResult

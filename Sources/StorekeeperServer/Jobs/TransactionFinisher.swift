@@ -13,53 +13,22 @@ import StorekeeperStorage
 /// Only what committed is finished (the store reads delivered rows), so a finished transaction is always credited.
 /// Apple's "unknown transaction" or "not a consumable" answers are recorded and not asked again; anything else
 /// (rate limits, outages) is asked again on the next pass. Finishing twice is harmless, so several servers may run it.
-public struct TransactionFinisher: Service {
+public struct TransactionFinisher: PeriodicJob {
     let apps: AppRegistry
     let store: FinishedTransactions
     let ledger: Ledger
-    let interval: Duration
     let metrics: ServerMetrics
-    let ready: ReadinessGate
     let logger: Logger
     /// How far back deliveries are finished: older unfinished ones are the device's business.
     static let lookback: TimeInterval = 3 * 86_400
 
-    init(
-        apps: AppRegistry,
-        store: FinishedTransactions,
-        ledger: Ledger,
-        interval: Duration,
-        metrics: ServerMetrics,
-        ready: ReadinessGate,
-        logger: Logger
-    ) {
-        self.ledger = ledger
-        self.apps = apps
-        self.store = store
-        self.interval = interval
-        self.metrics = metrics
-        self.ready = ready
-        self.logger = logger
-    }
-
     /// The apps that finish transactions.
     var finishing: [AppRegistry.App] { apps.apps.filter { $0.configuration.finishTransactions && !$0.serverAPI.isEmpty } }
-
-    public func run() async throws {
-        try await runPeriodically(
-            "finish transactions",
-            every: interval,
-            after: ready,
-            logger: logger,
-            job: "finish_transactions",
-            runLog: metrics.runLog
-        ) { _ = try await runOnce() }
-    }
 
     /// Finishes what is due, up to 500 transactions; returns how many Apple confirmed. Deliveries are stamped with
     /// the server's clock, so the lookback is too (not a simulated one).
     @discardableResult
-    public func runOnce() async throws -> Int {
+    public func runOnce(now _: Date = Date()) async throws -> Int {
         let now = Date()
         let apps = finishing
         guard !apps.isEmpty else { return 0 }
