@@ -11,10 +11,8 @@ public struct JWSSigner: Sendable {
     public init(privateKey: P256.Signing.PrivateKey, header: JWSHeader) {
         self.privateKey = privateKey
         self.header = header
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // JWSHeader is plain strings; encoding cannot fail.
-        self.encodedHeader = Base64URL.encode((try? encoder.encode(header)) ?? Data())
+        self.encodedHeader = (try? SignedToken.encode(header: header)) ?? ""
     }
 
     /// Signs a payload encoded with the App Store JSON conventions (dates in epoch milliseconds).
@@ -24,8 +22,6 @@ public struct JWSSigner: Sendable {
 
     /// Signs raw payload bytes as they are.
     public func sign(payloadBytes: [UInt8]) throws -> String {
-        let signingInput = encodedHeader + "." + Base64URL.encode(payloadBytes)
-        let signature = try privateKey.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+        try SignedToken.sign(encodedHeader: encodedHeader, claims: payloadBytes, with: privateKey)
     }
 }

@@ -35,29 +35,16 @@ public struct AppStoreConnectTokenGenerator: Sendable {
         self.tokenLifetimeSeconds = tokenLifetimeSeconds
     }
 
-    private struct Header: Encodable {
-        let alg = "ES256"
-        let kid: String
-        let typ = "JWT"
-    }
-
-    private struct Claims: Encodable {
-        let iss: String
-        let iat: Int64
-        let exp: Int64
-        let aud: String
-    }
-
     /// A compact JWS issued at `now`.
     public func makeToken(now: Date = Date()) throws -> String {
-        let issuedAt = Int64(now.timeIntervalSince1970.rounded(.down))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let header = try encoder.encode(Header(kid: keyId))
-        let claims = try encoder.encode(Claims(iss: issuerId, iat: issuedAt, exp: issuedAt + Int64(tokenLifetimeSeconds), aud: Self.audience))
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)
-        let privateKey = try P256.Signing.PrivateKey(rawRepresentation: privateKeyScalar)
-        return signingInput + "." + Base64URL.encode(try privateKey.signature(for: Data(signingInput.utf8)).rawRepresentation)
+        try SignedToken.bearer(
+            keyId: keyId,
+            issuer: issuerId,
+            bundleId: nil,
+            lifetime: tokenLifetimeSeconds,
+            now: now,
+            key: try P256.Signing.PrivateKey(rawRepresentation: privateKeyScalar)
+        )
     }
 }
 

@@ -68,40 +68,16 @@ public struct AppStoreAPITokenGenerator: Sendable {
         self.tokenLifetimeSeconds = tokenLifetimeSeconds
     }
 
-    private struct Header: Encodable {
-        let alg = "ES256"
-        let kid: String
-        let typ = "JWT"
-    }
-
-    private struct Claims: Encodable {
-        let iss: String
-        let iat: Int64
-        let exp: Int64
-        let aud: String
-        let bid: String
-    }
-
     /// A compact JWS `header.claims.signature`, issued at `now`.
     public func makeToken(now: Date = Date()) throws -> String {
-        let issuedAt = Int64(now.timeIntervalSince1970.rounded(.down))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let header = try encoder.encode(Header(kid: keyId))
-        let claims = try encoder.encode(
-            Claims(
-                iss: issuerId,
-                iat: issuedAt,
-                exp: issuedAt + Int64(tokenLifetimeSeconds),
-                aud: Self.audience,
-                bid: bundleId
-            )
+        try SignedToken.bearer(
+            keyId: keyId,
+            issuer: issuerId,
+            bundleId: bundleId,
+            lifetime: tokenLifetimeSeconds,
+            now: now,
+            key: try P256.Signing.PrivateKey(rawRepresentation: privateKeyScalar)
         )
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)
-        // rawRepresentation is the fixed-size R‖S that JWS ES256 requires (not DER).
-        let privateKey = try P256.Signing.PrivateKey(rawRepresentation: privateKeyScalar)
-        let signature = try privateKey.signature(for: Data(signingInput.utf8)).rawRepresentation
-        return signingInput + "." + Base64URL.encode(signature)
     }
 }
 

@@ -89,19 +89,7 @@ public struct AppStoreRequestSigner: Sendable {
         claims.bundleId = bundleId
         claims.nonce = nonce.uuidString.lowercased()
 
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let header = try encoder.encode(Header(alg: "ES256", kid: keyIdentifier, typ: "JWT"))
-        let payload = try encoder.encode(claims)
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
-        let signature = try privateKey.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
-    }
-
-    private struct Header: Encodable {
-        var alg: String
-        var kid: String
-        var typ: String
+        return try SignedToken.sign(header: SignedToken.Header(alg: "ES256", kid: keyIdentifier, typ: "JWT"), claims: claims, with: privateKey)
     }
 
     /// The JWT claims; `nil` members are left out of the JSON.

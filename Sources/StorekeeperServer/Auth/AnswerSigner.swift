@@ -29,7 +29,7 @@ public struct AnswerSigner: Sendable {
             throw ConfigurationError.invalid("auth.answerSigningKey is not a P-256 private key in PEM")
         }
         keyId = String(Base64URL.encode(Array(SHA256.hash(data: key.publicKey.derRepresentation))).prefix(16))
-        encodedHeader = Base64URL.encode(Array(#"{"alg":"ES256","kid":"\#(keyId)","typ":"storekeeper-answer"}"#.utf8))
+        encodedHeader = try SignedToken.encode(header: SignedToken.Header(alg: "ES256", kid: keyId, typ: "storekeeper-answer"))
     }
 
     /// The public key the app pins, in PEM.
@@ -71,10 +71,6 @@ public struct AnswerSigner: Sendable {
             status: status,
             sub: caller?.user?.rawValue
         )
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let signingInput = encodedHeader + "." + Base64URL.encode(Array(try encoder.encode(payload)))
-        let signature = try key.signature(for: Array(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+        return try SignedToken.sign(encodedHeader: encodedHeader, claims: try SignedToken.encoder().encode(payload), with: key)
     }
 }

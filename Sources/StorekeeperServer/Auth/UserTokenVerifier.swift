@@ -41,10 +41,6 @@ public struct UserTokenVerifier: Sendable {
         init(_ description: String) { self.description = description }
     }
 
-    private struct Header: Decodable {
-        var alg: String
-    }
-
     let hs256Key: SymmetricKey?
     let es256Key: P256.Signing.PublicKey?
     let issuer: String?
@@ -63,34 +59,23 @@ public struct UserTokenVerifier: Sendable {
 
     /// The verified subject.
     public func verify(_ token: String, now: Date = Date()) throws(Failure) -> String {
-        guard token.utf8.count <= 8192 else { throw Failure("token too long") }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3,
-            let headerBytes = Base64URL.decode(String(parts[0])),
-            let payloadBytes = Base64URL.decode(String(parts[1])),
-            let signature = Base64URL.decode(String(parts[2]))
-        else { throw Failure("not a compact JWS") }
-        guard let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)) else {
-            throw Failure("unreadable header")
+        let jws: SignedToken
+        do {
+            jws = try SignedToken(token, maximumLength: 8192)
+        } catch {
+            throw Failure(error.description)
         }
-        let signingInput = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-        switch header.alg {
+        switch jws.header.alg {
         case "HS256":
             guard let hs256Key else { throw Failure("HS256 tokens are not accepted") }
-            guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signingInput, using: hs256Key) else {
-                throw Failure("bad signature")
-            }
+            guard jws.isSigned(by: hs256Key) else { throw Failure("bad signature") }
         case "ES256":
             guard let es256Key else { throw Failure("ES256 tokens are not accepted") }
-            guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-                es256Key.isValidSignature(ecdsa, for: signingInput)
-            else { throw Failure("bad signature") }
+            guard jws.isSigned(by: es256Key) else { throw Failure("bad signature") }
         default:
-            throw Failure("algorithm \(header.alg) is not accepted")
+            throw Failure("algorithm \(jws.header.alg) is not accepted")
         }
-        guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(payloadBytes)) else {
-            throw Failure("unreadable claims")
-        }
+        guard let claims = try? jws.claims(Claims.self) else { throw Failure("unreadable claims") }
         let seconds = now.timeIntervalSince1970
         guard let exp = claims.exp else { throw Failure("exp is required") }
         guard seconds <= exp + leeway else { throw Failure("token expired") }
@@ -110,13 +95,14 @@ public struct UserTokenVerifier: Sendable {
         lifetime: TimeInterval = 3600,
         now: Date = Date()
     ) -> String {
-        var claims: [String: Any] = ["sub": subject, "exp": Int(now.timeIntervalSince1970 + lifetime)]
-        if let issuer { claims["iss"] = issuer }
-        if let audience { claims["aud"] = audience }
-        let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let payload = Base64URL.encode(try! JSONSerialization.data(withJSONObject: claims, options: .sortedKeys))
-        let input = header + "." + payload
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return input + "." + Base64URL.encode(Array(mac))
+        struct Made: Encodable {
+            var sub: String
+            var exp: Int
+            var iss: String?
+            var aud: String?
+        }
+        let claims = Made(sub: subject, exp: Int(now.timeIntervalSince1970 + lifetime), iss: issuer, aud: audience)
+        // Encoding four plain members cannot fail.
+        return try! SignedToken.sign(claims: claims, with: SymmetricKey(data: Data(secret.utf8)))
     }
 }
