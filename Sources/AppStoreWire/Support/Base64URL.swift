@@ -85,6 +85,12 @@ public enum Base64URL {
         }
         if count % 4 == 1 { return nil }
         let decodedCount = count / 4 * 3 + max(0, count % 4 - 1)
+        // The table through one pointer: indexing the static array per byte costs a lazy-initialisation check and a
+        // bounds check each time (perf over bench-notifications: 3.8 % of the CPU in this decoder that way, 2.0 % this way).
+        return table.withUnsafeBufferPointer { table in decode(buffer: buffer, count: count, into: decodedCount, table: table) }
+    }
+
+    private static func decode(buffer: UnsafeBufferPointer<UInt8>, count: Int, into decodedCount: Int, table: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var valid = true
         let output = [UInt8](unsafeUninitializedCapacity: decodedCount) { out, initialized in
             var index = 0
