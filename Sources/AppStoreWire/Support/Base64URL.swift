@@ -90,7 +90,8 @@ public enum Base64URL {
         return table.withUnsafeBufferPointer { table in decode(buffer: buffer, count: count, into: decodedCount, table: table) }
     }
 
-    private static func decode(buffer: UnsafeBufferPointer<UInt8>, count: Int, into decodedCount: Int, table: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    private static func decode(buffer: UnsafeBufferPointer<UInt8>, count: Int, into decodedCount: Int, table: UnsafeBufferPointer<UInt8>) -> [UInt8]?
+    {
         var valid = true
         let output = [UInt8](unsafeUninitializedCapacity: decodedCount) { out, initialized in
             var index = 0
