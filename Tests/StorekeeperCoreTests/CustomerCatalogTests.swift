@@ -51,3 +51,30 @@ struct CustomerCatalogTests {
         #expect(Self.catalog(variantOnSale: false).customerCatalog(for: "u", subscribed: ["g"], hadIntroductoryOffer: ["g"]).offerings.isEmpty)
     }
 }
+
+/// Weights an admin sends are bounded before they are summed: two near Int.max once trapped the server.
+@Suite struct CampaignWeightTests {
+    static func catalog(_ weights: [Int]) throws -> Catalog {
+        let catalog = Catalog(
+            products: [CatalogProduct(id: "m", kind: .autoRenewable, entitlement: "pro", subscriptionGroup: "g", level: 1)],
+            campaigns: [
+                OfferCampaign(
+                    id: "c",
+                    productIds: ["m"],
+                    variants: weights.enumerated().map { OfferCampaign.Variant(name: "v\($0.offset)", offerId: nil, weight: $0.element) }
+                )
+            ]
+        )
+        try catalog.validate()
+        return catalog
+    }
+
+    @Test func weightsPastTheBoundAreRefusedNotSummed() throws {
+        for weights in [[Int.max, Int.max], [Int.max / 2 + 1, Int.max / 2 + 1], [OfferCampaign.maximumWeight + 1], [-1, 5], [0, 0]] {
+            #expect(throws: CatalogError.self, "\(weights)") { try Self.catalog(weights) }
+        }
+        #expect(throws: CatalogError.self) { try Self.catalog(Array(repeating: 1, count: OfferCampaign.maximumVariants + 1)) }
+        let fine = try Self.catalog([OfferCampaign.maximumWeight, 0, 1])
+        #expect(fine.campaigns.first?.variant(for: "ann").name.hasPrefix("v") == true)
+    }
+}

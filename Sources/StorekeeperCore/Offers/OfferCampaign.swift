@@ -41,11 +41,18 @@ public struct OfferCampaign: Sendable, Hashable, Codable {
         active = try c.decodeIfPresent(Bool.self, forKey: .active) ?? true
     }
 
+    /// The largest weight a variant may have (the console's bound too), so the sum of any campaign's weights fits.
+    public static let maximumWeight = 1_000_000
+    /// The most variants a campaign may split into.
+    public static let maximumVariants = 1_000
+
     var problem: String? {
         if id.isEmpty { return "campaign id is empty" }
         if variants.isEmpty { return "campaign \(id) has no variants" }
-        if variants.contains(where: { $0.weight < 0 }) || variants.reduce(0, { $0 + $1.weight }) <= 0 {
-            return "campaign \(id) needs non-negative weights with a positive sum"
+        if variants.count > Self.maximumVariants { return "campaign \(id) has more than \(Self.maximumVariants) variants" }
+        // Bounded before summing: weights from an admin request once summed past Int.max and trapped the server.
+        if variants.contains(where: { !(0...Self.maximumWeight).contains($0.weight) }) || variants.reduce(0, { $0 + $1.weight }) <= 0 {
+            return "campaign \(id) needs weights from 0 to \(Self.maximumWeight) with a positive sum"
         }
         return nil
     }

@@ -13,8 +13,9 @@ import Synchronization
 
 /// Sends the outbox to the app's backend, and Apple's notifications to whoever else wants them, at least once.
 ///
-/// One loop per endpoint: queue what the outbox (or the notification inbox) gained since the endpoint's cursor,
-/// claim the deliveries that are due and at the head of their user's line (``WebhookQueue``), POST them in parallel
+/// One loop per endpoint, each round one ledger command (``Ledger/webhookRound(_:endpoint:source:queueLimit:claimLimit:lease:now:)``):
+/// record the last round's answers, queue what the outbox (or the notification inbox) gained since the endpoint's
+/// cursor, claim the deliveries that are due and at the head of their user's line; then POST them in parallel
 /// (at most `concurrency` at once, each a different user), and record each answer: 2xx is acknowledged; anything
 /// else, a timeout or a refused connection is retried with exponential backoff and jitter until the endpoint's
 /// maximum age, then kept as a dead letter. The loop wakes when the ledger commits, so an event is usually on its

@@ -134,7 +134,7 @@ public enum WebhookQueueTable {
     /// Queues the outbox events after the endpoint's cursor that `accepts` (given the event's type and, for an
     /// event about one purchase, its app's bundle id), up to `limit` events read, and moves the cursor past them.
     /// Returns how many events were read (0: caught up).
-    public static func queueEvents(
+    static func queueEvents(
         endpoint: String,
         limit: Int,
         now: Date,
@@ -176,7 +176,7 @@ public enum WebhookQueueTable {
     /// Queues Apple's stored notifications received since the endpoint's cursor, less `overlap` (receipt times are
     /// not commit-ordered across processes), whose bundle id `accepts`; each notification once per endpoint. Returns
     /// how many were newly queued.
-    public static func queueNotifications(
+    static func queueNotifications(
         endpoint: String,
         overlap: TimeInterval,
         limit: Int,

@@ -3835,7 +3835,7 @@ extension Components {
             }
         }
         /// Grants subscription offers to users split deterministically into weighted variants (SHA-256 of
-        /// `<campaign id>:<user id>`). Needs at least one variant, non-negative weights with a positive sum, and
+        /// `<campaign id>:<user id>`). Needs 1 to 1,000 variants, weights from 0 to 1,000,000 with a positive sum, and
         /// only auto-renewable `productIds` (else 422 `invalid_catalog`).
         ///
         ///
