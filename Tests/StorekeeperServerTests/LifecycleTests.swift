@@ -609,3 +609,49 @@ struct LifecycleTests {
         }
     }
 }
+
+/// `RENEWAL_EXTENSION` / `FAILURE`: a subscriber Apple left out of an extension for all subscribers is put on their
+/// audit trail for support; the ones it extended are not.
+@Suite struct RenewalExtensionFailureTests {
+    @Test("a subscriber left out of a mass extension is on support's audit trail", arguments: TestDatabase.available)
+    func leftOutOfAMassExtension(database: TestDatabase) async throws {
+        try await ServerHarness.run(database) { server in
+            let store = server.store
+            await store.setDeliversNotifications(true)
+            // Ann is in her free trial, which Apple does not extend; Bob has paid.
+            let (annAccount, annToken) = try await server.newCustomer("ann", product: LifecycleTests.monthly)
+            let ann = try await store.purchase(
+                productId: LifecycleTests.monthly,
+                account: annAccount,
+                options: PurchaseOptions(appAccountToken: annToken, introductoryOfferEligible: true)
+            )
+            #expect(ann.transaction.offerType == .introductory)
+            let (bobAccount, bobToken) = try await server.newCustomer("bob", product: LifecycleTests.monthly)
+            let bob = try await store.purchase(
+                productId: LifecycleTests.monthly,
+                account: bobAccount,
+                options: PurchaseOptions(appAccountToken: bobToken, introductoryOfferEligible: false)
+            )
+            try await server.deliverAndApply()
+
+            let status = try await store.extendRenewalDateForAll(productId: LifecycleTests.monthly, days: 5, requestIdentifier: "outage-1")
+            #expect(status.succeededCount == 1)
+            #expect(status.failedCount == 1)
+            try await server.deliverAndApply()
+
+            let annFailure = try await server.audit("ann").filter { $0.action == "subscription.extension_failed" }
+            #expect(annFailure.count == 1)
+            #expect(annFailure.first?.subject == ann.transaction.transactionId)
+            #expect(annFailure.first?.detail?.contains("could not extend") == true)
+            #expect(try await server.audit("bob").contains { $0.action == "subscription.extension_failed" } == false)
+            #expect(bob.transaction.offerType == nil)
+
+            // The same notification again (Apple retries until it gets a 200) adds nothing.
+            let failure = try #require(await store.sentNotifications().last { $0.type == .renewalExtension && $0.subtype == .failure })
+            let again = try await server.call(.POST, "/apple/notifications/v2", json: ["signedPayload": failure.signedPayload])
+            #expect(again.status == 200, "\(again.text)")
+            try await server.deliverAndApply()
+            #expect(try await server.audit("ann").filter { $0.action == "subscription.extension_failed" }.count == 1)
+        }
+    }
+}

@@ -58,6 +58,8 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let guestClaimed = AuditAction(rawValue: "guest.claimed")
     public static let offerSigned = AuditAction(rawValue: "offer.signed")
     public static let refundRequested = AuditAction(rawValue: "refund.requested")
+    /// The store left this subscriber out of an extension for all subscribers.
+    public static let subscriptionExtensionFailed = AuditAction(rawValue: "subscription.extension_failed")
     /// A parent or guardian withdrew consent for a minor using the app (`RESCIND_CONSENT`).
     public static let consentRescinded = AuditAction(rawValue: "consent.rescinded")
     /// A subscriber about to cancel was shown a retention answer chosen by a rule (Retention Messaging).

@@ -36,6 +36,8 @@ public struct LifecyclePlan: Sendable, Hashable {
         case releaseSeats([String])
         /// Tell each user of the install that consent was withdrawn.
         case consentRescinded(install: String)
+        /// Put a fact on the audit trail of whoever holds the transaction, for support to act on.
+        case note(transactionId: String, action: AuditAction, detail: String)
     }
 
     /// Transactions to deliver (undelivered ones get a record, or are parked when nobody can be attributed).
@@ -105,7 +107,7 @@ public enum LifecyclePlanner {
         case .planChanged(let change), .offerRedeemed(let change):
             return change == .startsNow
         case .renewalStatusChanged, .billingFailed, .gracePeriodExpired, .expired, .priceChange, .refundDeclined, .seatsReleased,
-            .consentRescinded, .informational:
+            .consentRescinded, .renewalExtensionFailed, .informational:
             return false
         }
     }
@@ -144,6 +146,15 @@ public enum LifecyclePlanner {
             }
         case .consumptionQuestion(let reason):
             steps.append(.openRefundQuestion(focus, reason: reason))
+        case .renewalExtensionFailed:
+            steps.append(
+                .note(
+                    transactionId: focus.transactionId,
+                    action: .subscriptionExtensionFailed,
+                    detail: "the store could not extend this subscription's renewal date when it extended every subscriber's; "
+                        + "the customer did not get the extra days (make it up another way, or extend this one alone)"
+                )
+            )
         case .status where focus.revocationDate != nil:
             // The store's current view shows a refund no notification brought.
             steps.append(.takeBack(focus, from: from, as: .refund))

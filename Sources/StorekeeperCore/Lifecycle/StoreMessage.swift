@@ -60,6 +60,9 @@ public struct StoreMessage: Sendable {
         case revoked
         /// The store extended the subscription's renewal date.
         case renewalExtended
+        /// The store could not extend this subscription in an extension for all subscribers: the customer goes
+        /// without the days the others got.
+        case renewalExtensionFailed
         /// The customer asked the store for a refund; the store asks what was consumed.
         case consumptionQuestion(reason: String?)
         /// The store released seat claims of a multiseat subscription; their members' access ends.
@@ -125,7 +128,7 @@ extension StoreMessage.Kind {
         case .purchased, .renewed, .planChanged, .offerRedeemed, .renewalStatusChanged, .billingFailed, .gracePeriodExpired,
             .expired, .priceChange, .refunded, .refundReversed, .revoked, .renewalExtended, .status:
             true
-        case .refundDeclined, .consumptionQuestion, .seatsReleased, .consentRescinded, .informational:
+        case .refundDeclined, .consumptionQuestion, .seatsReleased, .consentRescinded, .renewalExtensionFailed, .informational:
             false
         }
     }

@@ -190,6 +190,9 @@ enum StoreMessages {
                 try await Ledger.releaseClaims(claims, at: min(message.signedDate, uow.now), reason: "apple_unclaimed", cause: cause, in: uow)
             case .consentRescinded(let install):
                 try await consentRescinded(install: install, message: message, in: uow)
+            case .note(let transactionId, let action, let detail):
+                guard let holder = try await StoreTransactionsTable.delivered(transactionId, on: uow.db)?.user else { continue }
+                uow.record(AuditEntry(action: action, user: holder, subject: transactionId, cause: cause, detail: detail, createdAt: uow.now))
             }
         }
         if let snapshot = planned.plan.state {

@@ -28,11 +28,8 @@ extension StoreMessage {
         case .revoke: .revoked
         case .consumptionRequest: .consumptionQuestion(reason: payload?.data?.consumptionRequestReason?.rawValue)
         case .renewalExtended: .renewalExtended
-        case .renewalExtension:
-            .informational(
-                subtype == .failure
-                    ? "Apple could not extend this subscription's renewal date" : "summary of a renewal date extension for all subscribers"
-            )
+        case .renewalExtension where subtype == .failure: .renewalExtensionFailed
+        case .renewalExtension: .informational("summary of a renewal date extension for all subscribers")
         case .unclaimSeats: .seatsReleased(seatClaimIds(payload?.unclaimInfo))
         case .rescindConsent: .consentRescinded(install: nil)
         case .priceChange, .metadataUpdate, .migration, "MIGRATE":
