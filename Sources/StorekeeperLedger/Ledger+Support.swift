@@ -11,7 +11,7 @@ extension Ledger {
         let grant = "support:" + UUID().uuidString.lowercased()
         return try await write { uow in
             if let until, until <= uow.now {
-                throw StorekeeperError.invalidInput("invalid_until", "a grant must end in the future")
+                throw SupportError.grantEndsInPast
             }
             try await UsersTable.ensure([user], now: uow.now, on: uow.db)
             try await EntitlementGrantsTable.insert(
@@ -81,7 +81,7 @@ extension Ledger {
             }
             // Nothing to revoke is a refusal, so an operator's log line bound to this write rolls back with it.
             guard revoked > 0 else {
-                throw StorekeeperError(.notFound, code: "entitlement_not_active", message: "\(entitlement) is not active for \(user.rawValue)")
+                throw SupportError.entitlementNotActive(entitlement, user: user)
             }
             uow.emit(
                 LedgerEvent(

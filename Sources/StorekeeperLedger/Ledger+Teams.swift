@@ -54,14 +54,14 @@ extension Ledger {
     public func beginSeatClaim(invitationHash: String, member: UserID, appTransactionId: String?) async throws -> TeamSeatsTable.Row {
         try await write { uow in
             guard var row = try await TeamSeatsTable.find(invitationHash: invitationHash, on: uow.db) else {
-                throw StorekeeperError.notFound("invitation_not_found", "no invitation has this code")
+                throw TeamError.invitationNotFound
             }
             if row.status == .claiming, row.member == member { return row }
             guard row.status == .invited else {
-                throw StorekeeperError.notFound("invitation_not_found", "no invitation has this code")
+                throw TeamError.invitationNotFound
             }
             if let expires = row.invitationExpiresAt, expires <= uow.now {
-                throw StorekeeperError(.conflict, code: "invitation_expired", message: "the invitation expired; ask for a new one")
+                throw TeamError.invitationExpired
             }
             try await Self.checkNewMember(member, row: row, in: uow)
             try await UsersTable.ensure([member], now: uow.now, on: uow.db)
@@ -125,11 +125,11 @@ extension Ledger {
     public func completeSeatClaim(id: String, seatClaimId: String, cause: AuditCause) async throws -> TeamSeatsTable.Row {
         try await write { uow in
             guard var row = try await TeamSeatsTable.find(id: id, on: uow.db) else {
-                throw StorekeeperError.notFound("seat_not_found", "no seat \(id)")
+                throw TeamError.seatNotFound(id)
             }
             if row.status == .claimed { return row }
             guard row.status == .claiming, let member = row.member else {
-                throw StorekeeperError(.conflict, code: "seat_not_claiming", message: "seat \(id) is \(row.status.rawValue)")
+                throw TeamError.seatNotClaiming(id, status: row.status.rawValue)
             }
             _ = try await TeamSeatsTable.transition(
                 id: id,
@@ -164,7 +164,7 @@ extension Ledger {
     public func associateSeat(id: String, appTransactionId: String, cause: AuditCause) async throws -> TeamSeatsTable.Row {
         try await write { uow in
             guard var row = try await TeamSeatsTable.find(id: id, on: uow.db), row.status == .claimed, let member = row.member else {
-                throw StorekeeperError(.conflict, code: "seat_not_claimed", message: "seat \(id) is not claimed")
+                throw TeamError.seatNotClaimed(id, status: nil)
             }
             _ = try await TeamSeatsTable.transition(id: id, from: [.claimed], to: .claimed, appTransactionId: appTransactionId, on: uow.db)
             row.appTransactionId = appTransactionId
@@ -207,7 +207,7 @@ extension Ledger {
     public func releaseSeat(id: String, reason: String, cause: AuditCause) async throws -> TeamSeatsTable.Row {
         try await write { uow in
             guard let row = try await TeamSeatsTable.find(id: id, on: uow.db) else {
-                throw StorekeeperError.notFound("seat_not_found", "no seat \(id)")
+                throw TeamError.seatNotFound(id)
             }
             switch row.status {
             case .invited:
@@ -242,29 +242,29 @@ extension Ledger {
     /// The subscription a team belongs to, which `purchaser` (when given) must hold.
     static func teamSubscription(_ original: String, purchaser: UserID?, in uow: UnitOfWork) async throws -> TeamSeatsTable.Subscription {
         guard let subscription = try await TeamSeatsTable.subscription(original, on: uow.db) else {
-            throw StorekeeperError.notFound("subscription_not_found", "no subscription \(original)")
+            throw TeamError.subscriptionNotFound(original)
         }
         if let purchaser, subscription.holder != purchaser {
-            throw StorekeeperError.notFound("subscription_not_found", "no subscription \(original) of yours")
+            throw TeamError.subscriptionNotFound(original, ofYours: true)
         }
         guard subscription.productKind == .autoRenewable else {
-            throw StorekeeperError(.conflict, code: "not_a_team", message: "\(subscription.productId) is not an auto-renewable subscription")
+            throw TeamError.notAutoRenewable(productId: subscription.productId)
         }
         guard TransactionCommerce.isSale(ownershipType: subscription.ownershipType) else {
-            throw StorekeeperError(.conflict, code: "not_a_team", message: "only the purchaser of a multiseat subscription manages its seats")
+            throw TeamError.notThePurchaser
         }
         guard try await TeamSeatsTable.openRows(original, on: uow.db) < maximumTeamRows else {
-            throw StorekeeperError(.conflict, code: "team_limit", message: "a team holds at most \(maximumTeamRows) invitations and seats")
+            throw TeamError.teamLimit(maximumTeamRows)
         }
         return subscription
     }
 
     static func checkNewMember(_ member: UserID, row: TeamSeatsTable.Row, in uow: UnitOfWork) async throws {
         guard member != row.purchaser else {
-            throw StorekeeperError(.conflict, code: "purchaser_has_subscription", message: "the purchaser holds the subscription itself")
+            throw TeamError.purchaserHasSubscription
         }
         if try await TeamSeatsTable.liveSeat(of: member, on: row.originalTransactionId, on: uow.db) != nil {
-            throw StorekeeperError(.conflict, code: "already_a_member", message: "\(member.rawValue) already has a seat on this subscription")
+            throw TeamError.alreadyAMember(member)
         }
     }
 

@@ -101,7 +101,7 @@ public final class Ledger: Service, Sendable {
         return value
     }
 
-    static let noResult = StorekeeperError(.internal, code: "ledger_no_result", message: "a ledger command ended without a result")
+    static let noResult = LedgerError.noResult
 
     /// Runs `body` again once when a concurrent twin (another process) committed the same unique key first: the
     /// second run finds it.
@@ -156,16 +156,12 @@ public final class Ledger: Service, Sendable {
     ) async throws -> Delivery {
         try await write { uow in
             guard try await PendingTransactionsTable.resolve(transaction.transactionId, by: admin, for: user, now: uow.now, on: uow.db) else {
-                throw StorekeeperError(.conflict, code: "not_pending", message: "transaction \(transaction.transactionId) is no longer pending")
+                throw SupportError.notPending(transactionId: transaction.transactionId)
             }
             let request = DeliveryRequest(transaction: transaction, product: product, orderId: nil, submitter: user, policy: .refuse)
             let result = try await DeliveryPlanner.deliver([request], in: uow)[0].get()
             guard case .delivered(let delivery) = result, delivery.newlyDelivered, delivery.user == user else {
-                throw StorekeeperError(
-                    .conflict,
-                    code: "already_delivered",
-                    message: "transaction \(transaction.transactionId) is delivered or bound to another user already"
-                )
+                throw SupportError.alreadyDelivered(transactionId: transaction.transactionId)
             }
             uow.record(
                 AuditEntry(
@@ -310,7 +306,7 @@ public final class Ledger: Service, Sendable {
     public func retryNotification(_ id: String) async throws {
         try await write { uow in
             guard try await LeasedQueue.notifications.retry(id, now: uow.now, on: uow.db) else {
-                throw StorekeeperError(.conflict, code: "not_retryable", message: "notification \(id) is not pending or dead")
+                throw SupportError.notRetryable(notificationId: id)
             }
         }
     }
@@ -424,7 +420,7 @@ public final class Ledger: Service, Sendable {
         -> WalletPosting
     {
         guard amount > 0 && amount <= WalletLimits.maximumAmount else {
-            throw StorekeeperError.invalidInput("invalid_amount", "amount must be 1-\(WalletLimits.maximumAmount)")
+            throw WalletError.invalidSpend
         }
         let key = WalletKey.spend(user: user, key: idempotencyKey)
         return try await retryingOnRace {
@@ -454,7 +450,7 @@ public final class Ledger: Service, Sendable {
         reason: String?
     ) async throws -> WalletPosting {
         guard amount != 0 && amount.magnitude <= WalletLimits.maximumAmount.magnitude else {
-            throw StorekeeperError.invalidInput("invalid_amount", "amount must be non-zero and at most ±\(WalletLimits.maximumAmount)")
+            throw WalletError.invalidAdjustment
         }
         let key = WalletKey.admin(admin, user: user, key: idempotencyKey)
         return try await retryingOnRace {
@@ -488,7 +484,7 @@ public final class Ledger: Service, Sendable {
     /// and its balances, and announces it on the account. Running it again moves nothing.
     public func mergeGuest(_ guest: UserID, into account: UserID) async throws -> MergeSummary {
         guard guest.isGuest, !account.isGuest else {
-            throw StorekeeperError(.notPermitted, code: "account_required", message: "a guest merges into a signed-in account")
+            throw WalletError.accountRequired
         }
         return try await write { uow in
             try await UsersTable.ensure([account], now: uow.now, on: uow.db)
@@ -555,12 +551,12 @@ public final class Ledger: Service, Sendable {
     public func issueGuest() async throws -> GuestStore.Issued {
         let id = GuestStore.randomBase64URL(bytes: 16)
         let secret = GuestStore.randomBase64URL(bytes: 32)
-        guard let user = UserID.guest(id: id) else { throw StorekeeperError(.internal, code: "guest_id", message: "bad guest id") }
+        guard let user = UserID.guest(id: id) else { throw LedgerError.guestIdReused }
         let stored = try await write { uow in
             try await UsersTable.ensure([user], now: uow.now, on: uow.db)
             return try await GuestCredentialsTable.insert(guestId: id, digest: GuestStore.digest(secret), origin: "issued", now: uow.now, on: uow.db)
         }
-        guard stored else { throw StorekeeperError(.internal, code: "guest_id", message: "a guest id was issued twice; ask again") }
+        guard stored else { throw LedgerError.guestIdReused }
         return GuestStore.Issued(user: user, token: id + "." + secret)
     }
 

@@ -87,26 +87,26 @@ enum LedgerBatch {
 
     private static func hand(_ outcome: Outcome, to batch: Sorted) {
         for (index, job) in batch.deliveries {
-            let result = outcome.deliveries[index] ?? .failure(StorekeeperError(.internal, code: "ledger_no_result", message: "no result"))
+            let result = outcome.deliveries[index] ?? .failure(LedgerError.noResult)
             job.result.withLock { $0 = result }
         }
         for (index, job) in batch.inbox {
             let result: Result<Bool, any Error> =
                 outcome.inbox[index].map { .success($0) }
-                ?? .failure(StorekeeperError(.internal, code: "ledger_no_result", message: "no result"))
+                ?? .failure(LedgerError.noResult)
             job.result.withLock { $0 = result }
         }
         for (index, job) in batch.writes {
-            let result = outcome.writes[index] ?? .failure(StorekeeperError(.internal, code: "ledger_no_result", message: "no result"))
+            let result = outcome.writes[index] ?? .failure(LedgerError.noResult)
             job.result.withLock { $0 = result }
         }
     }
 
-    /// A batch's only job, a write, refused (a ``StorekeeperError`` of its own, not the database's): its
+    /// A batch's only job, a write, refused (a ``StorekeeperFailure`` of its own, not the database's): its
     /// transaction rolls back and it gets the error without a step-by-step rerun.
     private struct LoneWriteRefused: Error {
         var index: Int
-        var error: StorekeeperError
+        var error: any StorekeeperFailure
     }
 
     // MARK: Together
@@ -168,7 +168,7 @@ enum LedgerBatch {
             let (index, job) = batch.writes[0]
             do {
                 outcome.writes[index] = .success(try await job.body(uow))
-            } catch let error as StorekeeperError {
+            } catch let error as any StorekeeperFailure {
                 throw LoneWriteRefused(index: index, error: error)
             }
         } else {

@@ -30,7 +30,7 @@ enum WalletPostings {
         if let existing = try await WalletEntriesTable.find(key, on: uow.db) {
             guard existing.user == user else {
                 // Causes are built from escaped parts, so this cannot happen; never answer with another user's balance.
-                throw StorekeeperError(.internal, code: "ledger_inconsistent", message: "an entry's cause belongs to another user")
+                throw LedgerError.inconsistent("an entry's cause belongs to another user")
             }
             return .duplicate(balance: existing.balanceAfter)
         }

@@ -71,7 +71,7 @@ import Testing
             let ledger = try await Self.ledger(on: provider)
             let ann = UserID(rawValue: "ann")
             // Nothing to revoke: refused inside the transaction, so the line rolls back with it.
-            await #expect(throws: StorekeeperError.self) {
+            await #expect(throws: SupportError.entitlementNotActive("pro", user: ann)) {
                 try await ledger.logging(Self.action("entitlement.revoked")) {
                     try await ledger.revokeEntitlement(user: ann, entitlement: "pro", admin: "sam", reason: "error")
                 }

@@ -6,7 +6,5 @@ public enum WalletLimits {
     public static let maximumAmount: Int64 = 1_000_000_000_000
 
     /// Refused: the entry would take the balance past ``maximumBalance`` (or the balance already is).
-    public static func limitReached(_ detail: String) -> StorekeeperError {
-        StorekeeperError(.conflict, code: "balance_limit", message: "the wallet would pass its limit of ±\(maximumBalance): \(detail)")
-    }
+    public static func limitReached(_ detail: String) -> WalletError { .balanceLimit(detail) }
 }

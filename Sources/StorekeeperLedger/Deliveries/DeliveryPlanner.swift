@@ -81,7 +81,7 @@ enum DeliveryPlanner {
         while !remaining.isEmpty {
             rounds += 1
             guard rounds <= 64 else {
-                throw StorekeeperError(.internal, code: "delivery_rounds", message: "delivery did not settle; retry")
+                throw LedgerError.deliveryDidNotSettle
             }
             var round: [Int] = []
             var later: [Int] = []

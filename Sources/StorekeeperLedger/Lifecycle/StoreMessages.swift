@@ -84,8 +84,8 @@ enum StoreMessages {
             switch result {
             case .success:
                 continue
-            case .failure(let error as StorekeeperError) where error.kind == .refused:
-                parked.append((request.transaction, "\(error.code): \(error.message)"))
+            case .failure(let failure as any StorekeeperFailure) where failure.apiError.kind == .refused:
+                parked.append((request.transaction, "\(failure.apiError.code): \(failure.apiError.message)"))
             case .failure(let error):
                 if failed[messageId] == nil { failed[messageId] = error }
             }

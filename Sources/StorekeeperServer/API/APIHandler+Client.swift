@@ -157,7 +157,8 @@ extension APIHandler {
             let result = try await body()
             metrics.submission(path: path, outcome: outcome(result))
             return result
-        } catch let error as StorekeeperError {
+        } catch let failure as any StorekeeperFailure {
+            let error = failure.apiError
             let retry = error.outcome == .retry || (error.outcome == nil && [.unavailable, .internal].contains(error.kind))
             metrics.submission(path: path, outcome: retry ? "retry" : "rejected")
             throw error
@@ -178,7 +179,8 @@ extension APIHandler {
             try InputText.check(body.orderId, field: "orderId")
             try InputText.check(body.transactionId, field: "transactionId", maxBytes: 64)
             try InputText.check(body.bundleId, field: "bundleId")
-        } catch let error as StorekeeperError {
+        } catch let failure as any StorekeeperFailure {
+            let error = failure.apiError
             throw StorekeeperError(error.kind, code: error.code, message: error.message, outcome: .rejected)
         }
         if let jws = body.signedTransaction {

@@ -427,7 +427,7 @@ struct ConsoleController: Sendable {
     }
 
     static func message(of error: any Error) -> String {
-        if let error = error as? StorekeeperError { return error.message }
+        if let error = StorekeeperError(error) { return error.message }
         if let error = error as? CatalogError { return error.description }
         return "\(error)"
     }

@@ -55,7 +55,8 @@ struct AppleNotificationsController {
             let (response, outcome) = try await body()
             metrics.submission(path: path, outcome: outcome)
             return response
-        } catch let error as StorekeeperError where ![.unavailable, .internal].contains(error.kind) {
+        } catch let failure as any StorekeeperFailure where ![.unavailable, .internal].contains(failure.apiError.kind) {
+            let error = failure.apiError
             metrics.submission(path: path, outcome: "refused")
             throw error
         } catch {
@@ -109,13 +110,15 @@ struct AppleNotificationsController {
             app = try self.app(named: appName) {
                 (try? SignedDataVerifier.decodeUnverified(signed.signedPayload, as: ResponseBodyV2DecodedPayload.self))?.payload.data?.bundleId
             }
-        } catch let error as StorekeeperError {
+        } catch let failure as any StorekeeperFailure {
+            let error = failure.apiError
             throw await reject(text, format: "v2", context: context, error: error)
         }
         let stored: NotificationIntake.Stored
         do {
             stored = try await intake.storeV2(signed.signedPayload, body: text, app: app, path: "notification_v2")
-        } catch let error as StorekeeperError where error.outcome == .rejected {
+        } catch let failure as any StorekeeperFailure where failure.apiError.outcome == .rejected {
+            let error = failure.apiError
             throw await reject(text, format: "v2", context: context, error: error)
         }
         context.logger.info(
@@ -136,7 +139,8 @@ struct AppleNotificationsController {
         let app: AppRegistry.App
         do {
             app = try self.app(named: appName) { notification.bid }
-        } catch let error as StorekeeperError {
+        } catch let failure as any StorekeeperFailure {
+            let error = failure.apiError
             throw await reject(text, format: "v1", context: context, error: error)
         }
         guard notification.bid == app.configuration.bundleId else {

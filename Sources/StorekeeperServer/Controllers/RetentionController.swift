@@ -58,7 +58,10 @@ struct RetentionController {
                     )
                 }
                 return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
-            } catch let error as StorekeeperError where error.kind != .notFound && error.kind != .internal && error.kind != .unavailable {
+            } catch let failure as any StorekeeperFailure
+                where failure.apiError.kind != .notFound && failure.apiError.kind != .internal && failure.apiError.kind != .unavailable
+            {
+                let error = failure.apiError
                 metrics.retentionAnswered("refused", nanoseconds: elapsed())
                 metrics.verificationFailed(reason: "retention_\(error.code)")
                 context.logger.notice(

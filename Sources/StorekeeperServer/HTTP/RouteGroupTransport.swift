@@ -128,8 +128,8 @@ struct RouteGroupTransport: ServerTransport {
     /// cannot meet): a 400 naming the problem.
     static func translate(_ error: ServerError, bodyRead: Bool, bodyEmpty: Bool) -> any Error {
         switch error.underlyingError {
-        case let known as StorekeeperError:
-            return known
+        case let known as any StorekeeperFailure:
+            return known.apiError
         case let runtime as any HTTPResponseConvertible
         where error.operationInput == nil && bodyEmpty && runtime.httpStatus == .badRequest && error.request.method != .get:
             return StorekeeperError.invalidInput("malformed_json", "the request body is empty; send a JSON object")

@@ -62,7 +62,8 @@ struct NotificationIntake: Sendable {
                 }
                 appTransactionId = id
             }
-        } catch let error as StorekeeperError {
+        } catch let failure as any StorekeeperFailure {
+            let error = failure.apiError
             throw error
         } catch let error as SignedDataVerificationError {
             throw StorekeeperError.rejected(

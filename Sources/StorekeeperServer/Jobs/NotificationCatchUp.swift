@@ -85,7 +85,8 @@ public struct NotificationCatchUp: PeriodicJob {
                 let body = String(decoding: try JSONSerialization.data(withJSONObject: ["signedPayload": signed]), as: UTF8.self)
                 do {
                     if try await intake.storeV2(signed, body: body, app: app, path: "catch_up").isNew { added += 1 }
-                } catch let error as StorekeeperError where error.outcome == .rejected {
+                } catch let failure as any StorekeeperFailure where failure.apiError.outcome == .rejected {
+                    let error = failure.apiError
                     logger.error("notification from history refused", metadata: ["error": "\(error)"])
                 }
             }

@@ -95,12 +95,12 @@ struct CustomerCatchUp: Sendable {
                     case .parked: summary.parked += 1
                     case .ownedByAnotherUser: summary.ownedByOthers += 1
                     }
-                } catch let error as StorekeeperError where error.code == "owned_by_another_user" {
+                } catch let failure as any StorekeeperFailure where failure.apiError.code == "owned_by_another_user" {
                     summary.ownedByOthers += 1
-                } catch let error as StorekeeperError where error.code == "unknown_product" || error.outcome == .retry {
+                } catch let failure as any StorekeeperFailure where failure.apiError.code == "unknown_product" || failure.apiError.outcome == .retry {
                     summary.parked += 1
-                } catch let error as StorekeeperError {
-                    summary.problems.append("\(transaction.transactionId): \(error.message)")
+                } catch let failure as any StorekeeperFailure {
+                    summary.problems.append("\(transaction.transactionId): \(failure.apiError.message)")
                 }
             }
         }

@@ -267,7 +267,8 @@ public struct PurchaseService: Sendable {
                     )
                 case .ownedByAnotherUser: break
                 }
-            } catch let error as StorekeeperError {
+            } catch let failure as any StorekeeperFailure {
+                let error = failure.apiError
                 results.append(.refused(transactionId: id, error: error))
             }
         }
@@ -338,11 +339,12 @@ public struct PurchaseService: Sendable {
                                 )
                             case .ownedByAnotherUser: return (index, nil, nil)
                             }
-                        } catch let error where !(error is StorekeeperError) {
+                        } catch let error where !(error is any StorekeeperFailure) {
                             let failed = StorekeeperError.retry("not_recorded", "this transaction could not be recorded; send it again")
                             return (index, .refused(transactionId: transaction.transactionId, error: failed), error)
                         }
-                    } catch let error as StorekeeperError {
+                    } catch let failure as any StorekeeperFailure {
+                        let error = failure.apiError
                         return (index, .refused(transactionId: nil, error: error), nil)
                     }
                 }

@@ -89,13 +89,13 @@ public struct TeamService: Sendable {
     public func remove(originalTransactionId: String, seatId: String, by actor: Actor) async throws -> TeamSeatsTable.Row {
         guard var row = try await provider.withSession({ db in try await TeamSeatsTable.find(id: seatId, on: db) }),
             row.originalTransactionId == originalTransactionId
-        else { throw StorekeeperError.notFound("seat_not_found", "no seat \(seatId) on \(originalTransactionId)") }
+        else { throw TeamError.seatNotFound("\(seatId) on \(originalTransactionId)") }
         let reason: String
         let cause: AuditCause
         switch actor {
         case .user(let user):
             guard user == row.purchaser || (user == row.member && row.status != .invited) else {
-                throw StorekeeperError.notFound("seat_not_found", "no seat \(seatId) on \(originalTransactionId)")
+                throw TeamError.seatNotFound("\(seatId) on \(originalTransactionId)")
             }
             reason = user == row.purchaser ? "removed_by_purchaser" : "left_by_member"
             cause = .teamSeat(row.id)
@@ -109,7 +109,7 @@ public struct TeamService: Sendable {
             // outage answers 503 and the seat stays as it was.
             do {
                 row = try await claim(row)
-            } catch let error as StorekeeperError where error.kind != .unavailable {
+            } catch let error as any StorekeeperFailure where error.apiError.kind != .unavailable {
                 guard let settled = try await provider.withSession({ db in try await TeamSeatsTable.find(id: seatId, on: db) }) else { throw error }
                 row = settled
             }
@@ -129,7 +129,7 @@ public struct TeamService: Sendable {
                 logger.notice("Apple did not know a seat claim being unclaimed", metadata: ["seat": "\(row.id)", "claim": "\(claim)"])
             }
         case .claiming:
-            throw StorekeeperError(.conflict, code: "seat_claim_in_progress", message: "the seat is being claimed; try again shortly")
+            throw TeamError.seatClaimInProgress
         case .invited, .released, .cancelled:
             break
         }
@@ -147,9 +147,9 @@ public struct TeamService: Sendable {
     {
         guard let row = try await provider.withSession({ db in try await TeamSeatsTable.find(id: seatId, on: db) }),
             row.originalTransactionId == originalTransactionId, row.member == member
-        else { throw StorekeeperError.notFound("seat_not_found", "no seat \(seatId) of yours on \(originalTransactionId)") }
+        else { throw TeamError.seatNotFound("\(seatId) of yours on \(originalTransactionId)") }
         guard row.status == .claimed, let claim = row.seatClaimId else {
-            throw StorekeeperError(.conflict, code: "seat_not_claimed", message: "seat \(seatId) is \(row.status.rawValue)")
+            throw TeamError.seatNotClaimed(seatId, status: row.status.rawValue)
         }
         let client = try client(for: row)
         do {
@@ -161,11 +161,11 @@ public struct TeamService: Sendable {
                 )
             }
         } catch let error as AppStoreServerAPIError where error.errorCode == .appTransactionIdNotFound {
-            throw StorekeeperError.invalidInput("unknown_app_transaction", "Apple knows no app install \(appTransactionId)")
+            throw TeamError.unknownAppTransaction(appTransactionId)
         } catch let error as AppStoreServerAPIError where !error.isRetryable {
-            throw StorekeeperError(.refused, code: "seat_association_refused", message: "Apple refused to associate the seat: \(error)")
+            throw TeamError.storeRefusedAssociation("\(error)")
         } catch is AppStoreServerAPIError {
-            throw StorekeeperError(.unavailable, code: "apple_unavailable", message: "Apple did not answer; try again")
+            throw TeamError.storeUnavailable("Apple did not answer; try again")
         }
         return try await ledger.associateSeat(id: seatId, appTransactionId: appTransactionId, cause: .teamSeat(seatId))
     }
@@ -174,7 +174,7 @@ public struct TeamService: Sendable {
     public func team(_ originalTransactionId: String) async throws -> Team {
         let rows = try await provider.withSession { db in try await TeamSeatsTable.team(originalTransactionId, on: db) }
         guard let subscription = try await provider.withSession({ db in try await TeamSeatsTable.subscription(originalTransactionId, on: db) })
-        else { throw StorekeeperError.notFound("subscription_not_found", "no subscription \(originalTransactionId)") }
+        else { throw TeamError.subscriptionNotFound(originalTransactionId) }
         var team = Team(originalTransactionId: originalTransactionId, rows: rows)
         guard let client = apps.apps.first(where: { $0.configuration.bundleId == subscription.bundleId })?.serverAPI(for: subscription.environment)
         else {
@@ -215,36 +215,28 @@ public struct TeamService: Sendable {
             try await ledger.abandonSeatClaim(id: row.id)
             switch error.errorCode {
             case .noAvailableSeats?:
-                throw StorekeeperError(.conflict, code: "no_available_seats", message: "every seat of this subscription is claimed")
+                throw TeamError.noAvailableSeats
             case .transactionNotDevManagedGroup?:
-                throw StorekeeperError(
-                    .conflict,
-                    code: "not_a_team",
-                    message: "Apple says this is not a multiseat purchase whose developer manages invitations"
-                )
+                throw TeamError.notDeveloperManaged
             case .appTransactionIdNotFound?:
-                throw StorekeeperError.invalidInput("unknown_app_transaction", "Apple knows no app install \(row.appTransactionId ?? "")")
+                throw TeamError.unknownAppTransaction(row.appTransactionId ?? "")
             default:
-                throw StorekeeperError(.refused, code: "seat_claim_refused", message: "Apple refused the seat claim: \(error)")
+                throw TeamError.storeRefusedClaim("\(error)")
             }
         } catch let error as AppStoreServerAPIError {
             // A timeout or an outage: the claim stays under way; asking again uses the same request identifier.
             logger.notice("claiming a seat at Apple failed; it can be asked again", metadata: ["seat": "\(row.id)", "error": "\(error)"])
-            throw StorekeeperError(.unavailable, code: "apple_unavailable", message: "Apple did not answer the seat claim; try again")
+            throw TeamError.storeUnavailable("Apple did not answer the seat claim; try again")
         }
         guard let seatClaimId = answer.seatClaimId, !seatClaimId.isEmpty, seatClaimId.utf8.count <= 100 else {
-            throw StorekeeperError(.unavailable, code: "apple_unavailable", message: "Apple's seat claim answer had no seatClaimId")
+            throw TeamError.storeUnavailable("Apple's seat claim answer had no seatClaimId")
         }
         return try await ledger.completeSeatClaim(id: row.id, seatClaimId: seatClaimId, cause: .teamSeat(row.id))
     }
 
     private func client(for row: TeamSeatsTable.Row) throws -> AppStoreServerAPIClient {
         guard let client = apps.apps.first(where: { $0.configuration.bundleId == row.bundleId })?.serverAPI(for: row.environment) else {
-            throw StorekeeperError(
-                .conflict,
-                code: "no_server_api",
-                message: "no App Store Server API is configured for \(row.bundleId) in the \(row.environment) environment"
-            )
+            throw TeamError.noServerAPI(bundleId: row.bundleId, environment: row.environment)
         }
         return client
     }

@@ -62,15 +62,11 @@ public struct PendingTransactionStore: Sendable {
                 ).first()
             else { return nil }
             if try row.decode(column: "resolved_at", as: Int64?.self) != nil || row.decode(column: "delivered", as: Int64?.self) != nil {
-                throw StorekeeperError(.conflict, code: "not_pending", message: "transaction \(transactionId) is resolved or delivered already")
+                throw SupportError.notPending(transactionId: transactionId)
             }
             guard let purchase = try row.decode(column: "purchase_date", as: Int64?.self) else {
                 // Parked before its details were kept: only a JWS can be read back.
-                throw StorekeeperError(
-                    .conflict,
-                    code: "missing_details",
-                    message: "transaction \(transactionId) was parked without its details; ask the customer to restore purchases"
-                )
+                throw SupportError.parkedWithoutDetails(transactionId: transactionId)
             }
             return VerifiedTransaction(
                 transactionId: transactionId,

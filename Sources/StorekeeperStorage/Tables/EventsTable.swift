@@ -55,7 +55,7 @@ public enum EventsTable {
         var insert = BulkInsert(into: "events", columns: ["user_id", "user_seq", "type", "subject", "occurred_at", "payload"])
         for event in events {
             guard let sequence = next[event.user] else {
-                throw StorekeeperError(.internal, code: "event_sequence", message: "no sequence for \(event.user)")
+                throw LedgerError.noEventSequence(event.user)
             }
             next[event.user] = sequence + 1
             insert.values([

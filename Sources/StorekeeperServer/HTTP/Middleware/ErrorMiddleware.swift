@@ -24,7 +24,8 @@ struct ErrorMiddleware: RouterMiddleware {
         let body: ErrorBody
         let status: HTTPResponse.Status
         switch error {
-        case let error as StorekeeperError:
+        case let failure as any StorekeeperFailure:
+            let error = failure.apiError
             status = error.kind.status
             body = ErrorBody(code: error.code, message: error.message, outcome: error.outcome?.rawValue, details: error.details)
             if error.kind == .internal {

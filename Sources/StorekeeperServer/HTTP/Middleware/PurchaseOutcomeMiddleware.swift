@@ -12,9 +12,11 @@ struct PurchaseOutcomeMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let error as StorekeeperError where error.outcome != nil || error.kind != .internal {
+        } catch let failure as any StorekeeperFailure where failure.apiError.outcome != nil || failure.apiError.kind != .internal {
+            let error = failure.apiError
             throw error
-        } catch let error as StorekeeperError {
+        } catch let failure as any StorekeeperFailure {
+            let error = failure.apiError
             throw StorekeeperError(error.kind, code: error.code, message: error.message, outcome: .retry, details: error.details)
         } catch let error as any HTTPResponseError {
             throw error

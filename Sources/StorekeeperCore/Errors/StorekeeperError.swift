@@ -74,3 +74,24 @@ public struct StorekeeperError: Error, Sendable, Hashable, CustomStringConvertib
         StorekeeperError(.unavailable, code: code, message: message, outcome: .retry)
     }
 }
+
+/// An error of Storekeeper's own: the API's error itself, or one domain's typed error, which answers as one API error
+/// code. Code that decides on an outcome catches this, so a domain's errors and the edge's are handled alike.
+public protocol StorekeeperFailure: Error, Sendable, CustomStringConvertible {
+    /// What the API answers: the code, its kind (which picks the HTTP status), the message and the purchase outcome.
+    var apiError: StorekeeperError { get }
+}
+
+extension StorekeeperFailure {
+    public var description: String { apiError.description }
+}
+
+extension StorekeeperError: StorekeeperFailure {
+    public var apiError: StorekeeperError { self }
+
+    /// The API error `error` answers as, when it is one of Storekeeper's own.
+    public init?(_ error: any Error) {
+        guard let failure = error as? any StorekeeperFailure else { return nil }
+        self = failure.apiError
+    }
+}
