@@ -185,7 +185,7 @@ public final class Ledger: Service, Sendable {
         try await write { uow in
             try await StoreMessages.applySnapshots(snapshots.map { ($0, .receipt(original: $0.originalTransactionId)) }, in: uow)
             try await SubscriptionReceiptsTable.upsert(
-                snapshots.map { ($0.originalTransactionId, $0.bundleId, $0.environment) },
+                snapshots.map { ($0.originalTransactionId, $0.bundleId, $0.environment.rawValue) },
                 receipt: receipt,
                 now: uow.now,
                 on: uow.db

@@ -19,7 +19,7 @@ import Testing
             originalTransactionId: "o",
             bundleId: "b",
             productId: "p",
-            environment: "Sandbox",
+            environment: .sandbox,
             state: state,
             expirationReason: reason,
             autoRenew: autoRenew,

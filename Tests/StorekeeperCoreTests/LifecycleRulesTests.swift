@@ -34,7 +34,7 @@ import Testing
                 originalTransactionId: $0.originalTransactionId,
                 bundleId: "app",
                 productId: $0.productId,
-                environment: "Production",
+                environment: .production,
                 gracePeriodExpiresAt: grace,
                 event: "test",
                 signedDate: now
@@ -46,7 +46,7 @@ import Testing
             kind: kind,
             label: "test",
             bundleId: "app",
-            environment: "Production",
+            environment: .production,
             signedDate: now,
             transactions: focus.map { [$0] } ?? [],
             cancelled: source == .receipt ? [focus].compactMap { $0 }.filter { $0.revocationDate != nil } : [],

@@ -105,7 +105,7 @@ import Testing
                     originalTransactionId: "o1",
                     bundleId: "b",
                     productId: "monthly",
-                    environment: "Sandbox",
+                    environment: .sandbox,
                     state: state,
                     autoRenew: true,
                     expiresAt: F.t0 + 86_400 * 30,

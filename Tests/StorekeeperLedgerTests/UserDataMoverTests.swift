@@ -67,7 +67,7 @@ import Testing
                                 originalTransactionId: "g-month",
                                 bundleId: "com.example",
                                 productId: "monthly",
-                                environment: "Sandbox",
+                                environment: .sandbox,
                                 state: .active,
                                 event: "SUBSCRIBED",
                                 signedDate: F.t0

@@ -79,7 +79,7 @@ import Testing
                             StoreMessage.appleStatus(
                                 original: original,
                                 bundleId: "com.example.storekeeper",
-                                environment: "Sandbox",
+                                environment: .sandbox,
                                 signedDate: await store.currentDate,
                                 transaction: transaction,
                                 signedTransaction: signed,
@@ -160,7 +160,7 @@ import Testing
             id: notification.notificationUUID,
             payload: payload,
             bundleId: bundleId,
-            environment: payload.data?.environment?.rawValue ?? "Sandbox",
+            environment: StoreEnvironment(storeName: payload.data?.environment?.rawValue ?? "Sandbox"),
             receivedAt: payload.signedDate ?? Date(),
             transaction: transaction ?? nil,
             renewal: renewal ?? nil,

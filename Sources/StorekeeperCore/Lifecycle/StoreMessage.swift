@@ -82,7 +82,7 @@ public struct StoreMessage: Sendable {
     /// The store's own name for the message (`DID_RENEW/BILLING_RECOVERY`, `V1 CANCEL`), for logs and operators.
     public var label: String
     public var bundleId: String
-    public var environment: String
+    public var environment: StoreEnvironment
     /// When the store signed the message (unsigned formats: when Storekeeper received it).
     public var signedDate: Date
     /// The transactions the message delivers.
@@ -100,7 +100,7 @@ public struct StoreMessage: Sendable {
         kind: Kind,
         label: String,
         bundleId: String,
-        environment: String,
+        environment: StoreEnvironment,
         signedDate: Date,
         transactions: [VerifiedTransaction],
         cancelled: [VerifiedTransaction] = [],

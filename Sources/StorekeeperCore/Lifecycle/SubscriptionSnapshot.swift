@@ -7,7 +7,7 @@ public struct SubscriptionSnapshot: Sendable, Hashable {
     public var bundleId: String
     public var productId: String
     public var subscriptionGroup: String?
-    public var environment: String
+    public var environment: StoreEnvironment
     public var state: SubscriptionState?
     /// Why it expired: `VOLUNTARY`, `BILLING_RETRY`, `PRICE_INCREASE`, `PRODUCT_NOT_FOR_SALE`, `REFUNDED`, ...
     public var expirationReason: String?
@@ -34,7 +34,7 @@ public struct SubscriptionSnapshot: Sendable, Hashable {
         bundleId: String,
         productId: String,
         subscriptionGroup: String? = nil,
-        environment: String,
+        environment: StoreEnvironment,
         state: SubscriptionState? = nil,
         expirationReason: String? = nil,
         autoRenew: Bool? = nil,

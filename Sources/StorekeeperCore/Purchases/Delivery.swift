@@ -7,7 +7,7 @@ public struct Delivery: Sendable, Hashable {
     public var productId: String
     public var productKind: ProductKind
     public var user: UserID
-    public var environment: String
+    public var environment: StoreEnvironment
     public var orderId: String?
     /// `false` when this request found it already delivered (safe to finish the transaction again).
     public var newlyDelivered: Bool
@@ -24,7 +24,7 @@ public struct Delivery: Sendable, Hashable {
         productId: String,
         productKind: ProductKind,
         user: UserID,
-        environment: String,
+        environment: StoreEnvironment,
         orderId: String?,
         newlyDelivered: Bool,
         grant: DeliveryGrant?,
@@ -44,7 +44,7 @@ public struct Delivery: Sendable, Hashable {
         self.transferredFrom = transferredFrom
     }
 
-    public var isSandbox: Bool { environment != "Production" }
+    public var isSandbox: Bool { !environment.isProduction }
 }
 
 /// What happened to one submitted transaction in the store.

@@ -261,7 +261,7 @@ enum DeliveryPlanner {
                         productId: request.transaction.productId,
                         productKind: request.product.kind,
                         user: holder?.user ?? plan.owner,
-                        environment: request.transaction.environment.rawValue,
+                        environment: request.transaction.environment,
                         orderId: holder?.orderId,
                         newlyDelivered: false,
                         grant: nil,
@@ -348,7 +348,7 @@ enum DeliveryPlanner {
                 productId: t.productId,
                 productKind: request.product.kind,
                 user: plan.owner,
-                environment: t.environment.rawValue,
+                environment: t.environment,
                 orderId: plan.order?.id,
                 newlyDelivered: true,
                 grant: grants[plan.index],
@@ -524,7 +524,7 @@ enum DeliveryPlanner {
         // `via`: how the purchase reached Storekeeper — Apple's notification (no submitter) or what the client sent.
         var details = [
             "transactionId": delivery.transactionId, "originalTransactionId": delivery.originalTransactionId,
-            "productId": delivery.productId, "productKind": delivery.productKind.rawValue, "environment": delivery.environment,
+            "productId": delivery.productId, "productKind": delivery.productKind.rawValue, "environment": delivery.environment.rawValue,
             "purchasedAt": String(transaction.purchaseDate.millis),
             "via": request.submitter == nil ? "notification" : transaction.source.rawValue,
         ]

@@ -211,7 +211,7 @@ enum StoreMessages {
         let inserted = try await ConsumptionRequestsTable.insert(
             id: message.id,
             bundleId: message.bundleId,
-            environment: message.environment,
+            environment: message.environment.rawValue,
             transactionId: transaction.transactionId,
             originalTransactionId: transaction.originalTransactionId,
             user: user,
@@ -272,7 +272,7 @@ enum StoreMessages {
                     user: user,
                     subject: install,
                     occurredAt: uow.now,
-                    details: ["appTransactionId": install, "notificationId": message.id, "environment": message.environment]
+                    details: ["appTransactionId": install, "notificationId": message.id, "environment": message.environment.rawValue]
                 )
             )
         }

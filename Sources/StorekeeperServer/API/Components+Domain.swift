@@ -48,7 +48,7 @@ extension Components.Schemas.Delivery {
             productId: delivery.productId,
             productKind: try documented(delivery.productKind.rawValue),
             userId: delivery.user.rawValue,
-            environment: delivery.environment,
+            environment: delivery.environment.rawValue,
             sandbox: delivery.isSandbox,
             orderId: delivery.orderId,
             alreadyDelivered: !delivery.newlyDelivered,

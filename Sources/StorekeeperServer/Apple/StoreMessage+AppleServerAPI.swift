@@ -9,7 +9,7 @@ extension StoreMessage {
     static func appleStatus(
         original: String,
         bundleId: String,
-        environment: String,
+        environment: StoreEnvironment,
         signedDate: Date,
         transaction: JWSTransactionDecodedPayload,
         signedTransaction: String,
@@ -48,7 +48,7 @@ extension StoreMessage {
             kind: withdrawn ? .revoked : .refunded(.purchase),
             label: withdrawn ? NotificationTypeV2.revoke.rawValue : NotificationTypeV2.refund.rawValue,
             bundleId: transaction.bundleId,
-            environment: transaction.environment.rawValue,
+            environment: transaction.environment,
             signedDate: payload.signedDate ?? revoked,
             transaction: payload,
             signedTransaction: signed,

@@ -56,7 +56,7 @@ extension VerifiedTransaction {
     }
 
     /// A transaction from a receipt entry Apple's `verifyReceipt` (or a V1 notification) vouched for.
-    init?(legacy entry: LegacyTransaction, bundleId: String, environment: String) {
+    init?(legacy entry: LegacyTransaction, bundleId: String, environment: StoreEnvironment) {
         guard let id = entry.transactionId, let productId = entry.productId, let purchaseDate = entry.purchaseDateValue else {
             return nil
         }
@@ -73,7 +73,7 @@ extension VerifiedTransaction {
             originalTransactionId: entry.originalTransactionId ?? id,
             bundleId: bundleId,
             productId: productId,
-            environment: StoreEnvironment(storeName: environment),
+            environment: environment,
             purchaseDate: purchaseDate,
             expiresDate: entry.expiresDateValue,
             quantity: entry.quantityValue ?? 1,

@@ -97,7 +97,7 @@ struct NotificationIntake: Sendable {
                 id: uuid,
                 payload: payload,
                 bundleId: app.configuration.bundleId,
-                environment: payload.claimedIdentity.environment?.rawValue ?? "Production",
+                environment: StoreEnvironment(storeName: payload.claimedIdentity.environment?.rawValue ?? "Production"),
                 receivedAt: Date(),
                 transaction: transaction,
                 renewal: renewal,

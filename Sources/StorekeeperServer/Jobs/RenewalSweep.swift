@@ -81,7 +81,7 @@ public struct RenewalSweep: PeriodicJob {
                     StoreMessage.appleStatus(
                         original: original,
                         bundleId: app.configuration.bundleId,
-                        environment: transaction.environment?.rawValue ?? record.environment,
+                        environment: StoreEnvironment(storeName: transaction.environment?.rawValue ?? record.environment),
                         signedDate: signedDate,
                         transaction: transaction,
                         signedTransaction: signed,

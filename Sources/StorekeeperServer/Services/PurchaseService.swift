@@ -235,7 +235,7 @@ public struct PurchaseService: Sendable {
                 )
             )
         }
-        let environment = response.environment?.rawValue ?? "Production"
+        let environment = StoreEnvironment(storeName: response.environment?.rawValue ?? "Production")
         var results: [ItemResult] = []
         for entry in entries {
             guard let transaction = VerifiedTransaction(legacy: entry, bundleId: app.configuration.bundleId, environment: environment)

@@ -49,7 +49,7 @@ public enum SubscriptionsTable {
         )
         for (s, user) in rows.sorted(by: { $0.snapshot.originalTransactionId < $1.snapshot.originalTransactionId }) {
             insert.values([
-                s.originalTransactionId, user?.rawValue, s.bundleId, s.productId, s.subscriptionGroup, s.environment,
+                s.originalTransactionId, user?.rawValue, s.bundleId, s.productId, s.subscriptionGroup, s.environment.rawValue,
                 (s.state ?? .active).rawValue, s.expirationReason, s.autoRenew.map { $0 ? 1 : 0 }, s.autoRenewProductId,
                 s.expiresAt?.millis, s.gracePeriodExpiresAt?.millis, s.offerType?.rawValue, s.offerId, s.priceIncrease,
                 s.latestTransactionId, s.event, s.signedDate.millis, now.millis, s.billingPlan,
@@ -87,7 +87,7 @@ public enum SubscriptionsTable {
             bundleId: try row.decode(column: "bundle_id", as: String.self),
             productId: try row.decode(column: "product_id", as: String.self),
             subscriptionGroup: try row.decode(column: "subscription_group", as: String?.self),
-            environment: try row.decode(column: "environment", as: String.self),
+            environment: StoreEnvironment(storeName: try row.decode(column: "environment", as: String.self)),
             state: SubscriptionState(rawValue: try row.decode(column: "state", as: String.self)),
             expirationReason: try row.decode(column: "expiration_reason", as: String?.self),
             autoRenew: try row.decode(column: "auto_renew", as: Int64?.self).map { $0 != 0 },
