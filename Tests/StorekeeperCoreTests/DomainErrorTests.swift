@@ -60,6 +60,35 @@ import Testing
         #expect(WalletLimits.limitReached("x") == .balanceLimit("x"))
     }
 
+    @Test func purchaseRefusalsTellTheClientWhetherToFinish() {
+        let cases: [(PurchaseRefusal, String, StorekeeperError.Kind, StorekeeperError.Outcome)] = [
+            (.unverified(code: "invalid_signature", message: "x"), "invalid_signature", .refused, .rejected),
+            (.unverified(code: "malformed", message: "x"), "malformed", .invalidInput, .rejected),
+            (.wrongApp("x"), "wrong_app", .refused, .rejected),
+            (.incompleteTransaction("x"), "incomplete_transaction", .refused, .rejected),
+            (.sandboxNotAllowed, "sandbox_not_allowed", .refused, .rejected),
+            (.revoked(transactionId: "1"), "revoked", .refused, .rejected),
+            (.unknownProduct("p"), "unknown_product", .refused, .retry),
+            (.ownedByAnotherUser(transactionId: "1"), "owned_by_another_user", .conflict, .rejected),
+            (.quantityOutOfRange(20_000, maximum: 10_000), "quantity_out_of_range", .refused, .retry),
+            (.catalogOutOfRange(productId: "p"), "invalid_catalog", .refused, .retry),
+            (.malformedReceipt, "malformed_receipt", .invalidInput, .rejected),
+            (.invalidReceipt(status: 21002, reason: "x"), "invalid_receipt", .refused, .rejected),
+            (.storeUndecided("x"), "apple_unavailable", .unavailable, .retry),
+            (.notInReceipt(transactionId: "1"), "transaction_not_in_receipt", .conflict, .retry),
+            (.unattributed, "unattributed", .refused, .retry),
+            (.notRecorded, "not_recorded", .unavailable, .retry),
+        ]
+        for (refusal, code, kind, outcome) in cases {
+            #expect(refusal.apiError.code == code)
+            #expect(refusal.apiError.kind == kind, "\(code)")
+            #expect(refusal.apiError.outcome == outcome, "\(code)")
+        }
+        // Too large is refused before anything is decided: no outcome, the client sends something else.
+        #expect(PurchaseRefusal.receiptTooLarge.apiError.kind == .tooLarge)
+        #expect(PurchaseRefusal.receiptTooLarge.apiError.outcome == nil)
+    }
+
     @Test func anyOfStorekeepersOwnErrorsIsItsAPIError() {
         struct Elsewhere: Error {}
         let team: any Error = TeamError.noAvailableSeats

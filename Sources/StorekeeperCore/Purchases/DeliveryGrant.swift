@@ -55,22 +55,10 @@ public enum DeliveryRules {
     }
 
     /// Why a transaction of `product` cannot be delivered as it stands, or nil.
-    public static func problem(for product: CatalogProduct, transaction: VerifiedTransaction) -> StorekeeperError? {
-        if transaction.quantity > maximumQuantity {
-            return StorekeeperError(
-                .refused,
-                code: "quantity_out_of_range",
-                message: "quantity \(transaction.quantity) is more than \(maximumQuantity); kept for support",
-                outcome: .retry
-            )
-        }
+    public static func problem(for product: CatalogProduct, transaction: VerifiedTransaction) -> PurchaseRefusal? {
+        if transaction.quantity > maximumQuantity { return .quantityOutOfRange(transaction.quantity, maximum: maximumQuantity) }
         if product.kind == .consumable, coins(for: product, transaction: transaction) == nil {
-            return StorekeeperError(
-                .refused,
-                code: "invalid_catalog",
-                message: "the catalog's coins for \(product.id) are out of range; the purchase is kept until the catalog is fixed",
-                outcome: .retry
-            )
+            return .catalogOutOfRange(productId: product.id)
         }
         return nil
     }

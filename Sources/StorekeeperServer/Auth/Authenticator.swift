@@ -60,28 +60,28 @@ public struct Authenticator: Sendable {
     public func client(_ request: Request) async throws -> ClientIdentity {
         if let authorization = request.headers[.authorization] {
             guard authorization.hasPrefix("Bearer "), tokens.isEnabled else {
-                throw StorekeeperError(.unauthenticated, code: "invalid_token", message: "expected a Bearer user token")
+                throw AuthError.bearerExpected
             }
             let subject: String
             do {
                 subject = try tokens.verify(String(authorization.dropFirst(7)))
             } catch {
-                throw StorekeeperError(.unauthenticated, code: "invalid_token", message: "user token refused: \(error)")
+                throw AuthError.tokenRefused("\(error)")
             }
             guard let user = UserID.account(subject) else {
-                throw StorekeeperError(.unauthenticated, code: "invalid_token", message: "the token's subject is not a usable user id")
+                throw AuthError.tokenSubjectUnusable
             }
             return ClientIdentity(user: user, method: "token", credential: ClientIdentity.digest(authorization.dropFirst(7)))
         }
         if let key = request.headers[Self.apiKeyHeader] {
             guard let name = match(key, in: apiKeys) else {
-                throw StorekeeperError(.unauthenticated, code: "invalid_api_key", message: "unknown API key")
+                throw AuthError.unknownAPIKey
             }
             var user: UserID?
             if let acting = request.headers[Self.actingUserHeader] {
                 // The backend's own key is the credential here: it may act for any user, guests included.
                 guard let parsed = UserID.any(acting) else {
-                    throw StorekeeperError(.invalidInput, code: "invalid_user", message: "X-Storekeeper-User is not a usable user id")
+                    throw AuthError.actingUserUnusable
                 }
                 user = parsed
             }
@@ -89,37 +89,24 @@ public struct Authenticator: Sendable {
         }
         if let credential = request.headers[Self.guestHeader] {
             guard allowGuests else {
-                throw StorekeeperError(.unauthenticated, code: "guests_disabled", message: "sign in first: guest purchases are off")
+                throw AuthError.guestsDisabled
             }
             guard let user = try await guests.verify(credential) else {
-                throw StorekeeperError(
-                    .unauthenticated,
-                    code: "invalid_guest_token",
-                    message: "the guest credential is not one this server issued"
-                )
+                throw AuthError.unknownGuestCredential
             }
             return ClientIdentity(user: user, method: "guest", credential: ClientIdentity.digest(credential))
         }
         if request.headers[Self.legacyDeviceHeader] != nil {
-            throw StorekeeperError(
-                .unauthenticated,
-                code: "device_id_not_accepted",
-                message: "a device id is not a credential: get one from POST /v1/guests and send it as X-Storekeeper-Guest "
-                    + "(guests from before credentials: POST /v1/guests/claim)"
-            )
+            throw AuthError.deviceIdNotACredential
         }
-        throw StorekeeperError(
-            .unauthenticated,
-            code: "unauthenticated",
-            message: "send a Bearer user token, an X-API-Key, or an X-Storekeeper-Guest credential"
-        )
+        throw AuthError.noCredential
     }
 
     /// The client's user; API-key calls must name one with `X-Storekeeper-User`.
     public func clientUser(_ request: Request) async throws -> (UserID, ClientIdentity) {
         let identity = try await client(request)
         guard let user = identity.user else {
-            throw StorekeeperError(.invalidInput, code: "user_required", message: "name the user with X-Storekeeper-User")
+            throw AuthError.userRequired
         }
         return (user, identity)
     }
@@ -127,7 +114,7 @@ public struct Authenticator: Sendable {
     /// The admin key's name and scopes, or a 401.
     public func admin(_ request: Request) throws -> AdminCaller {
         guard let key = request.headers[Self.adminKeyHeader], let name = match(key, in: adminKeys) else {
-            throw StorekeeperError(.unauthenticated, code: "admin_key_required", message: "a valid X-Admin-Key is required")
+            throw AuthError.adminKeyRequired
         }
         return AdminCaller(name: name, scopes: adminScopes[name] ?? [])
     }

@@ -34,12 +34,7 @@ final class GuestIssueLimiter: Sendable {
         }
         if let wait {
             let seconds = max(1, Int(wait.rounded(.up)))
-            throw StorekeeperError(
-                .rateLimited,
-                code: "too_many_guests",
-                message: "this address was issued \(perHour) guests in the last hour; try again in \(seconds) s",
-                details: ["retryAfterSeconds": String(seconds)]
-            )
+            throw AuthError.tooManyGuests(perHour: perHour, retryAfterSeconds: seconds)
         }
     }
 }

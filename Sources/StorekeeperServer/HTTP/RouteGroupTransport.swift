@@ -43,14 +43,10 @@ struct RouteGroupTransport: ServerTransport {
         group.on(RouterPath(subpath), method: method) { request, context in
             if let scope {
                 guard case .admin(let admin) = context.caller else {
-                    throw StorekeeperError(.unauthenticated, code: "admin_key_required", message: "a valid X-Admin-Key is required")
+                    throw AuthError.adminKeyRequired
                 }
                 guard admin.holds(scope) else {
-                    throw StorekeeperError(
-                        .notPermitted,
-                        code: "insufficient_scope",
-                        message: "the admin key \(admin.name) does not hold the scope \(scope.rawValue) this operation needs"
-                    )
+                    throw AuthError.insufficientScope(key: admin.name, scope: scope.rawValue)
                 }
             }
             return try await Self.serve(handler, request: request, context: context, signer: signs)

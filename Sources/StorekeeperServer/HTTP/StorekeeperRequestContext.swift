@@ -45,7 +45,7 @@ extension StorekeeperRequestContext {
     func clientUser() throws -> (UserID, ClientIdentity) {
         let identity = try client()
         guard let user = identity.user else {
-            throw StorekeeperError(.invalidInput, code: "user_required", message: "name the user with X-Storekeeper-User")
+            throw AuthError.userRequired
         }
         return (user, identity)
     }
@@ -62,5 +62,5 @@ extension StorekeeperRequestContext {
     }
 
     // A route reached without its group's authentication is a wiring mistake; it fails closed.
-    private static let unauthenticated = StorekeeperError(.unauthenticated, code: "unauthenticated", message: "authentication required")
+    private static let unauthenticated = AuthError.unauthenticated
 }

@@ -61,10 +61,10 @@ public struct PurchaseService: Sendable {
             do {
                 bundleId = try SignedDataVerifier.decodeUnverified(jws, as: BundleProbe.self).payload.bundleId
             } catch {
-                throw refusal(.rejected(.invalidInput, error.code, "signed transaction: \(error.message)"))
+                throw StorekeeperError.rejected(.invalidInput, error.code, "signed transaction: \(error.message)")
             }
             guard let found = bundleId.flatMap(apps.app(bundleId:)) else {
-                throw refusal(.rejected("wrong_app", "the signed transaction is for an app this server does not serve"))
+                throw PurchaseRefusal.wrongApp("the signed transaction is for an app this server does not serve")
             }
             app = found
         }
@@ -73,11 +73,10 @@ public struct PurchaseService: Sendable {
             payload = try await app.verifier.verifyTransaction(jws)
         } catch {
             metrics.verificationFailed(reason: error.code)
-            let kind: StorekeeperError.Kind = error.code == "malformed" ? .invalidInput : .refused
-            throw refusal(.rejected(kind, error.code, "signed transaction refused: \(error.message)"))
+            throw PurchaseRefusal.unverified(code: error.code, message: error.message)
         }
         guard let transaction = VerifiedTransaction(payload: payload, signedData: jws, source: source) else {
-            throw refusal(.rejected("incomplete_transaction", "the signed transaction lacks an id, product or purchase date"))
+            throw PurchaseRefusal.incompleteTransaction("the signed transaction lacks an id, product or purchase date")
         }
         try checkEnvironment(transaction, app: app)
         return transaction
@@ -87,14 +86,14 @@ public struct PurchaseService: Sendable {
 
     private func checkEnvironment(_ transaction: VerifiedTransaction, app: AppRegistry.App) throws {
         if transaction.isSandbox && !app.configuration.allowSandbox {
-            throw refusal(.rejected("sandbox_not_allowed", "sandbox purchases are not delivered by this server"))
+            throw PurchaseRefusal.sandboxNotAllowed
         }
     }
 
     /// Delivers a verified transaction, mapping the ledger's answer to the client's.
     func deliver(_ transaction: VerifiedTransaction, orderId: String?, identity: ClientIdentity) async throws -> DeliveryResult {
         if transaction.revocationDate != nil {
-            throw refusal(.rejected("revoked", "Apple revoked or refunded transaction \(transaction.transactionId)"))
+            throw PurchaseRefusal.revoked(transactionId: transaction.transactionId)
         }
         guard let product = catalog.catalog.product(transaction.productId) else {
             try await ledger.park(transaction, reason: "unknown product \(transaction.productId)", submitter: identity.user)
@@ -102,23 +101,16 @@ public struct PurchaseService: Sendable {
                 "verified purchase of a product the catalog lacks; parked for recovery",
                 metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "product": "\(transaction.productId)"]
             )
-            throw refusal(
-                StorekeeperError(
-                    .refused,
-                    code: "unknown_product",
-                    message: "product \(transaction.productId) is not in the catalog; the purchase is kept for recovery",
-                    outcome: .retry
-                )
-            )
+            throw PurchaseRefusal.unknownProduct(transaction.productId)
         }
         if let problem = DeliveryRules.problem(for: product, transaction: transaction) {
             // Apple was paid: kept for support, never dropped, never a trap.
-            try await ledger.park(transaction, reason: problem.message, submitter: identity.user)
+            try await ledger.park(transaction, reason: problem.apiError.message, submitter: identity.user)
             logger.error(
                 "verified purchase cannot be delivered as the catalog stands; parked",
-                metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "problem": "\(problem.code)"]
+                metadata: ["storekeeper.transaction.id": "\(transaction.transactionId)", "problem": "\(problem.apiError.code)"]
             )
-            throw refusal(problem)
+            throw problem
         }
         let result = try await ledger.deliver(
             DeliveryRequest(transaction: transaction, product: product, orderId: orderId, submitter: identity.user, policy: policy)
@@ -150,18 +142,12 @@ public struct PurchaseService: Sendable {
                 "transaction claimed by another user refused",
                 metadata: ["storekeeper.transaction.id": "\(id)", "caller": "\(identity.method)"]
             )
-            throw refusal(
-                .rejected(.conflict, "owned_by_another_user", "transaction \(id) belongs to another user of this app")
-            )
+            throw PurchaseRefusal.ownedByAnotherUser(transactionId: id)
         case .parked(let id):
             logger.notice("purchase without a user parked for recovery", metadata: ["storekeeper.transaction.id": "\(id)"])
         }
         return result
     }
-
-    /// An error to answer with. Counted once, where it is answered (`ErrorMiddleware` for a thrown error, the
-    /// controller for an item of a receipt or restore).
-    func refusal(_ error: StorekeeperError) -> StorekeeperError { error }
 
     /// Delivers a parked purchase to `user` on an operator's word (the product must be in the catalog now).
     public func assign(_ transaction: VerifiedTransaction, to user: UserID, admin: String, reason: String) async throws -> Delivery {
@@ -188,20 +174,14 @@ public struct PurchaseService: Sendable {
         identity: ClientIdentity
     ) async throws -> [ItemResult] {
         guard let app = apps.app(named: bundleId) else {
-            throw refusal(.rejected("wrong_app", "name the app's bundleId: this server serves several"))
+            throw PurchaseRefusal.wrongApp("name the app's bundleId: this server serves several")
         }
         guard receipt.utf8.count <= 768 * 1024 else {
-            throw refusal(StorekeeperError(.tooLarge, code: "receipt_too_large", message: "receipts are at most 768 KiB"))
+            throw PurchaseRefusal.receiptTooLarge
         }
         // Apple can only say no to something that is not a receipt, and a retry would ask again forever: refuse here.
         guard Self.looksLikeReceipt(receipt) else {
-            throw refusal(
-                .rejected(
-                    .invalidInput,
-                    "malformed_receipt",
-                    "receipt must be the base64 app receipt (PKCS#7) or an iOS 6 transaction receipt"
-                )
-            )
+            throw PurchaseRefusal.malformedReceipt
         }
         let started = DispatchTime.now().uptimeNanoseconds
         let outcome = await app.receipts.verify(receiptData: receipt)
@@ -210,11 +190,11 @@ public struct PurchaseService: Sendable {
         switch outcome {
         case .retryLater(let reason):
             metrics.appleCall(endpoint: "verifyReceipt", outcome: "retry", nanoseconds: elapsed)
-            throw refusal(.retry("apple_unavailable", "verifyReceipt did not decide: \(reason)"))
+            throw PurchaseRefusal.storeUndecided("verifyReceipt did not decide: \(reason)")
         case .invalid(let status, let reason):
             metrics.appleCall(endpoint: "verifyReceipt", outcome: "invalid", nanoseconds: elapsed)
             metrics.verificationFailed(reason: "receipt_\(status.rawValue)")
-            throw refusal(.rejected("invalid_receipt", "verifyReceipt status \(status.rawValue): \(reason)"))
+            throw PurchaseRefusal.invalidReceipt(status: Int(status.rawValue), reason: reason)
         case .valid(let valid):
             metrics.appleCall(endpoint: "verifyReceipt", outcome: "valid", nanoseconds: elapsed)
             response = valid
@@ -226,14 +206,7 @@ public struct PurchaseService: Sendable {
             entries.append(entry)
         }
         if let transactionId, !seen.contains(transactionId) {
-            throw refusal(
-                StorekeeperError(
-                    .conflict,
-                    code: "transaction_not_in_receipt",
-                    message: "transaction \(transactionId) is not in this receipt yet; refresh the receipt and submit again",
-                    outcome: .retry
-                )
-            )
+            throw PurchaseRefusal.notInReceipt(transactionId: transactionId)
         }
         let environment = StoreEnvironment(storeName: response.environment?.rawValue ?? "Production")
         var results: [ItemResult] = []
@@ -257,12 +230,7 @@ public struct PurchaseService: Sendable {
                     results.append(
                         .refused(
                             transactionId: id,
-                            error: StorekeeperError(
-                                .refused,
-                                code: "unattributed",
-                                message: "no user to deliver to",
-                                outcome: .retry
-                            )
+                            error: PurchaseRefusal.unattributed.apiError
                         )
                     )
                 case .ownedByAnotherUser: break
@@ -333,14 +301,14 @@ public struct PurchaseService: Sendable {
                                     index,
                                     .refused(
                                         transactionId: id,
-                                        error: StorekeeperError(.refused, code: "unattributed", message: "no user to deliver to", outcome: .retry)
+                                        error: PurchaseRefusal.unattributed.apiError
                                     ),
                                     nil
                                 )
                             case .ownedByAnotherUser: return (index, nil, nil)
                             }
                         } catch let error where !(error is any StorekeeperFailure) {
-                            let failed = StorekeeperError.retry("not_recorded", "this transaction could not be recorded; send it again")
+                            let failed = PurchaseRefusal.notRecorded.apiError
                             return (index, .refused(transactionId: transaction.transactionId, error: failed), error)
                         }
                     } catch let failure as any StorekeeperFailure {
