@@ -72,13 +72,13 @@ struct AppleNotificationsController {
     private func app(named name: String?, bundleId: () -> String?) throws -> AppRegistry.App {
         if let name {
             guard let app = apps.apps.first(where: { $0.configuration.name == name }) else {
-                throw StorekeeperError.notFound("unknown_app", "no app named \(name)")
+                throw InboundRefusal.unknownApp(name)
             }
             return app
         }
         if apps.apps.count == 1 { return apps.apps[0] }
         guard let app = bundleId().flatMap(apps.app(bundleId:)) else {
-            throw StorekeeperError.rejected("wrong_app", "the notification is for an app this server does not serve")
+            throw InboundRefusal.wrongApp("the notification is for an app this server does not serve")
         }
         return app
     }
@@ -144,7 +144,7 @@ struct AppleNotificationsController {
             throw await reject(text, format: "v1", context: context, error: error)
         }
         guard notification.bid == app.configuration.bundleId else {
-            throw await reject(text, format: "v1", context: context, error: .rejected("wrong_app", "bid is not this app's bundle id"))
+            throw await reject(text, format: "v1", context: context, error: InboundRefusal.wrongApp("bid is not this app's bundle id").apiError)
         }
         // V1 bodies are unsigned: the app-specific shared secret in `password` is what proves Apple sent it.
         guard let secret = app.configuration.sharedSecret, let password = notification.password,
@@ -154,7 +154,7 @@ struct AppleNotificationsController {
                 text,
                 format: "v1",
                 context: context,
-                error: .rejected(.notPermitted, "invalid_password", "the shared secret does not match (or none is configured)")
+                error: InboundRefusal.wrongPassword.apiError
             )
         }
         // The body is unsigned: its entries are only a hint (processing asks verifyReceipt about `latest_receipt`),

@@ -43,7 +43,7 @@ struct NotificationIntake: Sendable {
                 guard let transaction = transaction, transaction.bundleId == app.configuration.bundleId,
                     transaction.environment == nil || transaction.environment == payload.data?.environment
                 else {
-                    throw StorekeeperError.rejected("wrong_app", "the notification's transaction is for another app or environment")
+                    throw InboundRefusal.wrongApp("the notification's transaction is for another app or environment")
                 }
                 original = transaction.originalTransactionId
                 transactionId = transaction.transactionId
@@ -58,24 +58,19 @@ struct NotificationIntake: Sendable {
                 let install = try await app.verifier.verifyAppTransaction(inner)
                 guard install.bundleId == app.configuration.bundleId, let id = install.appTransactionId, !id.isEmpty, id.utf8.count <= 64
                 else {
-                    throw StorekeeperError.rejected("wrong_app", "the notification's app transaction is for another app or has no id")
+                    throw InboundRefusal.wrongApp("the notification's app transaction is for another app or has no id")
                 }
                 appTransactionId = id
             }
         } catch let failure as any StorekeeperFailure {
-            let error = failure.apiError
-            throw error
+            throw failure
         } catch let error as SignedDataVerificationError {
-            throw StorekeeperError.rejected(
-                error.code == "malformed" ? .invalidInput : .refused,
-                error.code,
-                "notification refused: \(error.message)"
-            )
+            throw InboundRefusal.unverified(code: error.code, message: error.message, what: "notification")
         } catch {
-            throw StorekeeperError.rejected(.invalidInput, "malformed", "notification refused: \(error)")
+            throw InboundRefusal.unverified(code: "malformed", message: "\(error)", what: "notification")
         }
         guard let uuid = payload.notificationUUID, !uuid.isEmpty, uuid.utf8.count <= 100 else {
-            throw StorekeeperError.rejected("missing_notification_uuid", "no notificationUUID")
+            throw InboundRefusal.missingNotificationUUID
         }
         var received = NotificationInbox.Received(
             id: uuid,

@@ -38,7 +38,7 @@ struct RetentionResponder: Sendable {
         let claimed = (try? SignedDataVerifier.decodeUnverifiedPayload(signedPayload, as: DecodedRealtimeRequestBody.self))?.appAppleId
         if let claimed, let app = apps.apps.first(where: { $0.configuration.appAppleId == claimed }) { return app }
         if apps.apps.count == 1 { return apps.apps[0] }
-        throw StorekeeperError.rejected("wrong_app", "the retention request is for an app this server does not serve")
+        throw InboundRefusal.wrongApp("the retention request is for an app this server does not serve")
     }
 
     func answer(signedPayload: String) async throws -> Decision {
@@ -47,26 +47,22 @@ struct RetentionResponder: Sendable {
         do {
             request = try await app.verifier.verifyRealtimeRequest(signedPayload)
         } catch {
-            throw StorekeeperError.rejected(
-                error.code == "malformed" ? .invalidInput : .refused,
-                error.code,
-                "retention request refused: \(error.message)"
-            )
+            throw InboundRefusal.unverified(code: error.code, message: error.message, what: "retention request")
         }
         // Apple: always check the app, in every environment (the verifier checks it in Production only).
         if let expected = app.configuration.appAppleId, let claimed = request.appAppleId, claimed != expected {
-            throw StorekeeperError.rejected("wrong_app", "the retention request names appAppleId \(claimed), not \(expected)")
+            throw InboundRefusal.wrongApp("the retention request names appAppleId \(claimed), not \(expected)")
         }
         guard let original = request.originalTransactionId, !original.isEmpty, original.utf8.count <= 64,
             let productId = request.productId, !productId.isEmpty, productId.utf8.count <= 200
-        else { throw StorekeeperError.rejected(.invalidInput, "missing_fields", "the retention request names no subscription or product") }
+        else { throw InboundRefusal.missingFields("the retention request names no subscription or product") }
         guard let signedAt = request.signedDate, signedAt >= Date().addingTimeInterval(-Self.freshness) else {
-            throw StorekeeperError.rejected(.refused, "stale_request", "the retention request was signed more than 5 minutes ago")
+            throw InboundRefusal.stale("the retention request was signed more than 5 minutes ago")
         }
         // Apple names each request; without a name, the signed payload itself is the request.
         let requestId = request.requestIdentifier.map { String($0.prefix(128)) } ?? "payload:" + ClientIdentity.digest(signedPayload)
         guard try await claim(requestId, signedAt) else {
-            throw StorekeeperError.rejected(.conflict, "replayed_request", "this retention request was answered before")
+            throw InboundRefusal.replayed("this retention request was answered before")
         }
         let locale = String((request.userLocale ?? "").prefix(35))
         let history = try await store.history(originalTransactionId: original)
