@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "AppStoreWire", targets: ["AppStoreWire"]),
+        .library(name: "GooglePlayWire", targets: ["GooglePlayWire"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
         // The simulator's API takes a test chain, so whoever drives it can name and generate one.
         .library(name: "AppStoreTestSigning", targets: ["AppStoreTestSigning"]),
@@ -63,6 +64,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Google Play's formats: the Play Developer API's resources, real-time developer notifications.
+        .target(name: "GooglePlayWire", swiftSettings: swiftSettings),
         // A test certificate authority (Apple-shaped chains and their JWS signer): key generation stays out of the
         // production library.
         .target(
@@ -279,6 +282,7 @@ let package = Package(
             path: "Tests/StorageTestSupport",
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "GooglePlayWireTests", dependencies: ["GooglePlayWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "StorekeeperCoreTests",
             dependencies: ["StorekeeperCore"],
