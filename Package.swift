@@ -49,10 +49,20 @@ let package = Package(
     targets: [
         // zlib from the system: App Store Connect's reports are gzip files.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // Compact JWS/JWT and base64url: the one token implementation both stores' wire libraries use.
+        .target(
+            name: "WebTokens",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "AppStoreWire",
             dependencies: [
                 "CZlib",
+                "WebTokens",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -65,7 +75,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Google Play's formats: the Play Developer API's resources, real-time developer notifications.
-        .target(name: "GooglePlayWire", swiftSettings: swiftSettings),
+        .target(
+            name: "GooglePlayWire",
+            dependencies: [
+                "WebTokens",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // A test certificate authority (Apple-shaped chains and their JWS signer): key generation stays out of the
         // production library.
         .target(
@@ -282,7 +306,17 @@ let package = Package(
             path: "Tests/StorageTestSupport",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "GooglePlayWireTests", dependencies: ["GooglePlayWire"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "GooglePlayWireTests",
+            dependencies: [
+                "GooglePlayWire",
+                "WebTokens",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StorekeeperCoreTests",
             dependencies: ["StorekeeperCore"],

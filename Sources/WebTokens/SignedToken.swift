@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
+import _CryptoExtras
 
-/// A small compact JWS or JWT (a bearer token, a signed offer or request, a user token): made here, and read here —
-/// split and decoded, but trusted only once ``isSigned(by:)-(P256.Signing.PublicKey)`` says so. The one
+/// A small compact JWS or JWT (a bearer token, a signed offer or request, a user token, Google's OAuth assertions and
+/// ID tokens): made here, and read here — split and decoded, but trusted only once `isSigned(by:)` says so. The one
 /// implementation every signer and key-based verifier uses (App Store signed data, whose chains are large and
 /// verified in bulk, has its zero-copy reader in `SignedDataVerifier`).
 ///
@@ -64,6 +65,13 @@ public struct SignedToken: Sendable {
         return key.isValidSignature(ecdsa, for: signingInput)
     }
 
+    /// Whether the token is RS256-signed by `key` (RSASSA-PKCS1-v1_5 with SHA-256: Google's OAuth assertions and ID
+    /// tokens).
+    public func isSigned(by key: _RSA.Signing.PublicKey) -> Bool {
+        guard header.alg == "RS256", !signature.isEmpty else { return false }
+        return key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: signingInput, padding: .insecurePKCS1v1_5)
+    }
+
     /// Whether the token is HS256-signed with `key` (compared in constant time).
     public func isSigned(by key: SymmetricKey) -> Bool {
         header.alg == "HS256" && HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signingInput, using: key)
@@ -119,22 +127,18 @@ public struct SignedToken: Sendable {
         try sign(encodedHeader: Base64URL.encode(try encoder.encode(header)), claims: try encoder.encode(claims), with: key)
     }
 
-    /// The bearer token of the App Store Server API (`bid`: the app's) and of App Store Connect's APIs (no `bid`:
-    /// the team's): ES256 with `kid`, `iss`, `iat`, `exp` and `aud` "appstoreconnect-v1".
-    static func bearer(keyId: String, issuer: String, bundleId: String?, lifetime: Int, now: Date, key: P256.Signing.PrivateKey) throws -> String {
-        struct Claims: Encodable {
-            var iss: String
-            var iat: Int64
-            var exp: Int64
-            var aud = AppStoreAPITokenGenerator.audience
-            var bid: String?
-        }
-        let issuedAt = Int64(now.timeIntervalSince1970.rounded(.down))
-        return try sign(
-            header: Header(alg: "ES256", kid: keyId, typ: "JWT"),
-            claims: Claims(iss: issuer, iat: issuedAt, exp: issuedAt + Int64(lifetime), bid: bundleId),
-            with: key
-        )
+    /// `header.claims.signature`, RS256 (RSASSA-PKCS1-v1_5 with SHA-256), the header's `alg` set to RS256.
+    public static func sign(
+        header: Header,
+        claims: some Encodable,
+        with key: _RSA.Signing.PrivateKey,
+        encoder: JSONEncoder = SignedToken.encoder()
+    ) throws -> String {
+        var header = header
+        header.alg = "RS256"
+        let input = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
+        let signature = try key.signature(for: Data(input.utf8), padding: .insecurePKCS1v1_5)
+        return input + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
     /// `header.claims.signature`, HS256 (header `{"alg":"HS256","typ":"JWT"}`).

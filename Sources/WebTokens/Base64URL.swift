@@ -76,7 +76,7 @@ public enum Base64URL {
 
     /// Decodes a buffer; JWS segments pass `allowPadding: false`, since RFC 7515 segments are never padded and a
     /// second spelling of the same signature must not verify.
-    static func decode(buffer: UnsafeBufferPointer<UInt8>, allowPadding: Bool = true) -> [UInt8]? {
+    package static func decode(buffer: UnsafeBufferPointer<UInt8>, allowPadding: Bool = true) -> [UInt8]? {
         var count = buffer.count
         // Canonical padding only: "xx==" or "xxx=".
         if allowPadding, count % 4 == 0, count > 0, buffer[count - 1] == UInt8(ascii: "=") {
