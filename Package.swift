@@ -121,6 +121,18 @@ let package = Package(
             resources: [.copy("simulator-openapi.yaml")],
             swiftSettings: swiftSettings
         ),
+        // A local Google Play: the Play Developer API, its OAuth and (as they land) real-time notifications.
+        .target(
+            name: "GooglePlaySimulator",
+            dependencies: [
+                "GooglePlayWire",
+                "WebTokens",
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "StorekeeperCore",
             dependencies: [
@@ -310,6 +322,10 @@ let package = Package(
             name: "GooglePlayWireTests",
             dependencies: [
                 "GooglePlayWire",
+                "GooglePlaySimulator",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "WebTokens",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -1,0 +1,167 @@
+import Foundation
+import GooglePlayWire
+import Hummingbird
+import NIOCore
+
+/// Google's side of the simulated Play: the OAuth token endpoint and the Play Developer API's one-time product,
+/// voided purchase and order methods under `/androidpublisher/v3`, with Google's paths (custom verbs after a colon),
+/// query parameters, int64-as-string JSON and error bodies. Every API call needs a bearer token the token endpoint
+/// issued.
+public struct PlayAPIController<Context: RequestContext>: Sendable {
+    public let store: SimulatedPlayStore
+    /// This simulator's own token URL, also accepted as the assertion's audience.
+    public let tokenURL: String?
+
+    public init(store: SimulatedPlayStore, tokenURL: String? = nil) {
+        self.store = store
+        self.tokenURL = tokenURL
+    }
+
+    public func add(to router: some RouterMethods<Context>) {
+        router.post("token") { request, _ in try await self.token(request) }
+        let app = router.group("androidpublisher/v3/applications/:package")
+        app.get("purchases/products/:product/tokens/:token") { request, context in
+            try await self.api(request, context) { package in
+                try await self.store.productPurchase(
+                    packageName: package,
+                    productId: try Self.parameter("product", context),
+                    token: try Self.parameter("token", context)
+                )
+            }
+        }
+        app.post("purchases/products/:product/tokens/:token") { request, context in
+            try await self.api(request, context) { package in
+                // One route parameter for the GET and its custom verbs (the router keys routes by shape).
+                let (token, verb) = try Self.verb(try Self.parameter("token", context))
+                let product = try Self.parameter("product", context)
+                switch verb {
+                case "acknowledge":
+                    let body = try await Self.body(AcknowledgeBody.self, request)
+                    try await self.store.acknowledge(packageName: package, productId: product, token: token, developerPayload: body?.developerPayload)
+                case "consume":
+                    try await self.store.consume(packageName: package, productId: product, token: token)
+                default:
+                    throw PlayStoreError(404, "notFound", "No method \(verb) on purchases.products.")
+                }
+                return Empty()
+            }
+        }
+        app.get("purchases/productsv2/tokens/:token") { request, context in
+            try await self.api(request, context) { package in
+                try await self.store.productPurchaseV2(packageName: package, token: try Self.parameter("token", context))
+            }
+        }
+        app.get("purchases/voidedpurchases") { request, context in
+            try await self.api(request, context) { package in
+                let query = request.uri.queryParameters
+                func millis(_ name: String) throws -> Date? {
+                    guard let text = query[name[...]].map(String.init) else { return nil }
+                    guard let value = Int64(text), value >= 0 else { throw PlayStoreError.invalid(name) }
+                    return PlayInt64(value).date
+                }
+                let type = query["type"].map(String.init) ?? "0"
+                guard type == "0" || type == "1" else { throw PlayStoreError.invalid("type") }
+                // The REST page spells the paging parameters pageSelection.*; Google's clients send them bare.
+                let maxResults = (query["maxResults"] ?? query["pageSelection.maxResults"]).map(String.init).map { Int($0) ?? -1 } ?? 1000
+                guard maxResults >= 0 else { throw PlayStoreError.invalid("maxResults") }
+                return try await self.store.voidedPurchases(
+                    packageName: package,
+                    startTime: try millis("startTime"),
+                    endTime: try millis("endTime"),
+                    includeSubscriptions: type == "1",
+                    includePartial: query["includeQuantityBasedPartialRefund"].map(String.init) == "true",
+                    maxResults: maxResults == 0 ? 1000 : maxResults,
+                    pageToken: (query["token"] ?? query["pageSelection.token"]).map(String.init)
+                )
+            }
+        }
+        app.post("orders/:orderVerb") { request, context in
+            try await self.api(request, context) { package in
+                let (order, verb) = try Self.verb(try Self.parameter("orderVerb", context))
+                guard verb == "refund" else { throw PlayStoreError(404, "notFound", "No method \(verb) on orders.") }
+                let revoke = request.uri.queryParameters["revoke"].map(String.init) == "true"
+                try await self.store.refund(packageName: package, orderId: order, revoke: revoke)
+                return Empty()
+            }
+        }
+    }
+
+    struct Empty: Encodable {}
+
+    struct AcknowledgeBody: Decodable { var developerPayload: String? }
+
+    /// The form-encoded JWT bearer grant; answers as Google's token endpoint does.
+    private func token(_ request: Request) async throws -> Response {
+        let bytes = try await request.body.collect(upTo: 64 * 1024)
+        let form = String(buffer: bytes)
+        var fields: [String: String] = [:]
+        for pair in form.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            fields[String(parts[0])] = String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        func failure(_ error: String, _ description: String) -> Response {
+            Self.json(400, ["error": error, "error_description": description])
+        }
+        guard fields["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer" else {
+            return failure("unsupported_grant_type", "Invalid grant_type.")
+        }
+        guard let assertion = fields["assertion"] else { return failure("invalid_request", "Missing required parameter: assertion") }
+        do {
+            let granted = try await store.grant(assertion: assertion, ownAudience: tokenURL)
+            return Self.json(200, ["access_token": granted.token, "expires_in": granted.expiresIn, "token_type": "Bearer"])
+        } catch let error as PlayStoreError {
+            return failure(error.reason, error.message)
+        }
+    }
+
+    /// An API method: the caller's bearer token first, then `body` with the path's package name; refusals as
+    /// Google's error body.
+    private func api(_ request: Request, _ context: Context, _ body: (String) async throws -> some Encodable) async throws -> Response {
+        do {
+            let authorization = request.headers[.authorization] ?? ""
+            guard authorization.hasPrefix("Bearer "), await store.isAuthorized(String(authorization.dropFirst(7))) else {
+                throw PlayStoreError(401, "authError", "Invalid Credentials")
+            }
+            let value = try await body(try Self.parameter("package", context))
+            let data = try PlayJSON.encode(value)
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        } catch let error as PlayStoreError {
+            let data = (try? PlayJSON.encode(error.body)) ?? Data()
+            return Response(
+                status: .init(code: error.status),
+                headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: data))
+            )
+        }
+    }
+
+    private static func json(_ status: Int, _ object: [String: any Sendable]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return Response(status: .init(code: status), headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A path parameter, percent-decoded once.
+    private static func parameter(_ name: String, _ context: Context) throws -> String {
+        guard let raw = context.parameters.get(name), let decoded = raw.removingPercentEncoding, !decoded.isEmpty, decoded.utf8.count <= 1000 else {
+            throw PlayStoreError.invalid(name)
+        }
+        return decoded
+    }
+
+    /// `token:acknowledge` → (`token`, `acknowledge`): gRPC transcoding's custom verb after the last colon.
+    private static func verb(_ segment: String) throws -> (String, String) {
+        guard let colon = segment.lastIndex(of: ":") else { throw PlayStoreError(404, "notFound", "No method named.") }
+        return (String(segment[..<colon]), String(segment[segment.index(after: colon)...]))
+    }
+
+    private static func body<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T? {
+        let bytes = try await request.body.collect(upTo: 64 * 1024)
+        guard bytes.readableBytes > 0 else { return nil }
+        do {
+            return try PlayJSON.decode(type, from: Array(bytes.readableBytesView))
+        } catch {
+            throw PlayStoreError(400, "parseError", "This API does not support parsing form-encoded input.")
+        }
+    }
+}

@@ -1,0 +1,401 @@
+import Foundation
+import GooglePlayWire
+import WebTokens
+import _CryptoExtras
+
+/// The simulated Google Play: sells a catalog's one-time products to accounts on a virtual clock and serves what
+/// the Play Developer API serves about them — purchases (pending, purchased, canceled), acknowledgement and
+/// consumption with Google's three-day rule (an unacknowledged purchase is refunded and revoked), refunds whole or by
+/// quantity, and the voided purchases they leave. Access to the API is by service account, as at Google.
+public actor SimulatedPlayStore {
+    /// One one-time purchase, the simulator's ground truth.
+    public struct OneTimePurchase: Sendable, Hashable {
+        public var token: String
+        public var orderId: String
+        public var productId: String
+        public var accountId: String
+        public var obfuscatedAccountId: String?
+        public var obfuscatedProfileId: String?
+        public var quantity: Int32
+        public var refundableQuantity: Int32
+        public var state: PurchaseState
+        /// When the user bought it (a pending purchase: when it was started).
+        public var purchasedAt: Date
+        /// When it became purchased: the three-day acknowledgement window starts here.
+        public var completedAt: Date?
+        public var acknowledged: Bool
+        public var consumed: Bool
+        public var developerPayload: String?
+        public var isTest: Bool
+        public var regionCode: String
+    }
+
+    /// One entry of the voided purchases list, with when Google's systems saw it (what the list's window filters on).
+    public struct Voided: Sendable, Hashable {
+        public var purchase: VoidedPurchase
+        public var recordedAt: Date
+        /// Quantity-based partial refunds appear only when the caller asks for them.
+        public var isPartial: Bool
+    }
+
+    public struct Account: Sendable, Hashable {
+        public var id: String
+        public var isLicenseTester: Bool
+        public var regionCode: String
+    }
+
+    /// How long after completion an unacknowledged purchase is refunded and revoked.
+    public static let acknowledgementWindow: TimeInterval = 3 * 86_400
+    /// How far back the voided purchases list looks.
+    public static let voidedLookBack: TimeInterval = 30 * 86_400
+
+    public let catalog: PlayCatalog
+    public private(set) var now: Date
+    private var accounts: [String: Account] = [:]
+    private var purchases: [String: OneTimePurchase] = [:]
+    private var voided: [Voided] = []
+    private var orderSequence = 0
+    private var serviceAccounts: [String: _RSA.Signing.PublicKey] = [:]
+    private var accessTokens: [String: Date] = [:]
+    private var random: SystemRandomNumberGenerator
+
+    public init(catalog: PlayCatalog = .sample, now: Date = Date(timeIntervalSince1970: 1_790_000_000)) {
+        self.catalog = catalog
+        self.now = now
+        random = SystemRandomNumberGenerator()
+    }
+
+    // MARK: Accounts and purchases
+
+    public func createAccount(licenseTester: Bool = false, regionCode: String = "US") -> Account {
+        let account = Account(id: "play-account-\(accounts.count + 1)", isLicenseTester: licenseTester, regionCode: regionCode)
+        accounts[account.id] = account
+        return account
+    }
+
+    /// The device's purchase of a one-time product. `obfuscatedAccountId` is what the app passed to
+    /// `BillingFlowParams.setObfuscatedAccountId` (at most 64 characters, as Google requires); `pending` for slow
+    /// payment methods, completed later with ``completePending(_:)``.
+    public func buy(
+        productId: String,
+        account accountId: String,
+        quantity: Int32 = 1,
+        obfuscatedAccountId: String? = nil,
+        obfuscatedProfileId: String? = nil,
+        pending: Bool = false
+    ) throws -> OneTimePurchase {
+        guard let product = catalog.product(productId) else { throw PlayStoreError.invalid("no product \(productId)") }
+        guard let account = accounts[accountId] else { throw PlayStoreError.invalid("no account \(accountId)") }
+        guard (1...100).contains(quantity), product.kind == .consumable || quantity == 1 else {
+            throw PlayStoreError.invalid("quantity \(quantity)")
+        }
+        for id in [obfuscatedAccountId, obfuscatedProfileId].compactMap({ $0 }) where id.utf8.count > 64 {
+            throw PlayStoreError.invalid("obfuscated ids are at most 64 characters")
+        }
+        if product.kind == .nonConsumable,
+            purchases.values.contains(where: { $0.accountId == accountId && $0.productId == productId && $0.state != .canceled })
+        {
+            throw PlayStoreError(400, "itemAlreadyOwned", "\(productId) is already owned")
+        }
+        orderSequence += 1
+        let purchase = OneTimePurchase(
+            token: newToken(),
+            orderId: Self.orderId(orderSequence),
+            productId: productId,
+            accountId: accountId,
+            obfuscatedAccountId: obfuscatedAccountId,
+            obfuscatedProfileId: obfuscatedProfileId,
+            quantity: quantity,
+            refundableQuantity: quantity,
+            state: pending ? .pending : .purchased,
+            purchasedAt: now,
+            completedAt: pending ? nil : now,
+            acknowledged: false,
+            consumed: false,
+            isTest: account.isLicenseTester,
+            regionCode: account.regionCode
+        )
+        purchases[purchase.token] = purchase
+        return purchase
+    }
+
+    /// The slow payment went through: purchased from now, the acknowledgement window starting now.
+    public func completePending(_ token: String) throws {
+        guard var purchase = purchases[token], purchase.state == .pending else { throw PlayStoreError.invalid("no pending purchase") }
+        purchase.state = .purchased
+        purchase.completedAt = now
+        purchases[token] = purchase
+    }
+
+    /// The slow payment failed or the user gave up.
+    public func cancelPending(_ token: String) throws {
+        guard var purchase = purchases[token], purchase.state == .pending else { throw PlayStoreError.invalid("no pending purchase") }
+        purchase.state = .canceled
+        purchases[token] = purchase
+    }
+
+    /// The ground truth about a purchase.
+    public func purchase(_ token: String) -> OneTimePurchase? { purchases[token] }
+
+    /// Every purchase, oldest first.
+    public func allPurchases() -> [OneTimePurchase] { purchases.values.sorted { ($0.purchasedAt, $0.orderId) < ($1.purchasedAt, $1.orderId) } }
+
+    // MARK: The Play Developer API
+
+    public func productPurchase(packageName: String, productId: String, token: String) throws -> ProductPurchase {
+        let purchase = try find(packageName: packageName, token: token)
+        guard purchase.productId == productId else { throw PlayStoreError.invalid("the token is not a purchase of \(productId)") }
+        return ProductPurchase(
+            purchaseTimeMillis: PlayInt64(millis: purchase.purchasedAt),
+            purchaseState: purchase.state,
+            consumptionState: purchase.consumed ? .consumed : .yetToBeConsumed,
+            acknowledgementState: purchase.acknowledged || purchase.consumed ? .acknowledged : .yetToBeAcknowledged,
+            developerPayload: purchase.developerPayload,
+            orderId: purchase.orderId,
+            purchaseToken: purchase.token,
+            productId: purchase.productId,
+            quantity: purchase.quantity,
+            refundableQuantity: purchase.refundableQuantity,
+            obfuscatedExternalAccountId: purchase.obfuscatedAccountId,
+            obfuscatedExternalProfileId: purchase.obfuscatedProfileId,
+            regionCode: purchase.regionCode,
+            purchaseType: purchase.isTest ? .test : nil
+        )
+    }
+
+    public func productPurchaseV2(packageName: String, token: String) throws -> ProductPurchaseV2 {
+        let purchase = try find(packageName: packageName, token: token)
+        let state =
+            switch purchase.state {
+            case .purchased: "PURCHASED"
+            case .pending: "PENDING"
+            default: "CANCELLED"
+            }
+        return ProductPurchaseV2(
+            productLineItem: [
+                .init(
+                    productId: purchase.productId,
+                    productOfferDetails: .init(
+                        purchaseOptionId: "buy",
+                        quantity: purchase.quantity,
+                        refundableQuantity: purchase.refundableQuantity,
+                        consumptionState: purchase.consumed ? "CONSUMPTION_STATE_CONSUMED" : "CONSUMPTION_STATE_YET_TO_BE_CONSUMED"
+                    )
+                )
+            ],
+            purchaseStateContext: .init(purchaseState: state),
+            testPurchaseContext: purchase.isTest ? .init(fopType: "TEST") : nil,
+            orderId: purchase.orderId,
+            purchaseCompletionTime: purchase.completedAt,
+            acknowledgementState: purchase.acknowledged || purchase.consumed ? .acknowledged : .pending,
+            obfuscatedExternalAccountId: purchase.obfuscatedAccountId,
+            obfuscatedExternalProfileId: purchase.obfuscatedProfileId,
+            regionCode: purchase.regionCode
+        )
+    }
+
+    /// Acknowledging twice is accepted (Google documents no error for it); a pending or canceled purchase is refused.
+    public func acknowledge(packageName: String, productId: String, token: String, developerPayload: String?) throws {
+        var purchase = try find(packageName: packageName, token: token)
+        guard purchase.productId == productId else { throw PlayStoreError.invalid("the token is not a purchase of \(productId)") }
+        guard purchase.state == .purchased else { throw PlayStoreError(400, "productNotOwnedByUser", "The product is not owned by the user.") }
+        purchase.acknowledged = true
+        if let developerPayload { purchase.developerPayload = String(developerPayload.prefix(1000)) }
+        purchases[token] = purchase
+    }
+
+    /// Consuming acknowledges too, and lets the user buy the product again.
+    public func consume(packageName: String, productId: String, token: String) throws {
+        var purchase = try find(packageName: packageName, token: token)
+        guard purchase.productId == productId else { throw PlayStoreError.invalid("the token is not a purchase of \(productId)") }
+        guard purchase.state == .purchased, !purchase.consumed else {
+            throw PlayStoreError(400, "productNotOwnedByUser", "The product is not owned by the user.")
+        }
+        purchase.consumed = true
+        purchases[token] = purchase
+    }
+
+    /// `orders.refund`: with `revoke` the purchase is taken back and listed as voided; `quantity` refunds only that
+    /// many units (the rest stay refundable). Without `revoke` the money goes back and the user keeps the product.
+    public func refund(packageName: String, orderId: String, revoke: Bool, quantity: Int32? = nil, reason: VoidedReason = .other) throws {
+        guard packageName == catalog.packageName else { throw PlayStoreError.wrongPackage() }
+        guard var purchase = purchases.values.first(where: { $0.orderId == orderId }) else {
+            throw PlayStoreError(404, "notFound", "The order was not found.")
+        }
+        guard purchase.state == .purchased, purchase.refundableQuantity > 0 else {
+            throw PlayStoreError(400, "invalid", "The order is not refundable.")
+        }
+        let units = min(quantity ?? purchase.refundableQuantity, purchase.refundableQuantity)
+        guard units > 0 else { throw PlayStoreError.invalid("quantity") }
+        purchase.refundableQuantity -= units
+        let whole = purchase.refundableQuantity == 0
+        if whole, revoke { purchase.state = .canceled }
+        purchases[purchase.token] = purchase
+        guard revoke else { return }
+        record(purchase, source: .developer, reason: reason, partial: whole ? nil : units)
+    }
+
+    /// Google's own decision to refund and revoke (a chargeback, fraud, or the user's refund through Google).
+    public func void(token: String, source: VoidedSource, reason: VoidedReason) throws {
+        guard var purchase = purchases[token], purchase.state == .purchased else { throw PlayStoreError.tokenNotFound() }
+        purchase.state = .canceled
+        purchase.refundableQuantity = 0
+        purchases[token] = purchase
+        record(purchase, source: source, reason: reason, partial: nil)
+    }
+
+    /// `voidedpurchases.list`: entries Google saw voided between `startTime` (not older than 30 days) and `endTime`,
+    /// oldest first, `maxResults` per page; the page token carries the position.
+    public func voidedPurchases(
+        packageName: String,
+        startTime: Date?,
+        endTime: Date?,
+        includeSubscriptions: Bool,
+        includePartial: Bool,
+        maxResults: Int,
+        pageToken: String?
+    ) throws -> VoidedPurchasesListResponse {
+        guard packageName == catalog.packageName else { throw PlayStoreError.wrongPackage() }
+        var start = startTime ?? now.addingTimeInterval(-Self.voidedLookBack)
+        var end = endTime ?? now
+        var offset = 0
+        if let pageToken {
+            guard let page = Self.page(pageToken) else { throw PlayStoreError.invalid("token") }
+            (start, end, offset) = page
+        } else {
+            guard start >= now.addingTimeInterval(-Self.voidedLookBack - 1) else {
+                throw PlayStoreError.invalid("startTime is more than 30 days ago")
+            }
+            guard end <= now, start <= end else { throw PlayStoreError.invalid("endTime") }
+        }
+        let pageSize = max(1, min(maxResults, 1000))
+        let matching = voided.filter { entry in
+            entry.recordedAt >= start && entry.recordedAt <= end && (includePartial || !entry.isPartial)
+        }
+        _ = includeSubscriptions  // One-time products only, so far: both types list the same entries.
+        let slice = Array(matching.dropFirst(offset).prefix(pageSize))
+        let next = offset + slice.count < matching.count ? Self.pageToken(start: start, end: end, offset: offset + slice.count) : nil
+        return VoidedPurchasesListResponse(
+            pageInfo: .init(resultPerPage: Int32(slice.count), startIndex: Int32(offset), totalResults: Int32(matching.count)),
+            tokenPagination: next.map { .init(nextPageToken: $0) },
+            voidedPurchases: slice.map(\.purchase)
+        )
+    }
+
+    // MARK: The clock
+
+    /// Moves the clock forward; purchases left unacknowledged past their window are refunded and revoked, as Google
+    /// does (voided with reason 8), in the order their deadlines fall.
+    public func advance(by interval: TimeInterval) {
+        precondition(interval >= 0, "the simulated clock only moves forward")
+        let target = now.addingTimeInterval(interval)
+        let due = purchases.values.compactMap { purchase -> (Date, String)? in
+            guard purchase.state == .purchased, !purchase.acknowledged, !purchase.consumed, let completed = purchase.completedAt else { return nil }
+            let deadline = completed.addingTimeInterval(Self.acknowledgementWindow)
+            return deadline <= target ? (deadline, purchase.token) : nil
+        }.sorted { $0 < $1 }
+        for (deadline, token) in due {
+            now = max(now, deadline)
+            try? void(token: token, source: .google, reason: .unacknowledgedPurchase)
+        }
+        now = target
+    }
+
+    // MARK: Service accounts and OAuth
+
+    /// Registers a service account the API accepts (the simulator's own key file for it comes from
+    /// ``issueServiceAccount(email:tokenURI:)``).
+    public func registerServiceAccount(email: String, publicKey: _RSA.Signing.PublicKey) {
+        serviceAccounts[email] = publicKey
+    }
+
+    /// A new service account and its key file, as Google Cloud would issue one.
+    public func issueServiceAccount(email: String, tokenURI: String) throws -> ServiceAccountKey {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        serviceAccounts[email] = key.publicKey
+        return ServiceAccountKey(clientEmail: email, privateKeyId: "sim-\(serviceAccounts.count)", privateKey: key, tokenURI: tokenURI)
+    }
+
+    /// The token endpoint's grant: an RS256 assertion from a registered account, for Google's token audience (or
+    /// `ownAudience`), at most an hour long and current by the wall clock (clients sign with theirs).
+    public func grant(assertion: String, ownAudience: String?, wallClock: Date = Date()) throws -> (token: String, expiresIn: Int) {
+        struct Claims: Decodable {
+            var iss: String?
+            var scope: String?
+            var aud: String?
+            var iat: Int64?
+            var exp: Int64?
+        }
+        func refuse(_ why: String) -> PlayStoreError { PlayStoreError(400, "invalid_grant", why) }
+        guard let token = try? SignedToken(assertion), let claims = try? token.claims(Claims.self) else { throw refuse("Invalid JWT.") }
+        guard let issuer = claims.iss, let key = serviceAccounts[issuer], token.isSigned(by: key) else { throw refuse("Invalid JWT Signature.") }
+        guard let audience = claims.aud, audience == AccessTokenProvider.googleTokenAudience || audience == ownAudience else {
+            throw refuse("Invalid JWT: audience.")
+        }
+        guard let iat = claims.iat, let exp = claims.exp, exp > iat, exp - iat <= 3600,
+            TimeInterval(iat) <= wallClock.timeIntervalSince1970 + 60, TimeInterval(exp) > wallClock.timeIntervalSince1970
+        else { throw refuse("Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.") }
+        guard (claims.scope ?? "").split(separator: " ").contains(Substring(AccessTokenProvider.androidPublisherScope)) else {
+            throw PlayStoreError(400, "invalid_scope", "The androidpublisher scope is required.")
+        }
+        let access = "ya29.sim." + newToken()
+        accessTokens[access] = wallClock.addingTimeInterval(3599)
+        return (access, 3599)
+    }
+
+    /// Whether a bearer token is one the token endpoint issued and still current.
+    public func isAuthorized(_ bearer: String, wallClock: Date = Date()) -> Bool {
+        guard let expires = accessTokens[bearer] else { return false }
+        return expires > wallClock
+    }
+
+    // MARK: Helpers
+
+    private func find(packageName: String, token: String) throws -> OneTimePurchase {
+        guard let purchase = purchases[token] else { throw PlayStoreError.tokenNotFound() }
+        guard packageName == catalog.packageName else { throw PlayStoreError.wrongPackage() }
+        return purchase
+    }
+
+    private func record(_ purchase: OneTimePurchase, source: VoidedSource, reason: VoidedReason, partial: Int32?) {
+        voided.append(
+            Voided(
+                purchase: VoidedPurchase(
+                    purchaseToken: purchase.token,
+                    orderId: purchase.orderId,
+                    purchaseTimeMillis: PlayInt64(millis: purchase.purchasedAt),
+                    voidedTimeMillis: PlayInt64(millis: now),
+                    voidedSource: source,
+                    voidedReason: reason,
+                    voidedQuantity: partial
+                ),
+                recordedAt: now,
+                isPartial: partial != nil
+            )
+        )
+    }
+
+    private func newToken() -> String {
+        var bytes = [UInt8](repeating: 0, count: 60)
+        for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255, using: &random) }
+        return Base64URL.encode(bytes)
+    }
+
+    /// `GPA.3312-1234-5678-90123`-shaped, unique per order.
+    static func orderId(_ sequence: Int) -> String {
+        let digits = String(format: "%017d", sequence)
+        let chars = Array(digits)
+        return "GPA.\(String(chars[0..<4]))-\(String(chars[4..<8]))-\(String(chars[8..<12]))-\(String(chars[12..<17]))"
+    }
+
+    static func pageToken(start: Date, end: Date, offset: Int) -> String {
+        Base64URL.encode(Array("\(PlayInt64(millis: start).value):\(PlayInt64(millis: end).value):\(offset)".utf8))
+    }
+
+    static func page(_ token: String) -> (Date, Date, Int)? {
+        guard token.utf8.count <= 200, let bytes = Base64URL.decode(token) else { return nil }
+        let parts = String(decoding: bytes, as: UTF8.self).split(separator: ":")
+        guard parts.count == 3, let start = Int64(parts[0]), let end = Int64(parts[1]), let offset = Int(parts[2]), offset >= 0 else { return nil }
+        return (PlayInt64(start).date, PlayInt64(end).date, offset)
+    }
+}
