@@ -323,6 +323,7 @@ let package = Package(
             dependencies: [
                 "GooglePlayWire",
                 "GooglePlaySimulator",
+                "StorekeeperTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
