@@ -58,11 +58,18 @@ public actor SimulatedPlayStore {
     private var serviceAccounts: [String: _RSA.Signing.PublicKey] = [:]
     private var accessTokens: [String: Date] = [:]
     private var random: SystemRandomNumberGenerator
+    private var pushSigning: PlayPushSigning
+    private var pushConfiguration: PushConfiguration?
+    private var pushQueue: [PendingPush] = []
+    private var messageSequence = 0
+    /// Every notification published, in order: the ground truth of what a receiver should have seen.
+    public private(set) var published: [DeveloperNotification] = []
 
-    public init(catalog: PlayCatalog = .sample, now: Date = Date(timeIntervalSince1970: 1_790_000_000)) {
+    public init(catalog: PlayCatalog = .sample, now: Date = Date(timeIntervalSince1970: 1_790_000_000)) throws {
         self.catalog = catalog
         self.now = now
         random = SystemRandomNumberGenerator()
+        pushSigning = try PlayPushSigning()
     }
 
     // MARK: Accounts and purchases
@@ -116,6 +123,7 @@ public actor SimulatedPlayStore {
             regionCode: account.regionCode
         )
         purchases[purchase.token] = purchase
+        if !pending { publish(oneTime: purchase, .purchased) }
         return purchase
     }
 
@@ -125,6 +133,7 @@ public actor SimulatedPlayStore {
         purchase.state = .purchased
         purchase.completedAt = now
         purchases[token] = purchase
+        publish(oneTime: purchase, .purchased)
     }
 
     /// The slow payment failed or the user gave up.
@@ -132,6 +141,7 @@ public actor SimulatedPlayStore {
         guard var purchase = purchases[token], purchase.state == .pending else { throw PlayStoreError.invalid("no pending purchase") }
         purchase.state = .canceled
         purchases[token] = purchase
+        publish(oneTime: purchase, .canceled)
     }
 
     /// The ground truth about a purchase.
@@ -349,6 +359,121 @@ public actor SimulatedPlayStore {
         return expires > wallClock
     }
 
+    // MARK: Real-time developer notifications
+
+    /// Where notifications are pushed, as a Pub/Sub push subscription with authentication is configured.
+    public struct PushConfiguration: Sendable, Hashable {
+        public var endpoint: String
+        /// The OIDC token's audience (Pub/Sub's default: the endpoint).
+        public var audience: String
+        /// The push subscription's service account: the token's `email`.
+        public var serviceAccountEmail: String
+        public var subscription: String
+
+        public init(
+            endpoint: String,
+            audience: String? = nil,
+            serviceAccountEmail: String,
+            subscription: String = "projects/sim/subscriptions/play-rtdn"
+        ) {
+            self.endpoint = endpoint
+            self.audience = audience ?? endpoint
+            self.serviceAccountEmail = serviceAccountEmail
+            self.subscription = subscription
+        }
+    }
+
+    /// A message waiting for its endpoint's 2xx, with Pub/Sub's retry state.
+    public struct PendingPush: Sendable, Hashable {
+        public var messageId: String
+        public var data: [UInt8]
+        public var publishTime: Date
+        public var attempts: Int
+        public var nextAttempt: Date
+    }
+
+    /// One delivery to make now: the URL, the Pub/Sub envelope and the bearer token.
+    public struct PushDelivery: Sendable {
+        public var messageId: String
+        public var endpoint: String
+        public var body: [UInt8]
+        public var bearer: String
+    }
+
+    public func configurePush(_ configuration: PushConfiguration?) { pushConfiguration = configuration }
+
+    /// Rotates the push-signing key (the previous one stays published).
+    public func rotatePushKey() throws { try pushSigning.rotate() }
+
+    /// What `/oauth2/v1/certs` and `/oauth2/v3/certs` publish.
+    public func pushCertificates() -> [String: String] { pushSigning.pemMap() }
+    public func pushJWKS() throws -> [String: [[String: String]]] { try pushSigning.jwks() }
+
+    /// Messages due by the virtual clock, as deliveries (tokens signed by the wall clock, which receivers check).
+    public func duePushes(wallClock: Date = Date()) throws -> [PushDelivery] {
+        guard let configuration = pushConfiguration else { return [] }
+        let encoder = PlayJSON.makeEncoder()
+        return try pushQueue.filter { $0.nextAttempt <= now }.map { pending in
+            let envelope = PubSubPushRequest(
+                message: .init(data: Data(pending.data).base64EncodedString(), messageId: pending.messageId, publishTime: pending.publishTime),
+                subscription: configuration.subscription,
+                deliveryAttempt: Int32(pending.attempts + 1)
+            )
+            return PushDelivery(
+                messageId: pending.messageId,
+                endpoint: configuration.endpoint,
+                body: Array(try encoder.encode(envelope)),
+                bearer: try pushSigning.token(
+                    audience: configuration.audience,
+                    serviceAccountEmail: configuration.serviceAccountEmail,
+                    now: wallClock
+                )
+            )
+        }
+    }
+
+    /// The endpoint's answer: acknowledged (HTTP 102, 200, 201, 202 or 204) or to be redelivered with Pub/Sub's
+    /// default back-off (10 s doubling to 600 s). Pub/Sub keeps a message seven days.
+    public func pushAnswered(messageId: String, status: Int?) {
+        guard let index = pushQueue.firstIndex(where: { $0.messageId == messageId }) else { return }
+        if let status, [102, 200, 201, 202, 204].contains(status) {
+            pushQueue.remove(at: index)
+            return
+        }
+        pushQueue[index].attempts += 1
+        let backoff = min(600, 10 * pow(2, Double(min(pushQueue[index].attempts - 1, 10))))
+        pushQueue[index].nextAttempt = now.addingTimeInterval(backoff)
+        if now.timeIntervalSince(pushQueue[index].publishTime) > 7 * 86_400 { pushQueue.remove(at: index) }
+    }
+
+    /// Messages not yet acknowledged.
+    public func pendingPushes() -> [PendingPush] { pushQueue }
+
+    private func publish(oneTime purchase: OneTimePurchase, _ type: OneTimeProductNotificationType) {
+        publish(
+            DeveloperNotification(
+                packageName: catalog.packageName,
+                eventTimeMillis: PlayInt64(millis: now),
+                oneTimeProductNotification: OneTimeProductNotification(notificationType: type, purchaseToken: purchase.token, sku: purchase.productId)
+            )
+        )
+    }
+
+    private func publish(_ notification: DeveloperNotification) {
+        published.append(notification)
+        guard pushConfiguration != nil, let data = try? PlayJSON.encode(notification) else { return }
+        messageSequence += 1
+        pushQueue.append(
+            PendingPush(
+                messageId: String(2_070_443_601_311_540 + messageSequence),
+                data: Array(data),
+                publishTime: now,
+                attempts: 0,
+                nextAttempt: now
+            )
+        )
+    }
+
     // MARK: Helpers
 
     private func find(packageName: String, token: String) throws -> OneTimePurchase {
@@ -371,6 +496,18 @@ public actor SimulatedPlayStore {
                 ),
                 recordedAt: now,
                 isPartial: partial != nil
+            )
+        )
+        publish(
+            DeveloperNotification(
+                packageName: catalog.packageName,
+                eventTimeMillis: PlayInt64(millis: now),
+                voidedPurchaseNotification: VoidedPurchaseNotification(
+                    purchaseToken: purchase.token,
+                    orderId: purchase.orderId,
+                    productType: .oneTime,
+                    refundType: partial == nil ? .fullRefund : .quantityBasedPartialRefund
+                )
             )
         )
     }

@@ -14,19 +14,43 @@ import Testing
     static let available: Bool = {
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import googleapiclient.discovery, google.oauth2.service_account"]
+        probe.arguments = ["python3", "-c", "import googleapiclient.discovery, google.oauth2.service_account, requests, jwt"]
         probe.standardOutput = FileHandle.nullDevice
         probe.standardError = FileHandle.nullDevice
         guard (try? ProcessLauncher.run(probe)) != nil else { return false }
         probe.waitUntilExit()
         return probe.terminationStatus == 0
     }()
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Interop/google_play_client.py")
+    static let interop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Interop")
+
+    /// Runs `python3 Tests/Interop/<script> arguments…` off the concurrency pool, output to a file.
+    static func python(_ script: String, _ arguments: [String]) async throws -> (Int32, String) {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("play-judge-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let handle = try FileHandle(forWritingTo: output)
+        defer { try? handle.close() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", interop.appendingPathComponent(script).path] + arguments
+        process.standardOutput = handle
+        process.standardError = handle
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try ProcessLauncher.run(process)
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        return (status, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
+    }
 
     @Test(.enabled(if: available || required, "google-api-python-client is not installed"))
     func googlesClientReadsAndChangesTheSimulatorsPurchases() async throws {
-        let store = SimulatedPlayStore()
+        let store = try SimulatedPlayStore()
         let app = PlaySimulatorServer.buildApplication(store: store, port: 0)
         try await app.test(.live) { client in
             let port = try #require(client.port)
@@ -40,35 +64,40 @@ import Testing
             let other = await store.createAccount()
             let refunded = try await store.buy(productId: "coins_100", account: other.id)
 
-            let output = FileManager.default.temporaryDirectory.appendingPathComponent("play-judge-\(UUID().uuidString).log")
-            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-            defer { try? FileManager.default.removeItem(at: output) }
-            let handle = try FileHandle(forWritingTo: output)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
-                "python3", Self.script.path, "--base-url", "http://127.0.0.1:\(port)", "--key-file", keyFile.path,
-                "--package", PlayCatalog.sample.packageName, "--consumable", coins.token, "--unlock", unlock.token,
-                "--refund-order", refunded.orderId,
-            ]
-            process.standardOutput = handle
-            process.standardError = handle
-            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-                do {
-                    try ProcessLauncher.run(process)
-                } catch {
-                    process.terminationHandler = nil
-                    continuation.resume(throwing: error)
-                }
-            }
-            try handle.close()
-            let log = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            let (status, log) = try await Self.python(
+                "google_play_client.py",
+                [
+                    "--base-url", "http://127.0.0.1:\(port)", "--key-file", keyFile.path, "--package", PlayCatalog.sample.packageName,
+                    "--consumable", coins.token, "--unlock", unlock.token, "--refund-order", refunded.orderId,
+                ]
+            )
             #expect(status == 0, "\(log)")
             // What Google's client did is what the simulator now holds.
             #expect(await store.purchase(coins.token)?.consumed == true)
             #expect(await store.purchase(unlock.token)?.developerPayload == "judge")
             #expect(await store.purchase(refunded.token)?.state == .canceled)
+        }
+    }
+
+    @Test(.enabled(if: available || required, "google-auth is not installed"), arguments: ["oauth2/v1/certs", "oauth2/v3/certs"])
+    func googleAuthVerifiesTheSimulatorsPushTokens(certs: String) async throws {
+        let store = try SimulatedPlayStore()
+        let app = PlaySimulatorServer.buildApplication(store: store, port: 0)
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let audience = "https://storekeeper.example/google/rtdn"
+            await store.configurePush(.init(endpoint: audience, serviceAccountEmail: "play-push@sim.iam.gserviceaccount.com"))
+            let account = await store.createAccount()
+            _ = try await store.buy(productId: "coins_100", account: account.id)
+            let delivery = try #require(try await store.duePushes().first)
+            let (status, log) = try await Self.python(
+                "google_push_token.py",
+                [
+                    "--token", delivery.bearer, "--audience", audience, "--certs-url", "http://127.0.0.1:\(port)/\(certs)",
+                    "--email", "play-push@sim.iam.gserviceaccount.com",
+                ]
+            )
+            #expect(status == 0, "\(log)")
         }
     }
 }

@@ -15,7 +15,7 @@ import _CryptoExtras
 
     /// Runs `body` with a simulator on a free port and a client holding a service account it issued.
     func withSimulator(_ body: @escaping @Sendable (SimulatedPlayStore, PlayDeveloperAPIClient, Int) async throws -> Void) async throws {
-        let store = SimulatedPlayStore()
+        let store = try SimulatedPlayStore()
         let app = PlaySimulatorServer.buildApplication(store: store, port: 0)
         try await app.test(.live) { client in
             let port = try #require(client.port)

@@ -1,5 +1,6 @@
 import Foundation
 import GooglePlayWire
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -19,6 +20,13 @@ public struct PlayAPIController<Context: RequestContext>: Sendable {
 
     public func add(to router: some RouterMethods<Context>) {
         router.post("token") { request, _ in try await self.token(request) }
+        // Google's published ID-token keys (the push tokens' signers), both formats, cached as Google's are.
+        router.get("oauth2/v1/certs") { _, _ in
+            Self.json(200, await self.store.pushCertificates(), headers: ["cache-control": "public, max-age=3600"])
+        }
+        router.get("oauth2/v3/certs") { _, _ in
+            Self.json(200, try await self.store.pushJWKS(), headers: ["cache-control": "public, max-age=3600"])
+        }
         let app = router.group("androidpublisher/v3/applications/:package")
         app.get("purchases/products/:product/tokens/:token") { request, context in
             try await self.api(request, context) { package in
@@ -136,9 +144,11 @@ public struct PlayAPIController<Context: RequestContext>: Sendable {
         }
     }
 
-    private static func json(_ status: Int, _ object: [String: any Sendable]) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return Response(status: .init(code: status), headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    private static func json(_ status: Int, _ object: [String: any Sendable], headers: [String: String] = [:]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        var fields: HTTPFields = [.contentType: "application/json"]
+        for (name, value) in headers { if let field = HTTPField.Name(name) { fields[field] = value } }
+        return Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// A path parameter, percent-decoded once.
