@@ -22,22 +22,78 @@ public struct PlayCatalog: Sendable, Hashable {
         }
     }
 
+    /// A subscription with one auto-renewing base plan.
+    public struct Subscription: Sendable, Hashable {
+        public var id: String
+        public var basePlanId: String
+        /// Billing period in calendar months (renewals keep the day of the month, as Google's do).
+        public var months: Int
+        /// The recurring price in milliunits of `currency`.
+        public var price: Int64
+        public var currency: String
+        /// A free-trial offer's id and length in days, when the plan has one.
+        public var freeTrial: (offerId: String, days: Int)?
+        /// How long service continues after a declined renewal while Google retries.
+        public var gracePeriodDays: Int
+        /// How long the subscription is on hold (no access) after the grace period before it expires.
+        public var accountHoldDays: Int
+
+        public init(
+            id: String,
+            basePlanId: String,
+            months: Int,
+            price: Int64,
+            currency: String = "USD",
+            freeTrial: (offerId: String, days: Int)? = nil,
+            gracePeriodDays: Int = 3,
+            accountHoldDays: Int = 30
+        ) {
+            self.id = id
+            self.basePlanId = basePlanId
+            self.months = months
+            self.price = price
+            self.currency = currency
+            self.freeTrial = freeTrial
+            self.gracePeriodDays = gracePeriodDays
+            self.accountHoldDays = accountHoldDays
+        }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.id == rhs.id && lhs.basePlanId == rhs.basePlanId && lhs.months == rhs.months && lhs.price == rhs.price
+                && lhs.currency == rhs.currency && lhs.freeTrial?.offerId == rhs.freeTrial?.offerId && lhs.freeTrial?.days == rhs.freeTrial?.days
+                && lhs.gracePeriodDays == rhs.gracePeriodDays && lhs.accountHoldDays == rhs.accountHoldDays
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(id)
+            hasher.combine(basePlanId)
+        }
+    }
+
     public var packageName: String
     public var products: [Product]
+    public var subscriptions: [Subscription]
 
-    public init(packageName: String, products: [Product]) {
+    public init(packageName: String, products: [Product], subscriptions: [Subscription] = []) {
         self.packageName = packageName
         self.products = products
+        self.subscriptions = subscriptions
     }
 
     public func product(_ id: String) -> Product? { products.first { $0.id == id } }
+    public func subscription(_ id: String) -> Subscription? { subscriptions.first { $0.id == id } }
 
-    /// The catalog the demo and tests sell: coins (consumable, several per purchase) and a lifetime unlock.
+    /// The catalog the demo and tests sell: coins (consumable, several per purchase), a lifetime unlock, and a
+    /// monthly membership with a week's free trial.
     public static let sample = PlayCatalog(
         packageName: "com.example.storekeeper",
         products: [
             Product(id: "coins_100", kind: .consumable, price: 990),
             Product(id: "lifetime_pro", kind: .nonConsumable, price: 24_990),
+        ],
+        subscriptions: [
+            Subscription(id: "vip_monthly", basePlanId: "monthly", months: 1, price: 4_990, freeTrial: ("trial-7d", 7)),
+            Subscription(id: "vip_yearly", basePlanId: "yearly", months: 12, price: 49_990),
         ]
     )
 }

@@ -36,6 +36,8 @@ public actor SimulatedPlayStore {
         public var recordedAt: Date
         /// Quantity-based partial refunds appear only when the caller asks for them.
         public var isPartial: Bool
+        /// Subscriptions appear only with `type=1`.
+        public var isSubscription: Bool
     }
 
     public struct Account: Sendable, Hashable {
@@ -52,6 +54,8 @@ public actor SimulatedPlayStore {
     public let catalog: PlayCatalog
     public private(set) var now: Date
     private var accounts: [String: Account] = [:]
+    var subscriptions: [String: SubscriptionRecord] = [:]
+    var decliningAccounts: Set<String> = []
     private var purchases: [String: OneTimePurchase] = [:]
     private var voided: [Voided] = []
     private var orderSequence = 0
@@ -104,10 +108,9 @@ public actor SimulatedPlayStore {
         {
             throw PlayStoreError(400, "itemAlreadyOwned", "\(productId) is already owned")
         }
-        orderSequence += 1
         let purchase = OneTimePurchase(
             token: newToken(),
-            orderId: Self.orderId(orderSequence),
+            orderId: nextOrderId(),
             productId: productId,
             accountId: accountId,
             obfuscatedAccountId: obfuscatedAccountId,
@@ -247,7 +250,30 @@ public actor SimulatedPlayStore {
 
     /// Google's own decision to refund and revoke (a chargeback, fraud, or the user's refund through Google).
     public func void(token: String, source: VoidedSource, reason: VoidedReason) throws {
-        guard var purchase = purchases[token], purchase.state == .purchased else { throw PlayStoreError.tokenNotFound() }
+        guard var purchase = purchases[token], purchase.state == .purchased else {
+            guard var record = subscriptions[token], record.state != .expired else { throw PlayStoreError.tokenNotFound() }
+            record.state = .expired
+            record.autoRenew = false
+            record.expiryTime = min(record.expiryTime, now)
+            record.canceledBy = "system"
+            subscriptions[token] = record
+            publish(
+                DeveloperNotification(
+                    packageName: catalog.packageName,
+                    eventTimeMillis: PlayInt64(millis: now),
+                    subscriptionNotification: SubscriptionNotification(notificationType: .revoked, purchaseToken: token)
+                )
+            )
+            recordVoided(
+                token: token,
+                orderId: record.latestOrderId,
+                purchasedAt: record.startTime,
+                source: source,
+                reason: reason,
+                subscription: true
+            )
+            return
+        }
         purchase.state = .canceled
         purchase.refundableQuantity = 0
         purchases[token] = purchase
@@ -281,8 +307,8 @@ public actor SimulatedPlayStore {
         let pageSize = max(1, min(maxResults, 1000))
         let matching = voided.filter { entry in
             entry.recordedAt >= start && entry.recordedAt <= end && (includePartial || !entry.isPartial)
+                && (includeSubscriptions || !entry.isSubscription)
         }
-        _ = includeSubscriptions  // One-time products only, so far: both types list the same entries.
         let slice = Array(matching.dropFirst(offset).prefix(pageSize))
         let next = offset + slice.count < matching.count ? Self.pageToken(start: start, end: end, offset: offset + slice.count) : nil
         return VoidedPurchasesListResponse(
@@ -299,14 +325,25 @@ public actor SimulatedPlayStore {
     public func advance(by interval: TimeInterval) {
         precondition(interval >= 0, "the simulated clock only moves forward")
         let target = now.addingTimeInterval(interval)
-        let due = purchases.values.compactMap { purchase -> (Date, String)? in
-            guard purchase.state == .purchased, !purchase.acknowledged, !purchase.consumed, let completed = purchase.completedAt else { return nil }
-            let deadline = completed.addingTimeInterval(Self.acknowledgementWindow)
-            return deadline <= target ? (deadline, purchase.token) : nil
-        }.sorted { $0 < $1 }
-        for (deadline, token) in due {
-            now = max(now, deadline)
-            try? void(token: token, source: .google, reason: .unacknowledgedPurchase)
+        // Every deadline, renewal, retry and expiry on the way, in time order (ties: one-time products first).
+        for _ in 0..<1_000_000 {
+            let oneTime = purchases.values.compactMap { purchase -> (Date, String)? in
+                guard purchase.state == .purchased, !purchase.acknowledged, !purchase.consumed, let completed = purchase.completedAt else {
+                    return nil
+                }
+                let deadline = completed.addingTimeInterval(Self.acknowledgementWindow)
+                return deadline <= target ? (deadline, purchase.token) : nil
+            }.min { $0 < $1 }
+            let subscription = nextSubscriptionEvent(before: target)
+            if let oneTime, subscription == nil || oneTime.0 <= subscription!.0 {
+                now = max(now, oneTime.0)
+                try? void(token: oneTime.1, source: .google, reason: .unacknowledgedPurchase)
+            } else if let subscription {
+                now = max(now, subscription.0)
+                runSubscriptionEvent(subscription.1)
+            } else {
+                break
+            }
         }
         now = target
     }
@@ -459,7 +496,7 @@ public actor SimulatedPlayStore {
         )
     }
 
-    private func publish(_ notification: DeveloperNotification) {
+    func publish(_ notification: DeveloperNotification) {
         published.append(notification)
         guard pushConfiguration != nil, let data = try? PlayJSON.encode(notification) else { return }
         messageSequence += 1
@@ -483,19 +520,41 @@ public actor SimulatedPlayStore {
     }
 
     private func record(_ purchase: OneTimePurchase, source: VoidedSource, reason: VoidedReason, partial: Int32?) {
+        recordVoided(
+            token: purchase.token,
+            orderId: purchase.orderId,
+            purchasedAt: purchase.purchasedAt,
+            source: source,
+            reason: reason,
+            subscription: false,
+            partial: partial
+        )
+    }
+
+    /// A voided purchase: listed, and announced.
+    func recordVoided(
+        token: String,
+        orderId: String,
+        purchasedAt: Date,
+        source: VoidedSource,
+        reason: VoidedReason,
+        subscription: Bool,
+        partial: Int32? = nil
+    ) {
         voided.append(
             Voided(
                 purchase: VoidedPurchase(
-                    purchaseToken: purchase.token,
-                    orderId: purchase.orderId,
-                    purchaseTimeMillis: PlayInt64(millis: purchase.purchasedAt),
+                    purchaseToken: token,
+                    orderId: orderId,
+                    purchaseTimeMillis: PlayInt64(millis: purchasedAt),
                     voidedTimeMillis: PlayInt64(millis: now),
                     voidedSource: source,
                     voidedReason: reason,
                     voidedQuantity: partial
                 ),
                 recordedAt: now,
-                isPartial: partial != nil
+                isPartial: partial != nil,
+                isSubscription: subscription
             )
         )
         publish(
@@ -503,14 +562,23 @@ public actor SimulatedPlayStore {
                 packageName: catalog.packageName,
                 eventTimeMillis: PlayInt64(millis: now),
                 voidedPurchaseNotification: VoidedPurchaseNotification(
-                    purchaseToken: purchase.token,
-                    orderId: purchase.orderId,
-                    productType: .oneTime,
+                    purchaseToken: token,
+                    orderId: orderId,
+                    productType: subscription ? .subscription : .oneTime,
                     refundType: partial == nil ? .fullRefund : .quantityBasedPartialRefund
                 )
             )
         )
     }
+
+    func account(_ id: String) -> Account? { accounts[id] }
+
+    func nextOrderId() -> String {
+        orderSequence += 1
+        return Self.orderId(orderSequence)
+    }
+
+    func newPurchaseToken() -> String { newToken() }
 
     private func newToken() -> String {
         var bytes = [UInt8](repeating: 0, count: 60)

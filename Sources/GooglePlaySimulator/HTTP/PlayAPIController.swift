@@ -54,6 +54,45 @@ public struct PlayAPIController<Context: RequestContext>: Sendable {
                 return Empty()
             }
         }
+        app.get("purchases/subscriptionsv2/tokens/:token") { request, context in
+            try await self.api(request, context) { package in
+                try await self.store.subscriptionPurchase(packageName: package, token: try Self.parameter("token", context))
+            }
+        }
+        app.post("purchases/subscriptionsv2/tokens/:token") { request, context in
+            try await self.api(request, context) { package in
+                let (token, verb) = try Self.verb(try Self.parameter("token", context))
+                guard verb == "revoke" else { throw PlayStoreError(404, "notFound", "No method \(verb) on purchases.subscriptionsv2.") }
+                try await self.store.revokeSubscription(packageName: package, token: token)
+                return Empty()
+            }
+        }
+        app.post("purchases/subscriptions/:subscription/tokens/:token") { request, context in
+            try await self.api(request, context) { package -> DeferAnswer in
+                let (token, verb) = try Self.verb(try Self.parameter("token", context))
+                switch verb {
+                case "acknowledge":
+                    try await self.store.acknowledgeSubscription(packageName: package, token: token)
+                case "cancel":
+                    _ = try await self.store.subscriptionPurchase(packageName: package, token: token)
+                    try await self.store.cancelSubscription(token: token, by: "developer")
+                case "defer":
+                    guard let body = try await Self.body(DeferBody.self, request), let info = body.deferralInfo,
+                        let expected = info.expectedExpiryTimeMillis, let desired = info.desiredExpiryTimeMillis
+                    else { throw PlayStoreError.invalid("deferralInfo") }
+                    let date = try await self.store.deferSubscription(
+                        packageName: package,
+                        token: token,
+                        expected: expected.date,
+                        desired: desired.date
+                    )
+                    return DeferAnswer(newExpiryTimeMillis: PlayInt64(millis: date))
+                default:
+                    throw PlayStoreError(404, "notFound", "No method \(verb) on purchases.subscriptions.")
+                }
+                return DeferAnswer(newExpiryTimeMillis: nil)
+            }
+        }
         app.get("purchases/productsv2/tokens/:token") { request, context in
             try await self.api(request, context) { package in
                 try await self.store.productPurchaseV2(packageName: package, token: try Self.parameter("token", context))
@@ -97,6 +136,17 @@ public struct PlayAPIController<Context: RequestContext>: Sendable {
     struct Empty: Encodable {}
 
     struct AcknowledgeBody: Decodable { var developerPayload: String? }
+
+    struct DeferBody: Decodable {
+        struct Info: Decodable {
+            var expectedExpiryTimeMillis: PlayInt64?
+            var desiredExpiryTimeMillis: PlayInt64?
+        }
+        var deferralInfo: Info?
+    }
+
+    /// `{}` for acknowledge and cancel, the new expiry for defer.
+    struct DeferAnswer: Encodable { var newExpiryTimeMillis: PlayInt64? }
 
     /// The form-encoded JWT bearer grant; answers as Google's token endpoint does.
     private func token(_ request: Request) async throws -> Response {

@@ -304,8 +304,12 @@ public struct CanceledStateContext: Codable, Sendable, Hashable {
 public struct RenewalDeclinedContext: Codable, Sendable, Hashable {
     public var renewalDeclined: RenewalDeclined?
 
+    public init(renewalDeclined: RenewalDeclined?) { self.renewalDeclined = renewalDeclined }
+
     public struct RenewalDeclined: Codable, Sendable, Hashable {
         public var pendingOrderId: String?
+
+        public init(pendingOrderId: String?) { self.pendingOrderId = pendingOrderId }
     }
 }
 

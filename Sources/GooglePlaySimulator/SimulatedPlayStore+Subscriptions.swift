@@ -1,0 +1,333 @@
+import Foundation
+import GooglePlayWire
+
+extension SimulatedPlayStore {
+    /// One subscription purchase (one purchase token), the simulator's ground truth.
+    public struct SubscriptionRecord: Sendable, Hashable {
+        public var token: String
+        public var productId: String
+        public var basePlanId: String
+        public var offerId: String?
+        public var accountId: String
+        public var obfuscatedAccountId: String?
+        public var firstOrderId: String
+        /// Orders after the first: renewals are `<first>..0`, `<first>..1`, …
+        public var renewals: Int
+        public var latestOrderId: String
+        public var startTime: Date
+        public var expiryTime: Date
+        /// The billing anchor's day: months are added to the start, not to the last expiry, so 31 Jan → 28 Feb → 31 Mar.
+        public var periodsPaid: Int
+        public var anchor: Date
+        public var inTrial: Bool
+        public var autoRenew: Bool
+        public var state: SubscriptionState
+        public var acknowledged: Bool
+        public var isTest: Bool
+        public var regionCode: String
+        public var graceEnds: Date?
+        public var holdEnds: Date?
+        public var canceledBy: String?
+        public var canceledAt: Date?
+        public var pendingOrderId: String?
+    }
+
+    /// Whether the account's payment method is declined from now on (renewals fail until it is fixed).
+    public func setBillingFails(_ fails: Bool, account: String) {
+        if fails { decliningAccounts.insert(account) } else { decliningAccounts.remove(account) }
+    }
+
+    /// The device's purchase of a subscription's base plan, with its free trial when `trial` and the plan has one.
+    public func subscribe(
+        productId: String,
+        account accountId: String,
+        obfuscatedAccountId: String? = nil,
+        trial: Bool = false
+    ) throws -> SubscriptionRecord {
+        guard let plan = catalog.subscription(productId) else { throw PlayStoreError.invalid("no subscription \(productId)") }
+        guard let account = account(accountId) else { throw PlayStoreError.invalid("no account \(accountId)") }
+        if let obfuscatedAccountId, obfuscatedAccountId.utf8.count > 64 { throw PlayStoreError.invalid("obfuscated ids are at most 64 characters") }
+        if subscriptions.values.contains(where: { $0.accountId == accountId && $0.productId == productId && $0.state.grantsAccess }) {
+            throw PlayStoreError(400, "itemAlreadyOwned", "\(productId) is already subscribed")
+        }
+        let useTrial = trial && plan.freeTrial != nil
+        let expiry = useTrial ? now.addingTimeInterval(TimeInterval(plan.freeTrial!.days) * 86_400) : addMonths(plan.months, to: now)
+        let record = SubscriptionRecord(
+            token: newPurchaseToken(),
+            productId: productId,
+            basePlanId: plan.basePlanId,
+            offerId: useTrial ? plan.freeTrial?.offerId : nil,
+            accountId: accountId,
+            obfuscatedAccountId: obfuscatedAccountId,
+            firstOrderId: nextOrderId(),
+            renewals: 0,
+            latestOrderId: "",
+            startTime: now,
+            expiryTime: expiry,
+            periodsPaid: useTrial ? 0 : 1,
+            anchor: expiry,
+            inTrial: useTrial,
+            autoRenew: true,
+            state: .active,
+            acknowledged: false,
+            isTest: account.isLicenseTester,
+            regionCode: account.regionCode
+        )
+        var stored = record
+        stored.latestOrderId = record.firstOrderId
+        subscriptions[stored.token] = stored
+        publish(subscription: stored, .purchased)
+        return stored
+    }
+
+    /// The user cancels in the Play Store: no more renewals; access until the expiry.
+    public func cancelSubscription(token: String, by whom: String = "user") throws {
+        guard var record = subscriptions[token], record.state == .active || record.state == .inGracePeriod else {
+            throw PlayStoreError.invalid("the subscription is not active")
+        }
+        record.autoRenew = false
+        record.state = .canceled
+        record.canceledBy = whom
+        record.canceledAt = now
+        subscriptions[token] = record
+        publish(subscription: record, .canceled)
+    }
+
+    /// The user restores a canceled subscription before it expires.
+    public func restoreSubscription(token: String) throws {
+        guard var record = subscriptions[token], record.state == .canceled, record.expiryTime > now else {
+            throw PlayStoreError.invalid("nothing to restore")
+        }
+        record.autoRenew = true
+        record.state = .active
+        record.canceledBy = nil
+        record.canceledAt = nil
+        subscriptions[token] = record
+        publish(subscription: record, .restarted)
+    }
+
+    public func subscription(_ token: String) -> SubscriptionRecord? { subscriptions[token] }
+
+    // MARK: The API
+
+    public func subscriptionPurchase(packageName: String, token: String) throws -> SubscriptionPurchaseV2 {
+        guard let record = subscriptions[token] else { throw PlayStoreError.tokenNotFound() }
+        guard packageName == catalog.packageName else { throw PlayStoreError.wrongPackage() }
+        let plan = catalog.subscription(record.productId)
+        var canceled: CanceledStateContext?
+        if record.state == .canceled || record.state == .expired {
+            switch record.canceledBy {
+            case "user": canceled = .init(userInitiatedCancellation: .init(cancelTime: record.canceledAt))
+            case "developer": canceled = .init(developerInitiatedCancellation: PlayPresence())
+            case "system", nil: canceled = record.state == .expired ? .init(systemInitiatedCancellation: PlayPresence()) : nil
+            default: canceled = nil
+            }
+        }
+        let declined = record.pendingOrderId.map { RenewalDeclinedContext(renewalDeclined: .init(pendingOrderId: $0)) }
+        return SubscriptionPurchaseV2(
+            regionCode: record.regionCode,
+            startTime: record.startTime,
+            subscriptionState: record.state,
+            lineItems: [
+                SubscriptionPurchaseLineItem(
+                    productId: record.productId,
+                    expiryTime: record.expiryTime,
+                    latestSuccessfulOrderId: record.latestOrderId,
+                    autoRenewingPlan: AutoRenewingPlan(
+                        autoRenewEnabled: record.autoRenew,
+                        recurringPrice: plan.map { Money(currencyCode: $0.currency, milliunits: $0.price) }
+                    ),
+                    offerDetails: OfferDetails(basePlanId: record.basePlanId, offerId: record.inTrial ? record.offerId : nil),
+                    offerPhase: record.inTrial ? OfferPhase(freeTrial: PlayPresence()) : OfferPhase(basePrice: PlayPresence())
+                )
+            ],
+            acknowledgementState: record.acknowledged ? .acknowledged : .pending,
+            externalAccountIdentifiers: record.obfuscatedAccountId.map { ExternalAccountIdentifiers(obfuscatedExternalAccountId: $0) },
+            testPurchase: record.isTest ? PlayPresence() : nil,
+            canceledStateContext: canceled,
+            inGracePeriodStateContext: record.state == .inGracePeriod ? declined : nil,
+            onHoldStateContext: record.state == .onHold ? declined : nil,
+            etag: "\(record.latestOrderId):\(Int(record.expiryTime.timeIntervalSince1970))"
+        )
+    }
+
+    public func acknowledgeSubscription(packageName: String, token: String) throws {
+        guard var record = subscriptions[token] else { throw PlayStoreError.tokenNotFound() }
+        guard packageName == catalog.packageName else { throw PlayStoreError.wrongPackage() }
+        guard record.state != .expired else {
+            throw PlayStoreError(410, "subscriptionPurchaseNoLongerAvailable", "The subscription purchase is no longer available.")
+        }
+        record.acknowledged = true
+        subscriptions[token] = record
+    }
+
+    /// `subscriptionsv2.revoke`: access ends now and the latest charge is refunded (voided, source developer).
+    public func revokeSubscription(packageName: String, token: String) throws {
+        guard var record = subscriptions[token] else { throw PlayStoreError.tokenNotFound() }
+        guard packageName == catalog.packageName else { throw PlayStoreError.wrongPackage() }
+        guard record.state != .expired else { throw PlayStoreError.invalid("the subscription has expired") }
+        end(&record, reason: .developer)
+        subscriptions[token] = record
+        publish(subscription: record, .revoked)
+        recordVoided(
+            token: record.token,
+            orderId: record.latestOrderId,
+            purchasedAt: record.startTime,
+            source: .developer,
+            reason: .other,
+            subscription: true
+        )
+    }
+
+    /// Legacy `subscriptions.defer`: moves the expiry from `expected` (which must be the current one) to `desired`.
+    public func deferSubscription(packageName: String, token: String, expected: Date, desired: Date) throws -> Date {
+        guard var record = subscriptions[token] else { throw PlayStoreError.tokenNotFound() }
+        guard packageName == catalog.packageName else { throw PlayStoreError.wrongPackage() }
+        guard record.state == .active || record.state == .canceled else { throw PlayStoreError.invalid("the subscription is not active") }
+        guard abs(expected.timeIntervalSince(record.expiryTime)) < 0.001, desired > record.expiryTime,
+            desired.timeIntervalSince(record.expiryTime) <= 365 * 86_400
+        else { throw PlayStoreError.invalid("deferralInfo") }
+        record.expiryTime = desired
+        record.anchor = desired
+        record.periodsPaid = 0
+        subscriptions[token] = record
+        publish(subscription: record, .deferred)
+        return desired
+    }
+
+    // MARK: The clock
+
+    /// The next subscription event due at or before `target`, if any.
+    func nextSubscriptionEvent(before target: Date) -> (Date, String)? {
+        var next: (Date, String)?
+        for record in subscriptions.values {
+            let due: Date? =
+                switch record.state {
+                case .active where !record.acknowledged:
+                    min(record.startTime.addingTimeInterval(Self.acknowledgementWindow), record.expiryTime)
+                case .active, .canceled: record.expiryTime
+                case .inGracePeriod, .onHold:
+                    min(
+                        nextRetry(record),
+                        record.state == .inGracePeriod ? record.graceEnds ?? record.expiryTime : record.holdEnds ?? record.expiryTime
+                    )
+                default: nil
+                }
+            guard let due, due <= target else { continue }
+            if next == nil || (due, record.token) < next! { next = (due, record.token) }
+        }
+        return next
+    }
+
+    /// Applies the event due now for one subscription: the acknowledgement deadline, a renewal (paid, or declined into
+    /// the grace period), a daily retry, the end of grace (on hold) or of the hold (expired), or an expiry.
+    func runSubscriptionEvent(_ token: String) {
+        guard var record = subscriptions[token], let plan = catalog.subscription(record.productId) else { return }
+        if record.state == .active, !record.acknowledged, now >= record.startTime.addingTimeInterval(Self.acknowledgementWindow) {
+            // Google refunds and revokes a purchase not acknowledged in three days.
+            end(&record, reason: .google)
+            subscriptions[token] = record
+            publish(subscription: record, .revoked)
+            recordVoided(
+                token: token,
+                orderId: record.latestOrderId,
+                purchasedAt: record.startTime,
+                source: .google,
+                reason: .unacknowledgedPurchase,
+                subscription: true
+            )
+            return
+        }
+        switch record.state {
+        case .active where now >= record.expiryTime:
+            if decliningAccounts.contains(record.accountId) {
+                record.state = .inGracePeriod
+                record.pendingOrderId = orderId(record, renewal: record.renewals)
+                record.graceEnds = record.expiryTime.addingTimeInterval(TimeInterval(plan.gracePeriodDays) * 86_400)
+                record.expiryTime = record.graceEnds!
+                subscriptions[token] = record
+                publish(subscription: record, plan.gracePeriodDays > 0 ? .inGracePeriod : .onHold)
+            } else {
+                renew(&record, plan: plan, from: record.expiryTime)
+                subscriptions[token] = record
+                publish(subscription: record, .renewed)
+            }
+        case .canceled where now >= record.expiryTime:
+            record.state = .expired
+            subscriptions[token] = record
+            publish(subscription: record, .expired)
+        case .inGracePeriod, .onHold:
+            if !decliningAccounts.contains(record.accountId), now < (record.state == .inGracePeriod ? record.graceEnds! : record.holdEnds!) {
+                let recovered = record.state == .onHold
+                // From grace the billing day stays; from hold the new period starts at the recovery.
+                renew(&record, plan: plan, from: recovered ? now : record.anchor)
+                subscriptions[token] = record
+                publish(subscription: record, recovered ? .recovered : .renewed)
+            } else if record.state == .inGracePeriod, now >= record.graceEnds! {
+                record.state = .onHold
+                record.holdEnds = now.addingTimeInterval(TimeInterval(plan.accountHoldDays) * 86_400)
+                record.expiryTime = record.graceEnds!
+                subscriptions[token] = record
+                publish(subscription: record, .onHold)
+            } else if record.state == .onHold, now >= record.holdEnds! {
+                record.state = .expired
+                record.canceledBy = "system"
+                subscriptions[token] = record
+                publish(subscription: record, .expired)
+            } else {
+                subscriptions[token] = record
+            }
+        default:
+            break
+        }
+    }
+
+    /// Google retries a declined renewal about once a day.
+    private func nextRetry(_ record: SubscriptionRecord) -> Date {
+        let since = record.anchor
+        let days = (now.timeIntervalSince(since) / 86_400).rounded(.down) + 1
+        return since.addingTimeInterval(max(1, days) * 86_400)
+    }
+
+    private func renew(_ record: inout SubscriptionRecord, plan: PlayCatalog.Subscription, from start: Date) {
+        record.latestOrderId = orderId(record, renewal: record.renewals)
+        record.renewals += 1
+        if record.inTrial || start != record.anchor {
+            record.anchor = start
+            record.periodsPaid = 0
+        }
+        record.inTrial = false
+        record.periodsPaid += 1
+        record.expiryTime = addMonths(plan.months * record.periodsPaid, to: record.anchor)
+        record.state = record.autoRenew ? .active : .canceled
+        record.graceEnds = nil
+        record.holdEnds = nil
+        record.pendingOrderId = nil
+    }
+
+    private func end(_ record: inout SubscriptionRecord, reason: VoidedSource) {
+        record.state = .expired
+        record.autoRenew = false
+        record.expiryTime = min(record.expiryTime, now)
+        record.canceledBy = reason == .developer ? "developer" : "system"
+        record.canceledAt = now
+    }
+
+    private func orderId(_ record: SubscriptionRecord, renewal: Int) -> String { "\(record.firstOrderId)..\(renewal)" }
+
+    func addMonths(_ months: Int, to date: Date) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+        return calendar.date(byAdding: .month, value: months, to: date) ?? date.addingTimeInterval(TimeInterval(months) * 30 * 86_400)
+    }
+
+    private func publish(subscription record: SubscriptionRecord, _ type: SubscriptionNotificationType) {
+        publish(
+            DeveloperNotification(
+                packageName: catalog.packageName,
+                eventTimeMillis: PlayInt64(millis: now),
+                subscriptionNotification: SubscriptionNotification(notificationType: type, purchaseToken: record.token)
+            )
+        )
+    }
+}
