@@ -63,12 +63,15 @@ import Testing
             let unlock = try await store.buy(productId: "lifetime_pro", account: account.id)
             let other = await store.createAccount()
             let refunded = try await store.buy(productId: "coins_100", account: other.id)
+            let subscription = try await store.subscribe(productId: "vip_monthly", account: account.id)
+            let revoked = try await store.subscribe(productId: "vip_yearly", account: other.id)
 
             let (status, log) = try await Self.python(
                 "google_play_client.py",
                 [
                     "--base-url", "http://127.0.0.1:\(port)", "--key-file", keyFile.path, "--package", PlayCatalog.sample.packageName,
                     "--consumable", coins.token, "--unlock", unlock.token, "--refund-order", refunded.orderId,
+                    "--subscription", subscription.token, "--revoke-subscription", revoked.token,
                 ]
             )
             #expect(status == 0, "\(log)")
@@ -76,6 +79,9 @@ import Testing
             #expect(await store.purchase(coins.token)?.consumed == true)
             #expect(await store.purchase(unlock.token)?.developerPayload == "judge")
             #expect(await store.purchase(refunded.token)?.state == .canceled)
+            #expect(await store.subscription(subscription.token)?.acknowledged == true)
+            #expect(await store.subscription(subscription.token)?.state == .canceled)
+            #expect(await store.subscription(revoked.token)?.state == .expired)
         }
     }
 

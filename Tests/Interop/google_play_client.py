@@ -14,6 +14,8 @@ p.add_argument("--package", required=True)
 p.add_argument("--consumable", required=True, help="token of a 3-unit coins_100 purchase")
 p.add_argument("--unlock", required=True, help="token of a lifetime_pro purchase")
 p.add_argument("--refund-order", required=True, help="order id to refund with revoke")
+p.add_argument("--subscription", required=True, help="token of a vip_monthly subscription, not yet acknowledged")
+p.add_argument("--revoke-subscription", required=True, help="token of a vip_yearly subscription to revoke")
 a = p.parse_args()
 
 failures = []
@@ -57,6 +59,25 @@ entry = next((v for v in voided.get("voidedPurchases", []) if v.get("orderId") =
 check(entry.get("voidedSource") == 1, f"voidedSource developer: {entry.get('voidedSource')}")
 check(isinstance(entry.get("voidedTimeMillis"), str), "voidedTimeMillis is an int64 string")
 
+subs = svc.purchases().subscriptionsv2()
+sub = subs.get(packageName=a.package, token=a.subscription).execute()
+check(sub.get("kind") == "androidpublisher#subscriptionPurchaseV2", f"kind: {sub.get('kind')}")
+check(sub.get("subscriptionState") == "SUBSCRIPTION_STATE_ACTIVE", f"state: {sub.get('subscriptionState')}")
+check(sub.get("acknowledgementState") == "ACKNOWLEDGEMENT_STATE_PENDING", f"ack: {sub.get('acknowledgementState')}")
+item = (sub.get("lineItems") or [{}])[0]
+check(item.get("productId") == "vip_monthly" and item.get("offerDetails", {}).get("basePlanId") == "monthly", f"line item: {item}")
+check(item.get("autoRenewingPlan", {}).get("recurringPrice", {}).get("units") == "4", f"price: {item.get('autoRenewingPlan')}")
+check(item.get("expiryTime", "").endswith("Z"), f"expiryTime: {item.get('expiryTime')}")
+svc.purchases().subscriptions().acknowledge(packageName=a.package, subscriptionId="vip_monthly", token=a.subscription, body={}).execute()
+svc.purchases().subscriptions().cancel(packageName=a.package, subscriptionId="vip_monthly", token=a.subscription).execute()
+sub = subs.get(packageName=a.package, token=a.subscription).execute()
+check(sub.get("acknowledgementState") == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED", f"ack after: {sub.get('acknowledgementState')}")
+check(sub.get("subscriptionState") == "SUBSCRIPTION_STATE_CANCELED", f"canceled: {sub.get('subscriptionState')}")
+check("developerInitiatedCancellation" in sub.get("canceledStateContext", {}), f"canceled by: {sub.get('canceledStateContext')}")
+subs.revoke(packageName=a.package, token=a.revoke_subscription, body={"revocationContext": {"fullRefund": {}}}).execute()
+revoked = subs.get(packageName=a.package, token=a.revoke_subscription).execute()
+check(revoked.get("subscriptionState") == "SUBSCRIPTION_STATE_EXPIRED", f"revoked: {revoked.get('subscriptionState')}")
+
 try:
     products.get(packageName=a.package, productId="coins_100", token="no-such-token").execute()
     failures.append("an unknown token was answered")
@@ -64,5 +85,5 @@ except HttpError as e:
     check(e.status_code == 404, f"unknown token status: {e.status_code}")
     check((e.error_details or [{}])[0].get("reason") == "purchaseTokenNotFound", f"reason: {e.error_details}")
 
-print(json.dumps({"failures": failures, "checked": "products.get/consume/acknowledge, productsv2, orders.refund, voidedpurchases.list, errors"}))
+print(json.dumps({"failures": failures, "checked": "products.get/consume/acknowledge, productsv2, subscriptionsv2.get/revoke, subscriptions.acknowledge/cancel, orders.refund, voidedpurchases.list, errors"}))
 sys.exit(1 if failures else 0)
