@@ -30,6 +30,20 @@ extension SimulatedPlayStore {
         public var canceledBy: String?
         public var canceledAt: Date?
         public var pendingOrderId: String?
+        /// The token this purchase replaced (a plan change), and how.
+        public var linkedPurchaseToken: String?
+        public var replaced: (productId: String, basePlanId: String, mode: ReplacementMode)?
+
+        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.token == rhs.token && lhs.hashValue == rhs.hashValue }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(token)
+            hasher.combine(state)
+            hasher.combine(expiryTime)
+            hasher.combine(latestOrderId)
+            hasher.combine(acknowledged)
+            hasher.combine(linkedPurchaseToken)
+        }
     }
 
     /// Whether the account's payment method is declined from now on (renewals fail until it is fixed).
@@ -108,6 +122,68 @@ extension SimulatedPlayStore {
 
     public func subscription(_ token: String) -> SubscriptionRecord? { subscriptions[token] }
 
+    /// The user changes plan from the subscription `oldToken` (`BillingFlowParams.SubscriptionUpdateParams`): a new
+    /// purchase token linked to the old one (`linkedPurchaseToken`), which ends now with a replacement cancellation.
+    /// `withTimeProration` credits the old plan's unused time at the new price; `chargeProratedPrice` and
+    /// `withoutProration` keep the old billing date; `chargeFullPrice` starts a full period now. `deferred` (the new
+    /// plan from the old one's renewal) is not simulated yet.
+    public func changePlan(from oldToken: String, to productId: String, mode: ReplacementMode) throws -> SubscriptionRecord {
+        guard var old = subscriptions[oldToken], old.state.grantsAccess else {
+            throw PlayStoreError.invalid("oldPurchaseToken is not an active subscription")
+        }
+        guard let oldPlan = catalog.subscription(old.productId), let plan = catalog.subscription(productId), productId != old.productId else {
+            throw PlayStoreError.invalid("no other subscription \(productId)")
+        }
+        let expiry: Date
+        switch mode {
+        case .chargeFullPrice:
+            expiry = addMonths(plan.months, to: now)
+        case .chargeProratedPrice, .withoutProration:
+            expiry = old.expiryTime
+        case .withTimeProration:
+            let unused = max(0, old.expiryTime.timeIntervalSince(now))
+            // The unused time's value at the old plan's monthly rate buys time at the new plan's monthly rate.
+            let rate = (Double(oldPlan.price) / Double(oldPlan.months)) / (Double(max(1, plan.price)) / Double(plan.months))
+            expiry = now.addingTimeInterval(old.inTrial ? unused : unused * rate)
+        default:
+            throw PlayStoreError.invalid("replacement mode \(mode.rawValue) is not simulated")
+        }
+        old.state = .expired
+        old.autoRenew = false
+        old.expiryTime = now
+        old.canceledBy = "replacement"
+        old.canceledAt = now
+        subscriptions[oldToken] = old
+        let first = nextOrderId()
+        let record = SubscriptionRecord(
+            token: newPurchaseToken(),
+            productId: productId,
+            basePlanId: plan.basePlanId,
+            offerId: nil,
+            accountId: old.accountId,
+            obfuscatedAccountId: old.obfuscatedAccountId,
+            firstOrderId: first,
+            renewals: 0,
+            latestOrderId: first,
+            startTime: now,
+            expiryTime: expiry,
+            // The period bought now runs to `expiry`; renewals count months from it.
+            periodsPaid: 0,
+            anchor: expiry,
+            inTrial: false,
+            autoRenew: true,
+            state: .active,
+            acknowledged: false,
+            isTest: old.isTest,
+            regionCode: old.regionCode,
+            linkedPurchaseToken: oldToken,
+            replaced: (old.productId, old.basePlanId, mode)
+        )
+        subscriptions[record.token] = record
+        publish(subscription: record, .purchased)
+        return record
+    }
+
     // MARK: The API
 
     public func subscriptionPurchase(packageName: String, token: String) throws -> SubscriptionPurchaseV2 {
@@ -119,6 +195,7 @@ extension SimulatedPlayStore {
             switch record.canceledBy {
             case "user": canceled = .init(userInitiatedCancellation: .init(cancelTime: record.canceledAt))
             case "developer": canceled = .init(developerInitiatedCancellation: PlayPresence())
+            case "replacement": canceled = .init(replacementCancellation: PlayPresence())
             case "system", nil: canceled = record.state == .expired ? .init(systemInitiatedCancellation: PlayPresence()) : nil
             default: canceled = nil
             }
@@ -138,9 +215,16 @@ extension SimulatedPlayStore {
                         recurringPrice: plan.map { Money(currencyCode: $0.currency, milliunits: $0.price) }
                     ),
                     offerDetails: OfferDetails(basePlanId: record.basePlanId, offerId: record.inTrial ? record.offerId : nil),
-                    offerPhase: record.inTrial ? OfferPhase(freeTrial: PlayPresence()) : OfferPhase(basePrice: PlayPresence())
+                    offerPhase: record.inTrial ? OfferPhase(freeTrial: PlayPresence()) : OfferPhase(basePrice: PlayPresence()),
+                    // Google shows what an item replaced for 60 days after the purchase.
+                    itemReplacement: record.replaced.flatMap { replaced in
+                        now.timeIntervalSince(record.startTime) <= 60 * 86_400
+                            ? ItemReplacement(productId: replaced.productId, basePlanId: replaced.basePlanId, replacementMode: replaced.mode)
+                            : nil
+                    }
                 )
             ],
+            linkedPurchaseToken: record.linkedPurchaseToken,
             acknowledgementState: record.acknowledged ? .acknowledged : .pending,
             externalAccountIdentifiers: record.obfuscatedAccountId.map { ExternalAccountIdentifiers(obfuscatedExternalAccountId: $0) },
             testPurchase: record.isTest ? PlayPresence() : nil,

@@ -162,4 +162,46 @@ import Testing
             #expect(all.last?.purchaseToken == kept.token && all.last?.voidedSource == .developer)
         }
     }
+
+    @Test func planChangesMakeAChainOfTokens() async throws {
+        try await withSimulator { store, api in
+            let account = await store.createAccount()
+            let monthly = try await store.subscribe(productId: "vip_monthly", account: account.id, obfuscatedAccountId: "order-3")
+            try await api.acknowledgeSubscription(packageName: Self.package, subscriptionId: "vip_monthly", token: monthly.token)
+            await store.advance(by: 10 * Self.day)
+
+            // Upgrade to yearly at full price: a new token, linked to the old one, which ends now.
+            let yearly = try await store.changePlan(from: monthly.token, to: "vip_yearly", mode: .chargeFullPrice)
+            #expect(yearly.token != monthly.token)
+            var read = try await api.getSubscription(packageName: Self.package, token: yearly.token)
+            #expect(read.linkedPurchaseToken == monthly.token)
+            #expect(read.subscriptionState == .active)
+            #expect(read.acknowledgementState == .pending, "the new token must be acknowledged")
+            #expect(read.externalAccountIdentifiers?.obfuscatedExternalAccountId == "order-3", "the app's id carries over")
+            #expect(
+                read.lineItems?.first?.itemReplacement
+                    == ItemReplacement(productId: "vip_monthly", basePlanId: "monthly", replacementMode: .chargeFullPrice)
+            )
+            #expect(read.expiryTime == Self.date("2027-10-11T00:00:00Z"), "a full year from the change")
+            let old = try await api.getSubscription(packageName: Self.package, token: monthly.token)
+            #expect(old.subscriptionState == .expired)
+            #expect(old.canceledStateContext?.replacementCancellation != nil)
+            try await api.acknowledgeSubscription(packageName: Self.package, subscriptionId: "vip_yearly", token: yearly.token)
+
+            // Down again with time proration: the yearly plan's unused time buys monthly time at the monthly price.
+            await store.advance(by: 30 * Self.day)
+            let back = try await store.changePlan(from: yearly.token, to: "vip_monthly", mode: .withTimeProration)
+            read = try await api.getSubscription(packageName: Self.package, token: back.token)
+            #expect(read.linkedPurchaseToken == yearly.token, "each link names the one before: monthly ← yearly ← monthly")
+            let unused = Self.date("2027-10-11T00:00:00Z").timeIntervalSince(await store.now)
+            let credited = try #require(read.expiryTime).timeIntervalSince(await store.now)
+            // 49.99 a year is 4.166 a month; at 4.99 a month the unused value buys 83.5 % of the time.
+            #expect(abs(credited - unused * (49_990.0 / 12) / 4_990) < 1)
+            #expect(credited < unused)
+            #expect(await Self.notifications(store, back.token) == [.purchased])
+            #expect(try await api.getSubscription(packageName: Self.package, token: yearly.token).subscriptionState == .expired)
+            // An ended token cannot be changed from again.
+            await #expect(throws: PlayStoreError.self) { try await store.changePlan(from: yearly.token, to: "vip_monthly", mode: .chargeFullPrice) }
+        }
+    }
 }

@@ -213,6 +213,13 @@ public struct ItemReplacement: Codable, Sendable, Hashable {
     public var basePlanId: String?
     public var offerId: String?
     public var replacementMode: ReplacementMode?
+
+    public init(productId: String?, basePlanId: String?, offerId: String? = nil, replacementMode: ReplacementMode?) {
+        self.productId = productId
+        self.basePlanId = basePlanId
+        self.offerId = offerId
+        self.replacementMode = replacementMode
+    }
 }
 
 /// How a plan change replaced an item.
