@@ -193,6 +193,7 @@ let package = Package(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStoreWire",
+                "GooglePlayWire",
                 "StorekeeperCore",
                 "StorekeeperLedger",
                 "StorekeeperStorage",
@@ -386,6 +387,8 @@ let package = Package(
                 "AppStoreSimulator",
                 "AppStoreTestSigning",
                 "AppStoreWire",
+                "GooglePlaySimulator",
+                "GooglePlayWire",
                 "StorekeeperTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -64,6 +64,7 @@ public actor SimulatedPlayStore {
     private var random: SystemRandomNumberGenerator
     private var pushSigning: PlayPushSigning
     private var pushConfiguration: PushConfiguration?
+    private var faults: Set<Fault> = []
     private var pushQueue: [PendingPush] = []
     private var messageSequence = 0
     /// Every notification published, in order: the ground truth of what a receiver should have seen.
@@ -305,8 +306,11 @@ public actor SimulatedPlayStore {
             guard end <= now, start <= end else { throw PlayStoreError.invalid("endTime") }
         }
         let pageSize = max(1, min(maxResults, 1000))
+        // Google's times are whole milliseconds: an entry voided within the millisecond `endTime` names is listed.
+        let (from, to) = (PlayInt64(millis: start).value, PlayInt64(millis: end).value)
         let matching = voided.filter { entry in
-            entry.recordedAt >= start && entry.recordedAt <= end && (includePartial || !entry.isPartial)
+            let at = PlayInt64(millis: entry.recordedAt).value
+            return at >= from && at <= to && (includePartial || !entry.isPartial)
                 && (includeSubscriptions || !entry.isSubscription)
         }
         let slice = Array(matching.dropFirst(offset).prefix(pageSize))
@@ -322,6 +326,29 @@ public actor SimulatedPlayStore {
 
     /// Moves the clock forward; purchases left unacknowledged past their window are refunded and revoked, as Google
     /// does (voided with reason 8), in the order their deadlines fall.
+    /// Parts of the Play Developer API that answer 503 (`backendError`) until cleared: an outage to ride out.
+    public enum Fault: String, Sendable, Hashable, CaseIterable {
+        /// `products.acknowledge` and `subscriptions.acknowledge`.
+        case acknowledge
+        /// `products.consume`.
+        case consume
+        /// Every read (`GET`).
+        case reads
+        /// Everything but the token endpoint.
+        case all
+    }
+
+    /// Sets the faults in force (empty: none).
+    public func setFaults(_ faults: Set<Fault>) { self.faults = faults }
+
+    /// Whether a call of `method` to `path` fails under the faults in force.
+    public func isFaulted(method: String, path: String) -> Bool {
+        if faults.contains(.all) { return true }
+        if faults.contains(.acknowledge), path.hasSuffix(":acknowledge") { return true }
+        if faults.contains(.consume), path.hasSuffix(":consume") { return true }
+        return faults.contains(.reads) && method == "GET"
+    }
+
     public func advance(by interval: TimeInterval) {
         precondition(interval >= 0, "the simulated clock only moves forward")
         let target = now.addingTimeInterval(interval)

@@ -23,6 +23,8 @@ public struct ServerComponents: Sendable {
     let catalog: CatalogService
     public let ledger: Ledger
     let purchases: PurchaseService
+    /// Google Play purchases an Android app submits (nil: no app sells there).
+    let playPurchases: PlayPurchaseService?
     let orders: OrderStore
     let accounts: AccountStore
     let revenue: RevenueStore
@@ -103,10 +105,28 @@ public struct ServerComponents: Sendable {
         let ready = ReadinessGate()
         self.ready = ready
         var jobs = LifecycleJobs()
+        let purchaseTokens = PurchaseTokens(provider: provider)
+        let sellsOnPlay = apps.apps.contains { $0.googlePlay != nil }
+        let acknowledger = PlayAcknowledger(apps: apps, tokens: purchaseTokens, ledger: ledger, metrics: metrics, logger: logger)
+        if sellsOnPlay {
+            jobs.acknowledger = acknowledger
+            playPurchases = PlayPurchaseService(
+                apps: apps,
+                catalog: catalog,
+                purchases: purchases,
+                tokens: purchaseTokens,
+                acknowledger: acknowledger,
+                metrics: metrics,
+                logger: logger
+            )
+        } else {
+            playPurchases = nil
+        }
         if lifecycle.processNotifications {
             jobs.processor = NotificationProcessor(
                 ledger: ledger,
                 confirmation: V1Confirmation(apps: apps, catalog: catalog, metrics: metrics),
+                play: sellsOnPlay ? PlayConfirmation(apps: apps, catalog: catalog, tokens: purchaseTokens, metrics: metrics) : nil,
                 configuration: lifecycle,
                 metrics: metrics,
                 ready: ready,
@@ -122,6 +142,16 @@ public struct ServerComponents: Sendable {
         )
         self.intake = intake
         let lease = JobLease(ledger: ledger)
+        if sellsOnPlay {
+            jobs.playCatchUp = PlayVoidedCatchUp(
+                apps: apps,
+                ledger: ledger,
+                lease: lease,
+                metrics: metrics,
+                logger: logger,
+                onStored: { processor?.notificationStored() }
+            )
+        }
         // Without a Server API key the sweep still asks verifyReceipt about subscriptions proved by a receipt.
         jobs.sweep = RenewalSweep(
             apps: apps,
@@ -274,6 +304,8 @@ public struct ServerComponents: Sendable {
             "app_transactions": lifecycle.appTransactionInterval,
             "expire_guests": .seconds(6 * 3_600),
             "prune": configuration.dataRetention.interval,
+            "acknowledge_purchases": lifecycle.acknowledgeInterval,
+            "play_catch_up": lifecycle.playCatchUpInterval,
         ]
         for (name, job) in jobs.periodic.sorted(by: { $0.key < $1.key }) {
             guard let interval = intervals[name] ?? nil else { continue }

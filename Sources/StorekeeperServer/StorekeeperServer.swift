@@ -144,6 +144,10 @@ public enum StorekeeperServer {
             metrics: components.metrics
         ).add(to: routes)
         RetentionController(responder: components.retention, recorder: components.retentionRecorder, metrics: components.metrics).add(to: routes)
+        if components.playPurchases != nil {
+            PlayNotificationsController(apps: components.apps, ledger: components.ledger, intake: components.intake, metrics: components.metrics)
+                .add(to: routes)
+        }
         var api = APIHandler(
             auth: components.auth,
             ledger: components.ledger,
@@ -170,6 +174,7 @@ public enum StorekeeperServer {
         )
         api.webhookEndpoints = components.configuration.webhooks
         api.teamService = components.teams
+        api.playPurchases = components.playPurchases
         let perHour = components.configuration.auth.guestsPerAddressPerHour
         if perHour > 0 { api.guestLimiter = GuestIssueLimiter(perHour: perHour) }
         if let delivery = components.webhookDelivery { api.webhookWake = { delivery.wake() } }

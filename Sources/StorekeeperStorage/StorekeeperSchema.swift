@@ -33,5 +33,6 @@ public enum StorekeeperSchema {
         m025RefundedSeats,
         m026PruningIndexes,
         m027StoreTransactions,
+        m028PurchaseTokens,
     ]
 }

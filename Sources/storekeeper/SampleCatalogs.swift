@@ -33,7 +33,11 @@ enum SampleCatalogs {
             {
               "id": "com.example.storekeeper.teams.monthly", "kind": "autoRenewable", "entitlement": "teams",
               "subscriptionGroup": "21000003", "level": 1
-            }
+            },
+            { "id": "coins_100", "store": "googlePlay", "kind": "consumable", "coins": 100 },
+            { "id": "lifetime_pro", "store": "googlePlay", "kind": "nonConsumable", "entitlement": "chapter.2" },
+            { "id": "vip_monthly", "store": "googlePlay", "kind": "autoRenewable", "entitlement": "membership", "subscriptionGroup": "play.vip", "level": 2 },
+            { "id": "vip_yearly", "store": "googlePlay", "kind": "autoRenewable", "entitlement": "membership", "subscriptionGroup": "play.vip", "level": 1 }
           ],
           "campaigns": [
             {

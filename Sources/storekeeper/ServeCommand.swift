@@ -34,6 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
             nested objects): http.port (HTTP_PORT), db.kind (DB_KIND: sqlite | postgres), db.sqlite.path, \
             db.postgres.url (DB_POSTGRES_URL), catalog.file, apps (APPS: names), apps.<name>.appStore.bundleId, \
             apps.<name>.appStore.{appAppleId,sharedSecret,apiKey.{id,issuer,path}}, \
+            apps.<name>.googlePlay.{packageName,serviceAccount.path,push.audience,push.serviceAccount}, \
             auth.jwt.hs256Secret, auth.jwt.es256PublicKey, auth.jwt.issuer, auth.jwt.audience, auth.apiKeys, \
             auth.adminKeys (name:key,...), auth.adminKeyScopes (name:scope+scope,...; unnamed keys hold admin), \
             auth.guests, policy.transfer (refuse | transfer). See README.md.

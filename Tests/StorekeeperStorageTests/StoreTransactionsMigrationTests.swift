@@ -5,13 +5,14 @@ import StorekeeperCore
 import StorekeeperStorage
 import Testing
 
-/// `027_store_transactions` on a database the previous release made: the delivered transactions keep every column
-/// and the indexes, gain their store, and the gateway reads and writes them under the new name.
+/// `027_store_transactions` and `028_purchase_tokens` on a database the release before them made: the delivered
+/// transactions keep every column and the indexes, gain their store, and the gateway reads and writes them under the
+/// new name, Google Play's purchase tokens and acknowledgements included.
 @Suite struct StoreTransactionsMigrationTests {
     @Test func aDatabaseFromTheLastReleaseKeepsItsTransactions() async throws {
         try await StorageHarness.withEachProvider { provider in
             let previous = Array(StorekeeperSchema.migrations.prefix { $0.name != "027_store_transactions" })
-            #expect(previous.count == StorekeeperSchema.migrations.count - 1, "027 is the newest migration")
+            #expect(previous.count == StorekeeperSchema.migrations.count - 2, "027 and 028 are the newest migrations")
             try await Migrator(migrations: previous).migrate(provider)
             try await provider.withSession { db in
                 try await db.raw(
@@ -23,7 +24,9 @@ import Testing
                     """
                 ).run()
             }
-            #expect(try await Migrator(migrations: StorekeeperSchema.migrations).migrate(provider) == ["027_store_transactions"])
+            #expect(
+                try await Migrator(migrations: StorekeeperSchema.migrations).migrate(provider) == ["027_store_transactions", "028_purchase_tokens"]
+            )
             try await provider.withSession { db in
                 let row = try #require(try await db.raw("SELECT store, user_id, price FROM store_transactions WHERE transaction_id = '1000'").first())
                 #expect(try row.decode(column: "store", as: String.self) == Store.appStore.rawValue)
@@ -56,7 +59,29 @@ import Testing
                 let stores = try await db.raw("SELECT store FROM store_transactions ORDER BY transaction_id").all()
                     .map { try $0.decode(column: "store", as: String.self) }
                 #expect(stores == ["app_store", "app_store"])
+
+                // A Play purchase keeps its token, and waits to be acknowledged until Google confirms it.
+                var play = transaction
+                play.transactionId = "GPA.1234-5678-9012-34567"
+                play.originalTransactionId = play.transactionId
+                play.store = .googlePlay
+                play.purchaseToken = "token-abc"
+                play.acknowledgement = StoreAcknowledgement(action: .consume, deadline: Date(timeIntervalSince1970: 1_700_259_300))
+                let playRow = StoreTransactionsTable.Row(
+                    transaction: play,
+                    owner: UserID(rawValue: "carol"),
+                    productKind: .consumable,
+                    subscriptionGroup: nil,
+                    orderId: nil
+                )
+                #expect(try await StoreTransactionsTable.insert([playRow], now: Date(), on: db) == [play.transactionId])
+                #expect(try await StoreTransactionsTable.markAcknowledged(play.transactionId, at: Date(), on: db))
+                #expect(try await StoreTransactionsTable.markAcknowledged(play.transactionId, at: Date(), on: db) == false, "once")
             }
+            let tokens = PurchaseTokens(provider: provider)
+            #expect(try await tokens.original(ofPurchaseToken: "token-abc") == "GPA.1234-5678-9012-34567")
+            #expect(try await tokens.unacknowledged(bundleIds: ["com.example"], limit: 10).isEmpty)
+            #expect(try await tokens.acknowledgement(of: "GPA.1234-5678-9012-34567")?.at != nil)
         }
     }
 }

@@ -181,6 +181,9 @@ public struct PlayAPIController<Context: RequestContext>: Sendable {
             guard authorization.hasPrefix("Bearer "), await store.isAuthorized(String(authorization.dropFirst(7))) else {
                 throw PlayStoreError(401, "authError", "Invalid Credentials")
             }
+            if await store.isFaulted(method: request.method.rawValue, path: request.uri.path.removingPercentEncoding ?? request.uri.path) {
+                throw PlayStoreError(503, "backendError", "The service is currently unavailable.")
+            }
             let value = try await body(try Self.parameter("package", context))
             let data = try PlayJSON.encode(value)
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))

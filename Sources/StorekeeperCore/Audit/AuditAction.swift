@@ -33,6 +33,10 @@ public struct AuditAction: RawRepresentable, Sendable, Hashable, Codable, Custom
     public static let transactionAccountTokenSet = AuditAction(rawValue: "transaction.account_token_set")
     /// Apple named the app install a purchase that came without one was made from (Get App Transaction Info).
     public static let transactionInstallNamed = AuditAction(rawValue: "transaction.install_named")
+    /// Google Play confirmed a delivered purchase acknowledged (or consumed), so it will not refund it unasked.
+    public static let transactionAcknowledged = AuditAction(rawValue: "transaction.acknowledged")
+    /// Google Play will never take the acknowledgement (the purchase was cancelled or voided meanwhile).
+    public static let transactionAcknowledgementRefused = AuditAction(rawValue: "transaction.acknowledgement_refused")
     // Teams (multiseat subscriptions whose developer manages invitations)
     /// The purchaser invited someone to a seat (or an operator added a member).
     public static let teamInvited = AuditAction(rawValue: "team.invited")

@@ -3,8 +3,11 @@
 /// Apple decides what was paid; the catalog decides what that payment is worth here (coins, an entitlement, a
 /// period) and whether a new order may be created for it.
 public struct CatalogProduct: Sendable, Hashable, Codable {
-    /// The App Store Connect product id.
+    /// The store's product id (App Store Connect's, or Google Play's product or subscription id).
     public var id: String
+    /// The store that sells it (`appStore` unless the catalog says otherwise): a purchase is delivered only from its
+    /// own store, and a paywall shows only its platform's products.
+    public var store: Store
     public var kind: ProductKind
     /// The entitlement granted (non-consumable, non-renewing, auto-renewable).
     public var entitlement: String?
@@ -40,9 +43,11 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
         introductoryOfferFreeVariant: String? = nil,
         onSale: Bool = true,
         sampleContentProvided: Bool = false,
-        appleId: Int64? = nil
+        appleId: Int64? = nil,
+        store: Store = .appStore
     ) {
         self.id = id
+        self.store = store
         self.kind = kind
         self.entitlement = entitlement
         self.coins = coins
@@ -58,12 +63,13 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case id, kind, entitlement, coins, duration, subscriptionGroup, level, hasIntroductoryOffer
-        case introductoryOfferFreeVariant, onSale, sampleContentProvided, appleId
+        case introductoryOfferFreeVariant, onSale, sampleContentProvided, appleId, store
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(String.self, forKey: .id)
+        store = try c.decodeIfPresent(Store.self, forKey: .store) ?? .appStore
         kind = try c.decode(ProductKind.self, forKey: .kind)
         entitlement = try c.decodeIfPresent(String.self, forKey: .entitlement)
         coins = try c.decodeIfPresent(Int64.self, forKey: .coins)

@@ -42,9 +42,14 @@ extension Catalog {
     /// introductory offer: a product with one is sold as its variant there, or left out when it has none on sale
     /// (an order for it would be refused). A product that is another's variant is only ever sold in its place.
     /// A campaign's promotional offer is listed only in groups the user has subscribed in (`subscribed`): the App
-    /// Store gives promotional offers to current and lapsed subscribers only.
-    public func customerCatalog(for userId: String, subscribed: Set<String>, hadIntroductoryOffer: Set<String>) -> CustomerCatalog {
-        let onSale = products.filter(\.onSale)
+    /// Store gives promotional offers to current and lapsed subscribers only. Only `store`'s products are sold.
+    public func customerCatalog(
+        for userId: String,
+        subscribed: Set<String>,
+        hadIntroductoryOffer: Set<String>,
+        store: Store = .appStore
+    ) -> CustomerCatalog {
+        let onSale = products.filter { $0.onSale && $0.store == store }
         let variants = Set(products.compactMap(\.introductoryOfferFreeVariant))
         var offerings: [CustomerCatalog.Offering] = []
         for group in subscriptionGroups {

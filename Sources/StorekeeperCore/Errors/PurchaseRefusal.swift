@@ -26,6 +26,17 @@ public enum PurchaseRefusal: StorekeeperFailure, Hashable {
     case unattributed
     /// The database did not record it.
     case notRecorded
+    /// Google Play has not been paid yet (a pending purchase: cash, a slow payment method); submit it again later,
+    /// or let the real-time notification deliver it when it completes.
+    case pending(String)
+    /// Google Play does not know the purchase token (or not for this product and package).
+    case unknownPurchaseToken
+    /// The purchase was cancelled before it was paid.
+    case cancelled(String)
+    /// Google Play did not decide (an outage, a timeout, a quota).
+    case playUndecided(String)
+    /// The catalog sells the product on another store; parked for support (the catalog names the wrong store).
+    case otherStore(productId: String, store: String)
 
     public var apiError: StorekeeperError {
         switch self {
@@ -34,7 +45,7 @@ public enum PurchaseRefusal: StorekeeperFailure, Hashable {
         case .wrongApp(let why): .rejected("wrong_app", why)
         case .incompleteTransaction(let what): .rejected("incomplete_transaction", what)
         case .sandboxNotAllowed: .rejected("sandbox_not_allowed", "sandbox purchases are not delivered by this server")
-        case .revoked(let id): .rejected("revoked", "Apple revoked or refunded transaction \(id)")
+        case .revoked(let id): .rejected("revoked", "the store revoked or refunded transaction \(id)")
         case .unknownProduct(let productId):
             StorekeeperError(
                 .refused,
@@ -71,6 +82,19 @@ public enum PurchaseRefusal: StorekeeperFailure, Hashable {
             )
         case .unattributed: StorekeeperError(.refused, code: "unattributed", message: "no user to deliver to", outcome: .retry)
         case .notRecorded: .retry("not_recorded", "this transaction could not be recorded; send it again")
+        case .pending(let why):
+            StorekeeperError(.refused, code: "purchase_pending", message: "not paid yet: \(why); submit it again once it completes", outcome: .retry)
+        case .unknownPurchaseToken:
+            .rejected(.refused, "unknown_purchase_token", "Google Play does not know this purchase token for this package and product")
+        case .cancelled(let why): .rejected("purchase_cancelled", why)
+        case .playUndecided(let why): .retry("google_unavailable", why)
+        case .otherStore(let productId, let store):
+            StorekeeperError(
+                .refused,
+                code: "wrong_store",
+                message: "the catalog sells \(productId) on \(store); the purchase is kept until the catalog is fixed",
+                outcome: .retry
+            )
         }
     }
 }

@@ -4,6 +4,8 @@ import Foundation
 /// than what was applied before (messages are ordered per `originalTransactionId` by `signedDate`).
 public struct SubscriptionSnapshot: Sendable, Hashable {
     public var originalTransactionId: String
+    /// The store that bills it (kept from the first snapshot: a subscription never changes store).
+    public var store: Store = .appStore
     public var bundleId: String
     public var productId: String
     public var subscriptionGroup: String?

@@ -10,6 +10,8 @@ public enum SubscriptionState: String, Sendable, Hashable, Codable, CaseIterable
     case revoked
     /// The current period was refunded (`REFUND`, V1 `CANCEL`).
     case refunded
+    /// The subscriber paused it (Google Play): no service until it resumes.
+    case paused
 
     /// From Apple's subscription status (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked).
     public init?(appleStatus: Int) {

@@ -56,6 +56,7 @@ public enum DeliveryRules {
 
     /// Why a transaction of `product` cannot be delivered as it stands, or nil.
     public static func problem(for product: CatalogProduct, transaction: VerifiedTransaction) -> PurchaseRefusal? {
+        if product.store != transaction.store { return .otherStore(productId: product.id, store: product.store.apiName) }
         if transaction.quantity > maximumQuantity { return .quantityOutOfRange(transaction.quantity, maximum: maximumQuantity) }
         if product.kind == .consumable, coins(for: product, transaction: transaction) == nil {
             return .catalogOutOfRange(productId: product.id)

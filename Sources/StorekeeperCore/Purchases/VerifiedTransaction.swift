@@ -7,6 +7,8 @@ public struct VerifiedTransaction: Sendable, Hashable {
         case signedTransaction
         case receipt
         case restore
+        /// The store's server API answered for it (Google Play's purchase tokens).
+        case storeAPI
     }
 
     public var store: Store = .appStore
@@ -28,6 +30,11 @@ public struct VerifiedTransaction: Sendable, Hashable {
     public var signedData: String?
     /// Price, currency, storefront, offer and revocation details.
     public var commerce: TransactionCommerce
+    /// Google Play's purchase token: one per purchase, kept by a subscription's renewals, new with each change of
+    /// plan (nil for the App Store).
+    public var purchaseToken: String?
+    /// What the store must be told once this transaction is delivered (nil: nothing).
+    public var acknowledgement: StoreAcknowledgement?
 
     public init(
         transactionId: String,

@@ -327,7 +327,9 @@ enum DeliveryPlanner {
             delivering.compactMap { plan in
                 let request = requests[plan.index]
                 let t = request.transaction
-                guard t.appAccountToken == nil, request.product.kind != .consumable, t.commerce.isSale else { return nil }
+                guard t.store == .appStore, t.appAccountToken == nil, request.product.kind != .consumable, t.commerce.isSale else {
+                    return nil
+                }
                 return .init(
                     originalTransactionId: t.originalTransactionId,
                     user: plan.owner,

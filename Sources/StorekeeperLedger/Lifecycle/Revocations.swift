@@ -40,7 +40,7 @@ enum Revocations {
         let what =
             revocation != .refund
             ? "Family Sharing access withdrawn"
-            : share.isFull ? "refunded by Apple" : "refunded by Apple (prorated, \(share.description))"
+            : share.isFull ? "refunded by the store" : "refunded by the store (prorated, \(share.description))"
         try await StoreTransactionsTable.recordRevocation(transactionId, type: revocationType, percentage: revocationPercentage, on: uow.db)
         let period = try await EntitlementGrantsTable.period(of: transactionId, on: uow.db)
         let stop = period.map { share.cut(start: $0.start, end: $0.end, at: date) } ?? date

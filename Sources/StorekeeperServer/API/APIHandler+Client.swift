@@ -75,14 +75,32 @@ extension APIHandler {
             }
         try InputText.check(body.productId, field: "productId")
         try InputText.check(body.bundleId, field: "bundleId")
-        guard let app = apps.app(named: body.bundleId) else {
-            throw StorekeeperError.invalidInput("unknown_app", "bundleId is not an app this server serves")
-        }
         guard let product = catalog.catalog.product(body.productId) else {
             throw StorekeeperError(.notFound, code: "unknown_product", message: "product \(body.productId) is not in the catalog")
         }
         guard product.onSale else {
             throw StorekeeperError(.conflict, code: "product_not_for_sale", message: "product \(product.id) is not on sale")
+        }
+        // The product's store decides how the app is named: a Play order carries the package name, as Google's
+        // purchases do, so the transaction and the order match.
+        let orderApp: String
+        switch product.store {
+        case .appStore:
+            guard let app = apps.app(named: body.bundleId) else {
+                throw StorekeeperError.invalidInput("unknown_app", "bundleId is not an app this server serves")
+            }
+            orderApp = app.configuration.bundleId
+        case .googlePlay:
+            let app = body.bundleId.map { apps.app(packageName: $0) ?? apps.app(bundleId: $0) } ?? apps.app(named: nil)
+            guard let app else { throw StorekeeperError.invalidInput("unknown_app", "bundleId is not an app this server serves") }
+            guard let play = app.googlePlay else {
+                throw StorekeeperError(
+                    .conflict,
+                    code: "wrong_store",
+                    message: "product \(product.id) is sold on Google Play, which this app does not sell on"
+                )
+            }
+            orderApp = play.configuration.packageName
         }
         if product.hasIntroductoryOffer, let group = product.subscriptionGroup,
             try await accounts.hadIntroductoryOffer(user, group: group)
@@ -98,7 +116,7 @@ extension APIHandler {
         let order = Order(
             id: "ord_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""),
             user: user,
-            bundleId: app.configuration.bundleId,
+            bundleId: orderApp,
             productId: product.id,
             appAccountToken: UUID(),
             status: .created,
@@ -134,7 +152,8 @@ extension APIHandler {
     func submitPurchase(_ input: Operations.SubmitPurchase.Input) async throws -> Operations.SubmitPurchase.Output {
         let path =
             switch input.body {
-            case .json(let value): value.signedTransaction == nil ? "receipt" : "signed_transaction"
+            case .json(let value):
+                value.store == .googlePlay ? "google_play" : value.signedTransaction == nil ? "receipt" : "signed_transaction"
             }
         return try await countedSubmission(path) {
             try await submitPurchaseOnce(input)
@@ -174,6 +193,7 @@ extension APIHandler {
             switch input.body {
             case .json(let value): value
             }
+        if body.store == .googlePlay { return try await submitPlayPurchase(body, identity: identity) }
         // A malformed field never becomes valid by retrying: final (the transaction stays in StoreKit's history).
         do {
             try InputText.check(body.orderId, field: "orderId")
@@ -218,6 +238,60 @@ extension APIHandler {
             identity: identity
         )
         return .ok(.init(body: .json(try answer(results, focus: body.transactionId))))
+    }
+
+    /// A Google Play purchase: confirmed with the Play Developer API, delivered once, then acknowledged.
+    private func submitPlayPurchase(
+        _ body: Components.Schemas.SubmitPurchaseRequest,
+        identity: ClientIdentity
+    ) async throws -> Operations.SubmitPurchase.Output {
+        let packageName: String
+        let productId: String
+        let token: String
+        do {
+            guard body.signedTransaction == nil, body.receipt == nil else {
+                throw StorekeeperError.invalidInput("ambiguous_purchase", "a Google Play purchase has no signedTransaction or receipt")
+            }
+            guard let name = try InputText.check(body.packageName, field: "packageName"),
+                let product = try InputText.check(body.productId, field: "productId"),
+                let purchaseToken = body.purchaseToken
+            else {
+                throw StorekeeperError.invalidInput("missing_purchase", "send packageName, productId and purchaseToken")
+            }
+            try InputText.check(body.orderId, field: "orderId")
+            (packageName, productId, token) = (name, product, purchaseToken)
+        } catch let failure as any StorekeeperFailure {
+            let error = failure.apiError
+            throw StorekeeperError(error.kind, code: error.code, message: error.message, outcome: .rejected)
+        }
+        guard let playPurchases else {
+            throw PurchaseRefusal.wrongApp("no app of this server sells on Google Play")
+        }
+        switch try await playPurchases.submit(
+            packageName: packageName,
+            productId: productId,
+            purchaseToken: token,
+            orderId: body.orderId,
+            identity: identity
+        ) {
+        case .delivered(let delivery):
+            metrics.riskFlags(delivery.riskFlags)
+            return .ok(.init(body: .json(.init(outcome: .delivered, delivery: try .init(delivery)))))
+        case .parked(let id):
+            return .accepted(
+                .init(
+                    body: .json(
+                        .init(
+                            outcome: .retry,
+                            code: "unattributed",
+                            message: "purchase \(id) is verified but names no user: sign in and submit again; support can also assign it"
+                        )
+                    )
+                )
+            )
+        case .ownedByAnotherUser:
+            throw StorekeeperError.rejected(.conflict, "owned_by_another_user", "the purchase belongs to another user")
+        }
     }
 
     func restorePurchases(_ input: Operations.RestorePurchases.Input) async throws -> Operations.RestorePurchases.Output {
@@ -384,7 +458,8 @@ extension APIHandler {
         let sold = current.customerCatalog(
             for: user.rawValue,
             subscribed: history.subscribed,
-            hadIntroductoryOffer: history.hadIntroductoryOffer
+            hadIntroductoryOffer: history.hadIntroductoryOffer,
+            store: input.query.store.flatMap { Store(apiName: $0.rawValue) } ?? .appStore
         )
         let body = Components.Schemas.ClientCatalog(
             userId: user.rawValue,

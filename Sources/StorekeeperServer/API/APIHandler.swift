@@ -41,6 +41,8 @@ struct APIHandler: APIProtocol {
     var webhookWake: (@Sendable () -> Void)?
     /// The teams of multiseat subscriptions.
     var teamService: TeamService?
+    /// Google Play purchases (nil: no app sells there).
+    var playPurchases: PlayPurchaseService?
     /// Limits the guests `POST /v1/guests` issues per client address (`auth.guestsPerAddressPerHour`).
     var guestLimiter: GuestIssueLimiter?
 

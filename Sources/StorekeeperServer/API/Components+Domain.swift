@@ -21,6 +21,7 @@ extension Components.Schemas.Order {
             productId: order.productId,
             bundleId: order.bundleId,
             appAccountToken: order.appAccountToken.uuidString.lowercased(),
+            obfuscatedAccountId: order.appAccountToken.uuidString.lowercased(),
             status: try documented(order.status(at: now).rawValue),
             createdAt: order.createdAt,
             expiresAt: order.expiresAt,

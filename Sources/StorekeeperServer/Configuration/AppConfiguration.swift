@@ -39,6 +39,8 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
     /// were before each store's keys had a group of their own (`apps.<name>.appStore.sharedSecret`): still read, and
     /// warned about at start.
     public var deprecatedKeys: [String] = []
+    /// The app's Google Play side (`apps.<name>.googlePlay.*`), when it sells there.
+    public var googlePlay: GooglePlayConfiguration?
 
     public init(
         name: String = "main",
@@ -123,6 +125,7 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
         finishTransactions = try store("finishTransactions") { try $0.bool("finishTransactions") } ?? false
         setAppAccountTokens = try store("setAppAccountTokens") { try $0.bool("setAppAccountTokens") } ?? true
         deprecatedKeys = deprecated
+        googlePlay = try GooglePlayConfiguration(name: name, reader: reader.scoped(to: "googlePlay"))
         if finishTransactions, apiKeyId == nil || apiKeyPath == nil {
             throw ConfigurationError.missing(
                 "apps.\(name).appStore.apiKey.id and .path (finishTransactions calls the App Store Server API)"
@@ -138,6 +141,7 @@ public struct AppConfiguration: Sendable, CustomStringConvertible {
 
     public var description: String {
         "AppConfiguration(\(name), bundleId: \(bundleId), deployment: \(deployment.rawValue), sharedSecret: "
-            + (sharedSecret == nil ? "none" : "<redacted>") + ", apiKey: " + (apiKeyId ?? "none") + ")"
+            + (sharedSecret == nil ? "none" : "<redacted>") + ", apiKey: " + (apiKeyId ?? "none")
+            + (googlePlay.map { ", googlePlay: \($0)" } ?? "") + ")"
     }
 }

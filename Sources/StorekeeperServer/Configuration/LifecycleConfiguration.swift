@@ -36,6 +36,11 @@ public struct LifecycleConfiguration: Sendable {
     public var accountTokenInterval: Duration?
     /// How often delivered transactions without an app install are looked up; nil: only on demand.
     public var appTransactionInterval: Duration?
+    /// How often delivered Google Play purchases still unacknowledged are acknowledged; nil: only on demand (the
+    /// purchase path acknowledges each one at once after its commit: this catches what that missed).
+    public var acknowledgeInterval: Duration? = .seconds(60)
+    /// How often Google Play's voided purchases are listed as catch-up for refund notifications; nil: only on demand.
+    public var playCatchUpInterval: Duration? = .seconds(3_600)
 
     public init(
         coinClawback: CoinClawbackPolicy = .debt,
@@ -76,7 +81,9 @@ public struct LifecycleConfiguration: Sendable {
     /// `sweepSeconds` (900; 0 off), `consumption.intervalSeconds` (30; 0 off), `consumption.customerConsented`
     /// (false), `consumption.api` (`v2` | `v1`), `consumption.refundPreference.<kind>` for `consumable`,
     /// `nonConsumable`, `nonRenewing`, `autoRenewable`, `metricsSeconds` (15; 0 off), `accountTokenSeconds` (5; 0: on
-    /// demand only), `appTransactionSeconds` (60; 0: on demand only). Environment form: `LIFECYCLE_COIN_CLAWBACK`, ...
+    /// demand only), `appTransactionSeconds` (60; 0: on demand only), `acknowledgeSeconds` (60; 0: on demand only),
+    /// `playCatchUpSeconds` (3600; 0: on demand only).
+    /// Environment form: `LIFECYCLE_COIN_CLAWBACK`, ...
     init(reader: StrictConfigReader) throws {
         let policy = CoinClawbackPolicy(rawValue: try reader.choice("coinClawback", ["debt", "floor"], default: "debt")) ?? .debt
         func interval(_ key: String, _ fallback: Int) throws -> Duration? {
@@ -110,5 +117,7 @@ public struct LifecycleConfiguration: Sendable {
             accountTokenInterval: try interval("accountTokenSeconds", 5),
             appTransactionInterval: try interval("appTransactionSeconds", 60)
         )
+        acknowledgeInterval = try interval("acknowledgeSeconds", 60)
+        playCatchUpInterval = try interval("playCatchUpSeconds", 3_600)
     }
 }

@@ -16,11 +16,14 @@ public final class NotificationProcessor: Service, Sendable {
     let logger: Logger
     let ready: ReadinessGate
     let confirmation: V1Confirmation
+    /// Google Play's notifications are confirmed with the Play Developer API (nil: no app sells there).
+    let play: PlayConfirmation?
     private let wakeUp = WakeUpSignal()
 
     init(
         ledger: Ledger,
         confirmation: V1Confirmation,
+        play: PlayConfirmation? = nil,
         configuration: LifecycleConfiguration,
         metrics: ServerMetrics,
         ready: ReadinessGate,
@@ -28,6 +31,7 @@ public final class NotificationProcessor: Service, Sendable {
     ) {
         self.ready = ready
         self.confirmation = confirmation
+        self.play = play
         self.ledger = ledger
         self.configuration = configuration
         self.metrics = metrics
@@ -68,6 +72,9 @@ public final class NotificationProcessor: Service, Sendable {
             do {
                 if stored.received.format == "v1" {
                     messages.append(try await confirmation.message(for: stored))
+                } else if stored.received.format.hasPrefix("play") {
+                    guard let play else { throw V1Confirmation.Unconfirmed(description: "no app of this server sells on Google Play") }
+                    messages.append(try await play.message(for: stored))
                 } else {
                     messages.append(try StoreMessage.decode(stored))
                 }

@@ -11,13 +11,16 @@ struct LifecycleJobs: Sendable {
     var installs: AppTransactionLookup?
     var guestExpiry: GuestExpiry?
     var dataRetention: DataRetentionJob?
+    var acknowledger: PlayAcknowledger?
+    var playCatchUp: PlayVoidedCatchUp?
 
     /// The periodic jobs this server has, by their name in the admin API and the run log.
     var periodic: [String: any PeriodicJob] {
         let jobs: [(String, (any PeriodicJob)?)] = [
             ("catch_up", catchUp), ("renewal_sweep", sweep), ("consumption_responder", responder), ("reconciliation", reconciler),
             ("finish_transactions", finisher), ("set_account_tokens", tokenSetter), ("app_transactions", installs),
-            ("expire_guests", guestExpiry), ("prune", dataRetention),
+            ("expire_guests", guestExpiry), ("prune", dataRetention), ("acknowledge_purchases", acknowledger),
+            ("play_catch_up", playCatchUp),
         ]
         return jobs.reduce(into: [:]) { periodic, entry in periodic[entry.0] = entry.1 }
     }

@@ -2,7 +2,9 @@ import AppStoreWire
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import GooglePlayWire
 import Logging
+import NIOCore
 import X509
 
 /// What Storekeeper needs per app: the JWS verifier pinned to the right roots, the verifyReceipt client and the
@@ -17,8 +19,19 @@ public struct AppRegistry: Sendable {
         /// App Store Server API clients by environment (`Production`, `Sandbox`); empty without an API key.
         public let serverAPI: [String: AppStoreServerAPIClient]
 
+        /// The app's Google Play side, when it sells there.
+        public let googlePlay: PlayApp?
+
         /// The client for transactions of `environment`.
         public func serverAPI(for environment: String) -> AppStoreServerAPIClient? { serverAPI[environment] }
+    }
+
+    /// An app's Google Play side: the Play Developer API with its service account, and the verifier of the push
+    /// subscription's tokens (nil: pushes are refused).
+    public struct PlayApp: Sendable {
+        public let configuration: GooglePlayConfiguration
+        public let api: PlayDeveloperAPIClient
+        public let push: PushTokenVerifier?
     }
 
     public let apps: [App]
@@ -92,9 +105,43 @@ public struct AppRegistry: Sendable {
                 receipts: receipts,
                 offerSignerV1: v1,
                 requestSigner: v2,
-                serverAPI: clients
+                serverAPI: clients,
+                googlePlay: try configuration.googlePlay.map { try Self.playApp($0, httpClient: httpClient) }
             )
         }
+    }
+
+    private static func playApp(_ configuration: GooglePlayConfiguration, httpClient: HTTPClient) throws -> PlayApp {
+        let json: [UInt8]
+        if let text = configuration.serviceAccountJSON {
+            json = Array(text.utf8)
+        } else if let path = configuration.serviceAccountPath {
+            json = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        } else {
+            throw PlayWireError.malformed("apps.*.googlePlay: no service account key")
+        }
+        let transport = AsyncHTTPPlayTransport(client: httpClient, timeout: .seconds(15))
+        let tokens = AccessTokenProvider(key: try ServiceAccountKey.parse(json), transport: transport)
+        let api = PlayDeveloperAPIClient(
+            baseURL: configuration.apiURL?.absoluteString ?? PlayDeveloperAPIClient.googleBaseURL,
+            tokens: tokens,
+            transport: transport
+        )
+        var push: PushTokenVerifier?
+        if let audience = configuration.pushAudience, let account = configuration.pushServiceAccount {
+            push = PushTokenVerifier(
+                audience: audience,
+                serviceAccountEmail: account,
+                certsURL: configuration.certsURL?.absoluteString ?? PushTokenVerifier.googleCertsURL,
+                transport: transport
+            )
+        }
+        return PlayApp(configuration: configuration, api: api, push: push)
+    }
+
+    /// The app selling under Google Play package `packageName`.
+    public func app(packageName: String) -> App? {
+        apps.first { $0.googlePlay?.configuration.packageName == packageName }
     }
 
     public func app(bundleId: String) -> App? {

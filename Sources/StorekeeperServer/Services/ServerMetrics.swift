@@ -166,6 +166,27 @@ public struct ServerMetrics: Sendable {
         help: "Age of the oldest delivery still waiting for an endpoint (0 when none)."
     )
 
+    static let googleRequests = Family(
+        name: "storekeeper_google_requests_total",
+        kind: .counter,
+        help: "Calls to the Play Developer API by endpoint and outcome."
+    )
+    static let googleDuration = Family(
+        name: "storekeeper_google_request_duration_seconds",
+        kind: .histogram,
+        help: "The Play Developer API's answer time, by endpoint."
+    )
+    static let purchasesAcknowledged = Family(
+        name: "storekeeper_purchases_acknowledged_total",
+        kind: .counter,
+        help:
+            "Google Play acknowledgements and consumptions of delivered purchases, by result (acknowledged, refused: never asked again, failed: asked again)."
+    )
+    static let acknowledgementsDue = Family(
+        name: "storekeeper_acknowledgements_due",
+        kind: .gauge,
+        help: "Delivered Google Play purchases not yet acknowledged, by urgency (all; at_risk: Google's deadline is less than the alert margin away)."
+    )
     static let transactionsFinished = Family(
         name: "storekeeper_transactions_finished_total",
         kind: .counter,
@@ -190,6 +211,9 @@ public struct ServerMetrics: Sendable {
         help: "Set App Account Token calls for purchases that came without a token, by result (set, refused: never asked again, failed: asked again)."
     )
 
+    /// The families only a server selling on Google Play exports.
+    public static let googlePlayFamilies: [Family] = [googleRequests, googleDuration, purchasesAcknowledged, acknowledgementsDue]
+
     /// Every family the server exports.
     public static let families: [Family] = [
         httpRequests, httpDuration, verificationFailures, deliveries, refusals, riskFlags, appleRequests, appleDuration,
@@ -197,6 +221,7 @@ public struct ServerMetrics: Sendable {
         refunds, refundedAmount, consumptionAnswers, consumptionDelay, notificationBacklog, pendingRecovery,
         pendingRecoveryAge, consumptionOpen, consumptionOverdue, businessRefreshed, reconciliationRuns, reconciliationFindings,
         customersToReview, webhookDeliveries, webhookDuration, webhookQueued, webhookOldest, transactionsFinished, accountTokensSet,
+        googleRequests, googleDuration, purchasesAcknowledged, acknowledgementsDue,
         retentionRequests, retentionDuration, ledgerReruns,
     ]
 
@@ -302,6 +327,23 @@ public struct ServerMetrics: Sendable {
     public func appleCall(endpoint: String, outcome: String, nanoseconds: UInt64) {
         counter(Self.appleRequests, [("endpoint", endpoint), ("outcome", outcome)]).increment()
         duration(Self.appleDuration, [("endpoint", endpoint)]).recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    /// One call to the Play Developer API and what came of it.
+    public func googleCall(endpoint: String, outcome: String, nanoseconds: UInt64) {
+        counter(Self.googleRequests, [("endpoint", endpoint), ("outcome", outcome)]).increment()
+        duration(Self.googleDuration, [("endpoint", endpoint)]).recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    /// One acknowledgement (or consumption) of a delivered Play purchase.
+    public func purchaseAcknowledged(_ result: String) {
+        counter(Self.purchasesAcknowledged, [("result", result)]).increment()
+    }
+
+    /// Play purchases still to acknowledge, and how many of them are close to Google's deadline.
+    public func acknowledgementsDue(all: Int, atRisk: Int) {
+        gauge(Self.acknowledgementsDue, [("urgency", "all")]).record(Double(all))
+        gauge(Self.acknowledgementsDue, [("urgency", "at_risk")]).record(Double(atRisk))
     }
 
     /// One POST to an endpoint of the app's backend and what came of it.

@@ -23,7 +23,7 @@ public struct AppTransactionLookups: Sendable {
             try await db.raw(
                 """
                 SELECT original_transaction_id, bundle_id, environment, MIN(delivered_at) AS first FROM store_transactions
-                WHERE app_transaction_id IS NULL AND app_transaction_error IS NULL
+                WHERE app_transaction_id IS NULL AND app_transaction_error IS NULL AND store = 'app_store'
                   AND delivered_at >= \(bind: since.millis) AND bundle_id IN (\(binds: bundleIds))
                 GROUP BY original_transaction_id, bundle_id, environment
                 ORDER BY first, original_transaction_id LIMIT \(bind: limit)

@@ -96,8 +96,9 @@ public struct ConsoleStore: Sendable {
         }
     }
 
-    /// Customers `query` names: as a user id, a transaction or original transaction id, an order id, or an
-    /// `appAccountToken` (an order's or a transaction's). Each look-up is by an indexed column.
+    /// Customers `query` names: as a user id, a transaction or original transaction id (a Play order id), a Google
+    /// Play purchase token, an order id, or an `appAccountToken` (an order's or a transaction's). Each look-up is by
+    /// an indexed column.
     public func find(_ query: String) async throws -> [Match] {
         try await provider.withReader { db in
             var matches: [Match] = []
@@ -128,6 +129,21 @@ public struct ConsoleStore: Sendable {
                     Match(
                         user: try row.decode(column: "user_id", as: String.self),
                         via: "original transaction id",
+                        detail:
+                            "\(try row.decode(column: "product_id", as: String.self)), \(try row.decode(column: "n", as: Int64.self)) transaction(s)"
+                    )
+                )
+            }
+            for row in try await db.raw(
+                """
+                SELECT user_id, product_id, COUNT(*) AS n FROM store_transactions WHERE purchase_token = \(bind: query)
+                GROUP BY user_id, product_id
+                """
+            ).all() {
+                matches.append(
+                    Match(
+                        user: try row.decode(column: "user_id", as: String.self),
+                        via: "Google Play purchase token",
                         detail:
                             "\(try row.decode(column: "product_id", as: String.self)), \(try row.decode(column: "n", as: Int64.self)) transaction(s)"
                     )

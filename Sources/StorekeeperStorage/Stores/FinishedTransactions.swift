@@ -24,7 +24,7 @@ public struct FinishedTransactions: Sendable {
             try await db.raw(
                 """
                 SELECT transaction_id, bundle_id, environment FROM store_transactions
-                WHERE finished_at IS NULL AND finish_error IS NULL AND product_kind = 'consumable'
+                WHERE finished_at IS NULL AND finish_error IS NULL AND product_kind = 'consumable' AND store = 'app_store'
                   AND delivered_at >= \(bind: since.millis) AND bundle_id IN (\(binds: bundleIds))
                 ORDER BY delivered_at LIMIT \(bind: limit)
                 """

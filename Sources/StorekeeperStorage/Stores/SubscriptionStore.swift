@@ -106,10 +106,10 @@ public struct SubscriptionStore: Sendable {
             try await db.raw(
                 """
                 SELECT * FROM subscriptions
-                WHERE (state IN ('active', 'grace_period') AND expires_at < \(bind: now.addingTimeInterval(horizon).millis)
+                WHERE store = 'app_store' AND ((state IN ('active', 'grace_period') AND expires_at < \(bind: now.addingTimeInterval(horizon).millis)
                        AND (checked_at IS NULL OR checked_at < \(bind: now.addingTimeInterval(-recheckAfter).millis)))
                    OR (state IN ('billing_retry', 'grace_period')
-                       AND (checked_at IS NULL OR checked_at < \(bind: now.addingTimeInterval(-retryRecheck).millis)))
+                       AND (checked_at IS NULL OR checked_at < \(bind: now.addingTimeInterval(-retryRecheck).millis))))
                 ORDER BY expires_at LIMIT \(bind: limit)
                 """
             ).all().map(Record.init(row:))

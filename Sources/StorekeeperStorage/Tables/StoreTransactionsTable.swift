@@ -27,7 +27,8 @@ public enum StoreTransactionsTable {
         "quantity", "purchase_date", "expires_date", "subscription_group", "offer_type", "app_account_token", "order_id",
         "source", "delivered_at", "signed_data", "price", "currency", "storefront", "storefront_id", "offer_id",
         "offer_discount_type", "offer_period", "app_transaction_id", "transaction_reason", "web_order_line_item_id",
-        "ownership_type", "revocation_type", "revocation_percentage", "refunded_seats", "store",
+        "ownership_type", "revocation_type", "revocation_percentage", "refunded_seats", "store", "purchase_token",
+        "acknowledge_action", "acknowledge_by",
     ]
 
     /// Inserts the rows whose transaction id is new (`ON CONFLICT DO NOTHING`); returns those ids. The signed data
@@ -50,7 +51,7 @@ public enum StoreTransactionsTable {
                 t.offerType?.rawValue, t.appAccountToken?.uuidString.lowercased(), row.orderId, t.source.rawValue, now.millis, signed,
                 c.price, c.currency, c.storefront, c.storefrontId, c.offerId, c.offerDiscountType, c.offerPeriod, c.appTransactionId,
                 c.transactionReason, c.webOrderLineItemId, c.ownershipType, c.revocationType, c.revocationPercentage, c.refundedSeats,
-                t.store.rawValue,
+                t.store.rawValue, t.purchaseToken, t.acknowledgement?.action.rawValue, t.acknowledgement?.deadline.millis,
             ])
         }
         return Set(try await insert.all(on: db).map { try $0.decode(column: "transaction_id", as: String.self) })
@@ -198,6 +199,29 @@ public enum StoreTransactionsTable {
             """
             UPDATE store_transactions SET finish_error = \(bind: String(reason.prefix(300)))
             WHERE transaction_id = \(bind: id) AND finished_at IS NULL
+            """
+        ).run()
+    }
+
+    /// Records that the store confirmed `id` acknowledged (or consumed); whether this changed anything.
+    public static func markAcknowledged(_ id: String, at date: Date, on db: any SQLDatabase) async throws -> Bool {
+        try await db.raw(
+            """
+            UPDATE store_transactions SET acknowledged_at = \(bind: date.millis)
+            WHERE transaction_id = \(bind: id) AND acknowledge_action IS NOT NULL AND acknowledged_at IS NULL
+            RETURNING transaction_id
+            """
+        ).first() != nil
+    }
+
+    /// Records a failed attempt to acknowledge `id`; with `final`, that the store will never take it (the purchase
+    /// was cancelled or voided meanwhile), so it is not asked again.
+    public static func markAcknowledgeFailed(_ id: String, error: String, final: Bool, on db: any SQLDatabase) async throws {
+        try await db.raw(
+            """
+            UPDATE store_transactions SET acknowledge_attempts = acknowledge_attempts + 1,
+                acknowledge_error = \(bind: final ? String(error.prefix(300)) : nil)
+            WHERE transaction_id = \(bind: id) AND acknowledge_action IS NOT NULL AND acknowledged_at IS NULL
             """
         ).run()
     }

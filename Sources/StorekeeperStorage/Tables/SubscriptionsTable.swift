@@ -42,7 +42,7 @@ public enum SubscriptionsTable {
                 "expiration_reason", "auto_renew", "auto_renew_product_id", "expires_at", "grace_expires_at", "offer_type",
                 "offer_id", "price_increase", "latest_transaction_id", "last_event", "last_signed_date", "updated_at",
                 "billing_plan", "commitment_payments", "commitment_total", "commitment_ends_at", "commitment_price",
-                "commitment_renews",
+                "commitment_renews", "store",
             ],
             suffix: "ON CONFLICT (original_transaction_id) DO UPDATE SET "
                 + updated.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
@@ -55,6 +55,7 @@ public enum SubscriptionsTable {
                 s.latestTransactionId, s.event, s.signedDate.millis, now.millis, s.billingPlan,
                 s.commitment.map { Int64($0.paymentsMade) }, s.commitment.map { Int64($0.paymentsTotal) },
                 s.commitment?.endsAt?.millis, s.commitment?.price, s.commitment?.renewsAfterCommitment.map { $0 ? 1 : 0 },
+                s.store.rawValue,
             ])
         }
         try await insert.run(on: db)

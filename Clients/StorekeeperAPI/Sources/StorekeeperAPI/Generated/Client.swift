@@ -947,7 +947,8 @@ public struct Client: APIProtocol {
     /// 202 with `outcome: retry`, `code: unattributed`. Refusals are `Error` bodies: `malformed` (400, rejected);
     /// `invalid_signature`, `invalid_certificate`, `wrong_app`, `wrong_environment`, `incomplete_transaction`,
     /// `sandbox_not_allowed`, `revoked` (422, rejected); `unknown_product`, `invalid_catalog`,
-    /// `quantity_out_of_range` (422, retry: parked until the catalog is fixed or support assigns it);
+    /// `quantity_out_of_range`, `wrong_store` (the catalog sells the product on the other store) (422, retry: parked
+    /// until the catalog is fixed or support assigns it);
     /// `owned_by_another_user` (409, rejected).
     ///
     /// Legacy (`receipt`): every transaction in the receipt not yet delivered is delivered (recovers missed
@@ -3318,7 +3319,8 @@ public struct Client: APIProtocol {
     /// the promotional offer the caller's variant of a running campaign grants on it (campaigns split users
     /// deterministically, so the answer is stable), listed only once the caller has subscribed in the group, since
     /// the App Store gives promotional offers to current and lapsed subscribers only. A product named as another's variant is not a package of its
-    /// own. The client joins this with StoreKit's products (localized price, periods, eligibility).
+    /// own. The client joins this with StoreKit's products (localized price, periods, eligibility). Only the
+    /// products of `store` are listed (an Android app asks for `googlePlay`).
     ///
     /// Answers carry an `ETag` (a hash of the body, so it changes when the catalog or the caller's eligibility
     /// does); a request whose `If-None-Match` names the current tag answers 304 without a body.
@@ -3344,6 +3346,13 @@ public struct Client: APIProtocol {
                     in: &request.headerFields,
                     name: "X-Storekeeper-User",
                     value: input.headers.xStorekeeperUser
+                )
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "store",
+                    value: input.query.store
                 )
                 try converter.setHeaderFieldAsURI(
                     in: &request.headerFields,
@@ -8797,9 +8806,14 @@ public struct Client: APIProtocol {
     /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named) or `expire-guests`
     /// (delete issued guests older than `auth.guestLifetimeDays` that never did anything; items: guests deleted) or
     /// `prune` (delete outbox events, applied notifications and audit entries older than `dataRetention.*` allows,
-    /// never what a webhook endpoint has yet to receive; items: rows deleted). The optional `now` (epoch milliseconds, 2000 to
+    /// never what a webhook endpoint has yet to receive; items: rows deleted) or `acknowledge-purchases` (acknowledge or
+    /// consume delivered Google Play purchases the purchase path could not, soonest deadline first; deadlines are
+    /// measured against `now`; items: purchases Google confirmed) or `play-catch-up` (list Google Play's voided
+    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before). The
+    /// optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
-    /// without an App Store Server API key.
+    /// without an App Store Server API key (`acknowledge-purchases`, `play-catch-up`: without an app selling on Google
+    /// Play).
     ///
     ///
     /// - Remark: HTTP `POST /v1/admin/jobs/{job}/run`.

@@ -952,11 +952,16 @@ extension Components {
         public struct NotificationItem: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/NotificationItem/id`.
             public var id: Swift.String
+            /// `play`: a Google Play real-time developer notification, as Pub/Sub pushed it.
+            ///
             /// - Remark: Generated from `#/components/schemas/NotificationItem/format`.
             @frozen public enum FormatPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case v1 = "v1"
                 case v2 = "v2"
+                case play = "play"
             }
+            /// `play`: a Google Play real-time developer notification, as Pub/Sub pushed it.
+            ///
             /// - Remark: Generated from `#/components/schemas/NotificationItem/format`.
             public var format: Components.Schemas.NotificationItem.FormatPayload
             /// - Remark: Generated from `#/components/schemas/NotificationItem/bundleId`.
@@ -991,7 +996,7 @@ extension Components {
             ///
             /// - Parameters:
             ///   - id:
-            ///   - format:
+            ///   - format: `play`: a Google Play real-time developer notification, as Pub/Sub pushed it.
             ///   - bundleId:
             ///   - notificationType:
             ///   - subtype:
@@ -1133,7 +1138,9 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/CreateOrderRequest/productId`.
             public var productId: Swift.String
-            /// The app; may be omitted when the server serves one app (else 400 `unknown_app`).
+            /// The app, by its App Store bundle id or its Google Play package name (an order named by package is for a
+            /// Play purchase); may be omitted when the server serves one app (else 400 `unknown_app`).
+            ///
             ///
             /// - Remark: Generated from `#/components/schemas/CreateOrderRequest/bundleId`.
             public var bundleId: Swift.String?
@@ -1141,7 +1148,7 @@ extension Components {
             ///
             /// - Parameters:
             ///   - productId: The catalog product id.
-            ///   - bundleId: The app; may be omitted when the server serves one app (else 400 `unknown_app`).
+            ///   - bundleId: The app, by its App Store bundle id or its Google Play package name (an order named by package is for a
             public init(
                 productId: Swift.String,
                 bundleId: Swift.String? = nil
@@ -1166,6 +1173,12 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Order/appAccountToken`.
             public var appAccountToken: Swift.String
+            /// Google Play: pass to `BillingFlowParams.Builder.setObfuscatedAccountId` (the same token; it names no one
+            /// in clear). Google returns it with the purchase, which attributes it to this order's user.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/Order/obfuscatedAccountId`.
+            public var obfuscatedAccountId: Swift.String?
             /// A created order past `expiresAt` reads as `expired`.
             ///
             /// - Remark: Generated from `#/components/schemas/Order/status`.
@@ -1194,6 +1207,7 @@ extension Components {
             ///   - productId:
             ///   - bundleId:
             ///   - appAccountToken: Lowercase UUID to pass to StoreKit as the purchase's `appAccountToken`.
+            ///   - obfuscatedAccountId: Google Play: pass to `BillingFlowParams.Builder.setObfuscatedAccountId` (the same token; it names no one
             ///   - status: A created order past `expiresAt` reads as `expired`.
             ///   - createdAt:
             ///   - expiresAt:
@@ -1203,6 +1217,7 @@ extension Components {
                 productId: Swift.String,
                 bundleId: Swift.String,
                 appAccountToken: Swift.String,
+                obfuscatedAccountId: Swift.String? = nil,
                 status: Components.Schemas.Order.StatusPayload,
                 createdAt: Components.Schemas.Timestamp,
                 expiresAt: Components.Schemas.Timestamp,
@@ -1212,6 +1227,7 @@ extension Components {
                 self.productId = productId
                 self.bundleId = bundleId
                 self.appAccountToken = appAccountToken
+                self.obfuscatedAccountId = obfuscatedAccountId
                 self.status = status
                 self.createdAt = createdAt
                 self.expiresAt = expiresAt
@@ -1222,16 +1238,43 @@ extension Components {
                 case productId
                 case bundleId
                 case appAccountToken
+                case obfuscatedAccountId
                 case status
                 case createdAt
                 case expiresAt
                 case transactionId
             }
         }
-        /// Exactly one of `signedTransaction` or `receipt` (400 `ambiguous_purchase` / `missing_purchase`).
+        /// App Store: exactly one of `signedTransaction` or `receipt` (400 `ambiguous_purchase` / `missing_purchase`).
+        /// Google Play (`store: googlePlay`): `packageName`, `productId` and `purchaseToken`; the purchase is confirmed
+        /// with the Play Developer API, delivered once, then acknowledged (consumables consumed).
+        ///
         ///
         /// - Remark: Generated from `#/components/schemas/SubmitPurchaseRequest`.
         public struct SubmitPurchaseRequest: Codable, Hashable, Sendable {
+            /// The store the purchase was made in (default `appStore`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SubmitPurchaseRequest/store`.
+            @frozen public enum StorePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case appStore = "appStore"
+                case googlePlay = "googlePlay"
+            }
+            /// The store the purchase was made in (default `appStore`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SubmitPurchaseRequest/store`.
+            public var store: Components.Schemas.SubmitPurchaseRequest.StorePayload?
+            /// Google Play: the app's package name (`Purchase.getPackageName()`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SubmitPurchaseRequest/packageName`.
+            public var packageName: Swift.String?
+            /// Google Play: the product (`Purchase.getProducts()[0]`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SubmitPurchaseRequest/productId`.
+            public var productId: Swift.String?
+            /// Google Play: `Purchase.getPurchaseToken()`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SubmitPurchaseRequest/purchaseToken`.
+            public var purchaseToken: Swift.String?
             /// StoreKit 2: `Transaction.jwsRepresentation`.
             ///
             /// - Remark: Generated from `#/components/schemas/SubmitPurchaseRequest/signedTransaction`.
@@ -1255,18 +1298,30 @@ extension Components {
             /// Creates a new `SubmitPurchaseRequest`.
             ///
             /// - Parameters:
+            ///   - store: The store the purchase was made in (default `appStore`).
+            ///   - packageName: Google Play: the app's package name (`Purchase.getPackageName()`).
+            ///   - productId: Google Play: the product (`Purchase.getProducts()[0]`).
+            ///   - purchaseToken: Google Play: `Purchase.getPurchaseToken()`.
             ///   - signedTransaction: StoreKit 2: `Transaction.jwsRepresentation`.
             ///   - receipt: Legacy: the base64 app receipt (at most 768 KiB).
             ///   - transactionId: Legacy: the transaction the client is finishing; the answer's outcome is this one's.
             ///   - orderId: The order the purchase was made for (legacy: applies to `transactionId` only).
             ///   - bundleId: Legacy: the app, required when the server serves several. Ignored with `signedTransaction`.
             public init(
+                store: Components.Schemas.SubmitPurchaseRequest.StorePayload? = nil,
+                packageName: Swift.String? = nil,
+                productId: Swift.String? = nil,
+                purchaseToken: Swift.String? = nil,
                 signedTransaction: Swift.String? = nil,
                 receipt: Swift.String? = nil,
                 transactionId: Swift.String? = nil,
                 orderId: Swift.String? = nil,
                 bundleId: Swift.String? = nil
             ) {
+                self.store = store
+                self.packageName = packageName
+                self.productId = productId
+                self.purchaseToken = purchaseToken
                 self.signedTransaction = signedTransaction
                 self.receipt = receipt
                 self.transactionId = transactionId
@@ -1274,6 +1329,10 @@ extension Components {
                 self.bundleId = bundleId
             }
             public enum CodingKeys: String, CodingKey {
+                case store
+                case packageName
+                case productId
+                case purchaseToken
                 case signedTransaction
                 case receipt
                 case transactionId
@@ -2005,12 +2064,17 @@ extension Components {
             public var expiresDate: Components.Schemas.Timestamp?
             /// - Remark: Generated from `#/components/schemas/Transaction/orderId`.
             public var orderId: Swift.String?
+            /// How the store vouched for it (`storeAPI`: the Play Developer API answered for the Google Play purchase token).
+            ///
             /// - Remark: Generated from `#/components/schemas/Transaction/source`.
             @frozen public enum SourcePayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case signedTransaction = "signedTransaction"
                 case receipt = "receipt"
                 case restore = "restore"
+                case storeAPI = "storeAPI"
             }
+            /// How the store vouched for it (`storeAPI`: the Play Developer API answered for the Google Play purchase token).
+            ///
             /// - Remark: Generated from `#/components/schemas/Transaction/source`.
             public var source: Components.Schemas.Transaction.SourcePayload
             /// - Remark: Generated from `#/components/schemas/Transaction/deliveredAt`.
@@ -2072,7 +2136,7 @@ extension Components {
             ///   - purchaseDate:
             ///   - expiresDate:
             ///   - orderId:
-            ///   - source:
+            ///   - source: How the store vouched for it (`storeAPI`: the Play Developer API answered for the Google Play purchase token).
             ///   - deliveredAt:
             ///   - price: The customer price in milliunits of `currency` (9990 is 9.99), as Apple reported it.
             ///   - currency: ISO 4217.
@@ -2756,6 +2820,7 @@ extension Components {
                 @frozen public enum FormatPayload: String, Codable, Hashable, Sendable, CaseIterable {
                     case v1 = "v1"
                     case v2 = "v2"
+                    case play = "play"
                 }
                 /// - Remark: Generated from `#/components/schemas/RefusalList/RefusalsPayload/format`.
                 public var format: Components.Schemas.RefusalList.RefusalsPayloadPayload.FormatPayload
@@ -3733,10 +3798,21 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/CatalogProduct`.
         public struct CatalogProduct: Codable, Hashable, Sendable {
-            /// The App Store Connect product id.
+            /// The store's product id (App Store Connect's, or Google Play's).
             ///
             /// - Remark: Generated from `#/components/schemas/CatalogProduct/id`.
             public var id: Swift.String
+            /// The store that sells it; a purchase is delivered only from its own store (else it is parked, `wrong_store`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogProduct/store`.
+            @frozen public enum StorePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case appStore = "appStore"
+                case googlePlay = "googlePlay"
+            }
+            /// The store that sells it; a purchase is delivered only from its own store (else it is parked, `wrong_store`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogProduct/store`.
+            public var store: Components.Schemas.CatalogProduct.StorePayload?
             /// - Remark: Generated from `#/components/schemas/CatalogProduct/kind`.
             public var kind: Components.Schemas.ProductKind
             /// The entitlement granted (all kinds but consumable).
@@ -3780,7 +3856,8 @@ extension Components {
             /// Creates a new `CatalogProduct`.
             ///
             /// - Parameters:
-            ///   - id: The App Store Connect product id.
+            ///   - id: The store's product id (App Store Connect's, or Google Play's).
+            ///   - store: The store that sells it; a purchase is delivered only from its own store (else it is parked, `wrong_store`).
             ///   - kind:
             ///   - entitlement: The entitlement granted (all kinds but consumable).
             ///   - coins: Coins credited per unit bought (consumable).
@@ -3794,6 +3871,7 @@ extension Components {
             ///   - appleId: The product's Apple ID in App Store Connect. Apple's subscription reports name subscriptions by Apple ID
             public init(
                 id: Swift.String,
+                store: Components.Schemas.CatalogProduct.StorePayload? = nil,
                 kind: Components.Schemas.ProductKind,
                 entitlement: Swift.String? = nil,
                 coins: Swift.Int64? = nil,
@@ -3807,6 +3885,7 @@ extension Components {
                 appleId: Swift.Int64? = nil
             ) {
                 self.id = id
+                self.store = store
                 self.kind = kind
                 self.entitlement = entitlement
                 self.coins = coins
@@ -3821,6 +3900,7 @@ extension Components {
             }
             public enum CodingKeys: String, CodingKey {
                 case id
+                case store
                 case kind
                 case entitlement
                 case coins

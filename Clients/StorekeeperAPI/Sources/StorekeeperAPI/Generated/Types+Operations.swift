@@ -874,7 +874,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// `product_not_for_sale`, or `introductory_offer_not_eligible` (see `details.alternativeProductId`).
+            /// `product_not_for_sale`, `wrong_store` (a Google Play product for an app that does not sell there), or `introductory_offer_not_eligible` (see `details.alternativeProductId`).
             ///
             /// - Remark: Generated from `#/paths//v1/orders/post(createOrder)/responses/409`.
             ///
@@ -1473,7 +1473,8 @@ public enum Operations {
     /// 202 with `outcome: retry`, `code: unattributed`. Refusals are `Error` bodies: `malformed` (400, rejected);
     /// `invalid_signature`, `invalid_certificate`, `wrong_app`, `wrong_environment`, `incomplete_transaction`,
     /// `sandbox_not_allowed`, `revoked` (422, rejected); `unknown_product`, `invalid_catalog`,
-    /// `quantity_out_of_range` (422, retry: parked until the catalog is fixed or support assigns it);
+    /// `quantity_out_of_range`, `wrong_store` (the catalog sells the product on the other store) (422, retry: parked
+    /// until the catalog is fixed or support assigns it);
     /// `owned_by_another_user` (409, rejected).
     ///
     /// Legacy (`receipt`): every transaction in the receipt not yet delivered is delivered (recovers missed
@@ -1615,7 +1616,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// StoreKit 2 only: verified but unattributed (`outcome: retry`, `code: unattributed`); sign in and submit again.
+            /// StoreKit 2 and Google Play: verified but unattributed (`outcome: retry`, `code: unattributed`); sign in and submit again.
             ///
             /// - Remark: Generated from `#/paths//v1/purchases/post(submitPurchase)/responses/202`.
             ///
@@ -1666,7 +1667,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// `malformed` and `malformed_receipt` (outcome rejected), `invalid_order_id`, `invalid_transaction_id`, `invalid_bundle_id` (outcome rejected), `ambiguous_purchase`, `missing_purchase`, `malformed_json`, `invalid_user`.
+            /// `malformed` and `malformed_receipt` (outcome rejected), `invalid_order_id`, `invalid_transaction_id`, `invalid_bundle_id`, `invalid_purchase_token` (outcome rejected), `ambiguous_purchase`, `missing_purchase`, `malformed_json`, `invalid_user`.
             ///
             /// - Remark: Generated from `#/paths//v1/purchases/post(submitPurchase)/responses/400`.
             ///
@@ -1842,7 +1843,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// A final refusal (outcome rejected), or `unknown_product` (outcome retry).
+            /// A final refusal (outcome rejected; Google Play: `unknown_purchase_token`, `purchase_cancelled`), or `unknown_product` or `purchase_pending` (Google Play has not been paid yet) (outcome retry).
             ///
             /// - Remark: Generated from `#/paths//v1/purchases/post(submitPurchase)/responses/422`.
             ///
@@ -1916,7 +1917,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// `apple_unavailable` or `verification_unavailable` (outcome retry).
+            /// `apple_unavailable`, `google_unavailable` or `verification_unavailable` (outcome retry).
             ///
             /// - Remark: Generated from `#/paths//v1/purchases/post(submitPurchase)/responses/503`.
             ///
@@ -5209,7 +5210,8 @@ public enum Operations {
     /// the promotional offer the caller's variant of a running campaign grants on it (campaigns split users
     /// deterministically, so the answer is stable), listed only once the caller has subscribed in the group, since
     /// the App Store gives promotional offers to current and lapsed subscribers only. A product named as another's variant is not a package of its
-    /// own. The client joins this with StoreKit's products (localized price, periods, eligibility).
+    /// own. The client joins this with StoreKit's products (localized price, periods, eligibility). Only the
+    /// products of `store` are listed (an Android app asks for `googlePlay`).
     ///
     /// Answers carry an `ETag` (a hash of the body, so it changes when the catalog or the caller's eligibility
     /// does); a request whose `If-None-Match` names the current tag answers 304 without a body.
@@ -5220,6 +5222,26 @@ public enum Operations {
     public enum GetCatalog {
         public static let id: Swift.String = "getCatalog"
         public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/catalog/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/catalog/GET/query/store`.
+                @frozen public enum StorePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case appStore = "appStore"
+                    case googlePlay = "googlePlay"
+                }
+                /// The store whose products to list (default `appStore`).
+                ///
+                /// - Remark: Generated from `#/paths/v1/catalog/GET/query/store`.
+                public var store: Operations.GetCatalog.Input.Query.StorePayload?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - store: The store whose products to list (default `appStore`).
+                public init(store: Operations.GetCatalog.Input.Query.StorePayload? = nil) {
+                    self.store = store
+                }
+            }
+            public var query: Operations.GetCatalog.Input.Query
             /// - Remark: Generated from `#/paths/v1/catalog/GET/header`.
             public struct Headers: Sendable, Hashable {
                 /// With `X-API-Key` only: the user the call acts for, an account id or `guest:<id>` (the backend's key is
@@ -5253,8 +5275,13 @@ public enum Operations {
             /// Creates a new `Input`.
             ///
             /// - Parameters:
+            ///   - query:
             ///   - headers:
-            public init(headers: Operations.GetCatalog.Input.Headers = .init()) {
+            public init(
+                query: Operations.GetCatalog.Input.Query = .init(),
+                headers: Operations.GetCatalog.Input.Headers = .init()
+            ) {
+                self.query = query
                 self.headers = headers
             }
         }
@@ -13607,9 +13634,14 @@ public enum Operations {
     /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named) or `expire-guests`
     /// (delete issued guests older than `auth.guestLifetimeDays` that never did anything; items: guests deleted) or
     /// `prune` (delete outbox events, applied notifications and audit entries older than `dataRetention.*` allows,
-    /// never what a webhook endpoint has yet to receive; items: rows deleted). The optional `now` (epoch milliseconds, 2000 to
+    /// never what a webhook endpoint has yet to receive; items: rows deleted) or `acknowledge-purchases` (acknowledge or
+    /// consume delivered Google Play purchases the purchase path could not, soonest deadline first; deadlines are
+    /// measured against `now`; items: purchases Google confirmed) or `play-catch-up` (list Google Play's voided
+    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before). The
+    /// optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
-    /// without an App Store Server API key.
+    /// without an App Store Server API key (`acknowledge-purchases`, `play-catch-up`: without an app selling on Google
+    /// Play).
     ///
     ///
     /// - Remark: HTTP `POST /v1/admin/jobs/{job}/run`.
@@ -13632,6 +13664,8 @@ public enum Operations {
                     case appTransactions = "app-transactions"
                     case expireGuests = "expire-guests"
                     case prune = "prune"
+                    case acknowledgePurchases = "acknowledge-purchases"
+                    case playCatchUp = "play-catch-up"
                 }
                 /// - Remark: Generated from `#/paths/v1/admin/jobs/{job}/run/POST/path/job`.
                 public var job: Operations.AdminRunJob.Input.Path.JobPayload

@@ -102,7 +102,8 @@ public protocol APIProtocol: Sendable {
     /// 202 with `outcome: retry`, `code: unattributed`. Refusals are `Error` bodies: `malformed` (400, rejected);
     /// `invalid_signature`, `invalid_certificate`, `wrong_app`, `wrong_environment`, `incomplete_transaction`,
     /// `sandbox_not_allowed`, `revoked` (422, rejected); `unknown_product`, `invalid_catalog`,
-    /// `quantity_out_of_range` (422, retry: parked until the catalog is fixed or support assigns it);
+    /// `quantity_out_of_range`, `wrong_store` (the catalog sells the product on the other store) (422, retry: parked
+    /// until the catalog is fixed or support assigns it);
     /// `owned_by_another_user` (409, rejected).
     ///
     /// Legacy (`receipt`): every transaction in the receipt not yet delivered is delivered (recovers missed
@@ -249,7 +250,8 @@ public protocol APIProtocol: Sendable {
     /// the promotional offer the caller's variant of a running campaign grants on it (campaigns split users
     /// deterministically, so the answer is stable), listed only once the caller has subscribed in the group, since
     /// the App Store gives promotional offers to current and lapsed subscribers only. A product named as another's variant is not a package of its
-    /// own. The client joins this with StoreKit's products (localized price, periods, eligibility).
+    /// own. The client joins this with StoreKit's products (localized price, periods, eligibility). Only the
+    /// products of `store` are listed (an Android app asks for `googlePlay`).
     ///
     /// Answers carry an `ETag` (a hash of the body, so it changes when the catalog or the caller's eligibility
     /// does); a request whose `If-None-Match` names the current tag answers 304 without a body.
@@ -582,9 +584,14 @@ public protocol APIProtocol: Sendable {
     /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named) or `expire-guests`
     /// (delete issued guests older than `auth.guestLifetimeDays` that never did anything; items: guests deleted) or
     /// `prune` (delete outbox events, applied notifications and audit entries older than `dataRetention.*` allows,
-    /// never what a webhook endpoint has yet to receive; items: rows deleted). The optional `now` (epoch milliseconds, 2000 to
+    /// never what a webhook endpoint has yet to receive; items: rows deleted) or `acknowledge-purchases` (acknowledge or
+    /// consume delivered Google Play purchases the purchase path could not, soonest deadline first; deadlines are
+    /// measured against `now`; items: purchases Google confirmed) or `play-catch-up` (list Google Play's voided
+    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before). The
+    /// optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
-    /// without an App Store Server API key.
+    /// without an App Store Server API key (`acknowledge-purchases`, `play-catch-up`: without an app selling on Google
+    /// Play).
     ///
     ///
     /// - Remark: HTTP `POST /v1/admin/jobs/{job}/run`.
@@ -711,7 +718,8 @@ extension APIProtocol {
     /// 202 with `outcome: retry`, `code: unattributed`. Refusals are `Error` bodies: `malformed` (400, rejected);
     /// `invalid_signature`, `invalid_certificate`, `wrong_app`, `wrong_environment`, `incomplete_transaction`,
     /// `sandbox_not_allowed`, `revoked` (422, rejected); `unknown_product`, `invalid_catalog`,
-    /// `quantity_out_of_range` (422, retry: parked until the catalog is fixed or support assigns it);
+    /// `quantity_out_of_range`, `wrong_store` (the catalog sells the product on the other store) (422, retry: parked
+    /// until the catalog is fixed or support assigns it);
     /// `owned_by_another_user` (409, rejected).
     ///
     /// Legacy (`receipt`): every transaction in the receipt not yet delivered is delivered (recovers missed
@@ -944,7 +952,8 @@ extension APIProtocol {
     /// the promotional offer the caller's variant of a running campaign grants on it (campaigns split users
     /// deterministically, so the answer is stable), listed only once the caller has subscribed in the group, since
     /// the App Store gives promotional offers to current and lapsed subscribers only. A product named as another's variant is not a package of its
-    /// own. The client joins this with StoreKit's products (localized price, periods, eligibility).
+    /// own. The client joins this with StoreKit's products (localized price, periods, eligibility). Only the
+    /// products of `store` are listed (an Android app asks for `googlePlay`).
     ///
     /// Answers carry an `ETag` (a hash of the body, so it changes when the catalog or the caller's eligibility
     /// does); a request whose `If-None-Match` names the current tag answers 304 without a body.
@@ -952,8 +961,14 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `GET /v1/catalog`.
     /// - Remark: Generated from `#/paths//v1/catalog/get(getCatalog)`.
-    public func getCatalog(headers: Operations.GetCatalog.Input.Headers = .init()) async throws -> Operations.GetCatalog.Output {
-        try await getCatalog(Operations.GetCatalog.Input(headers: headers))
+    public func getCatalog(
+        query: Operations.GetCatalog.Input.Query = .init(),
+        headers: Operations.GetCatalog.Input.Headers = .init()
+    ) async throws -> Operations.GetCatalog.Output {
+        try await getCatalog(Operations.GetCatalog.Input(
+            query: query,
+            headers: headers
+        ))
     }
     /// Sign a subscription promotional offer for the caller
     ///
@@ -1511,9 +1526,14 @@ extension APIProtocol {
     /// `appTransactionId`, such as legacy receipts; items: original transactions Apple named) or `expire-guests`
     /// (delete issued guests older than `auth.guestLifetimeDays` that never did anything; items: guests deleted) or
     /// `prune` (delete outbox events, applied notifications and audit entries older than `dataRetention.*` allows,
-    /// never what a webhook endpoint has yet to receive; items: rows deleted). The optional `now` (epoch milliseconds, 2000 to
+    /// never what a webhook endpoint has yet to receive; items: rows deleted) or `acknowledge-purchases` (acknowledge or
+    /// consume delivered Google Play purchases the purchase path could not, soonest deadline first; deadlines are
+    /// measured against `now`; items: purchases Google confirmed) or `play-catch-up` (list Google Play's voided
+    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before). The
+    /// optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
-    /// without an App Store Server API key.
+    /// without an App Store Server API key (`acknowledge-purchases`, `play-catch-up`: without an app selling on Google
+    /// Play).
     ///
     ///
     /// - Remark: HTTP `POST /v1/admin/jobs/{job}/run`.

@@ -1,0 +1,166 @@
+import AppStoreSimulator
+import Foundation
+import GooglePlaySimulator
+import GooglePlayWire
+import NIOHTTP1
+import StorekeeperAPI
+import StorekeeperServer
+import Testing
+
+/// Google Play subscriptions followed through real-time developer notifications, against the Play simulator's ground
+/// truth after every step: renewals, a grace period, an account hold, recoveries, and changes of plan that replace
+/// the purchase token.
+@Suite("Google Play subscriptions end to end")
+struct GooglePlaySubscriptionTests {
+    static let day: TimeInterval = 86_400
+
+    /// Pushes what is due, applies it, and expects the server's membership to be Google's.
+    static func step(
+        _ harness: PlayHarness,
+        user: String,
+        token: String,
+        _ comment: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    )
+        async throws
+    {
+        try await harness.pushAndApply()
+        let truth = await harness.play.subscription(token)?.state.grantsAccess ?? false
+        let server = try await harness.holdings(user).entitlements.contains("membership")
+        #expect(server == truth, "\(comment): server \(server), Google \(truth)", sourceLocation: sourceLocation)
+    }
+
+    @Test("a year of renewals with a grace period, an account hold and a recovery", arguments: TestDatabase.available)
+    func yearWithGraceAndHold(database: TestDatabase) async throws {
+        try await PlayHarness.run(database) { harness in
+            let play = harness.play
+            let (_, obfuscated) = try await harness.order("vip_monthly", user: "eve")
+            let account = await play.createAccount()
+            let sub = try await play.subscribe(productId: "vip_monthly", account: account.id, obfuscatedAccountId: obfuscated, trial: true)
+            try await Self.step(harness, user: "eve", token: sub.token, "trial started")
+            #expect(try await harness.holdings("eve").entitlements == ["membership"])
+            #expect(await play.subscription(sub.token)?.acknowledged == true, "acknowledged within Google's three days")
+            var state = try await harness.server.subscription(sub.firstOrderId)
+            #expect(state["state"] as? String == "active")
+            #expect(state["userId"] as? String == "eve")
+            #expect(state["offerType"] as? Int == 1, "the free trial")
+
+            // The trial ends and the paid months renew.
+            await play.advance(by: 7 * Self.day)
+            try await Self.step(harness, user: "eve", token: sub.token, "first paid month")
+            for month in 1...3 {
+                await play.advance(by: 31 * Self.day)
+                try await Self.step(harness, user: "eve", token: sub.token, "renewal \(month)")
+            }
+            // A declined renewal: service goes on through the grace period, and the card is fixed within it.
+            await play.setBillingFails(true, account: account.id)
+            try await harness.advance(token: sub.token, until: .inGracePeriod)
+            try await Self.step(harness, user: "eve", token: sub.token, "grace period")
+            state = try await harness.server.subscription(sub.firstOrderId)
+            #expect(state["state"] as? String == "grace_period")
+            #expect(try await harness.holdings("eve").entitlements == ["membership"], "access kept in grace")
+            await play.setBillingFails(false, account: account.id)
+            try await harness.advance(token: sub.token, until: .active)
+            try await Self.step(harness, user: "eve", token: sub.token, "recovered in grace")
+            #expect(try await harness.server.subscription(sub.firstOrderId)["state"] as? String == "active")
+            // Declined again, past the grace period into account hold: no access until the recovery.
+            await play.setBillingFails(true, account: account.id)
+            try await harness.advance(token: sub.token, until: .inGracePeriod)
+            try await Self.step(harness, user: "eve", token: sub.token, "grace again")
+            try await harness.advance(token: sub.token, until: .onHold)
+            try await Self.step(harness, user: "eve", token: sub.token, "account hold")
+            state = try await harness.server.subscription(sub.firstOrderId)
+            #expect(state["state"] as? String == "billing_retry")
+            #expect(try await harness.holdings("eve").entitlements.isEmpty, "no access on hold")
+            await play.setBillingFails(false, account: account.id)
+            try await harness.advance(token: sub.token, until: .active)
+            try await Self.step(harness, user: "eve", token: sub.token, "recovered from hold")
+            #expect(try await harness.server.subscription(sub.firstOrderId)["state"] as? String == "active")
+            // The rest of the year.
+            for month in 1...6 {
+                await play.advance(by: 31 * Self.day)
+                try await Self.step(harness, user: "eve", token: sub.token, "late renewal \(month)")
+            }
+            let me = try await harness.server.me("eve", at: await play.now)
+            let orders = Set(me.transactions.map(\.transactionId))
+            #expect(orders.contains(sub.firstOrderId) && orders.count >= 10, "the purchase and its renewals: \(orders.sorted())")
+            #expect(me.transactions.allSatisfy { $0.originalTransactionId == sub.firstOrderId }, "one subscription")
+            #expect(me.transactions.allSatisfy { $0.source == .storeAPI })
+
+            // The customer cancels: access to the end of the paid period, then nothing.
+            try await play.cancelSubscription(token: sub.token)
+            try await Self.step(harness, user: "eve", token: sub.token, "cancelled")
+            #expect(try await harness.server.subscription(sub.firstOrderId)["autoRenew"] as? Bool == false)
+            await play.advance(by: 32 * Self.day)
+            try await Self.step(harness, user: "eve", token: sub.token, "expired")
+            #expect(try await harness.server.subscription(sub.firstOrderId)["state"] as? String == "expired")
+        }
+    }
+
+    @Test("an upgrade and a downgrade keep one subscription across three purchase tokens", arguments: TestDatabase.available)
+    func upgradeAndDowngrade(database: TestDatabase) async throws {
+        try await PlayHarness.run(database) { harness in
+            let play = harness.play
+            let (_, obfuscated) = try await harness.order("vip_monthly", user: "fay")
+            let account = await play.createAccount()
+            let monthly = try await play.subscribe(productId: "vip_monthly", account: account.id, obfuscatedAccountId: obfuscated)
+            try await Self.step(harness, user: "fay", token: monthly.token, "subscribed")
+            await play.advance(by: 10 * Self.day)
+
+            let yearly = try await play.changePlan(from: monthly.token, to: "vip_yearly", mode: .chargeFullPrice)
+            try await Self.step(harness, user: "fay", token: yearly.token, "upgraded")
+            var state = try await harness.server.subscription(monthly.firstOrderId)
+            #expect(state["productId"] as? String == "vip_yearly", "the chain keeps its first order id: \(state)")
+            #expect(state["latestTransactionId"] as? String == yearly.firstOrderId)
+            await play.advance(by: 40 * Self.day)
+            let back = try await play.changePlan(from: yearly.token, to: "vip_monthly", mode: .withoutProration)
+            try await Self.step(harness, user: "fay", token: back.token, "downgraded")
+            state = try await harness.server.subscription(monthly.firstOrderId)
+            #expect(state["productId"] as? String == "vip_monthly")
+
+            // Every token of the chain is acknowledged, so Google refunds none of them.
+            for token in [monthly.token, yearly.token, back.token] {
+                #expect(await play.subscription(token)?.acknowledged == true)
+            }
+            await play.advance(by: 4 * Self.day)
+            try await Self.step(harness, user: "fay", token: back.token, "after Google's deadline")
+            let me = try await harness.server.me("fay", at: await play.now)
+            #expect(Set(me.transactions.map(\.originalTransactionId)) == [monthly.firstOrderId], "one subscription across three tokens")
+            #expect(me.subscriptions.count == 1)
+        }
+    }
+
+    @Test("one user holds an App Store and a Google Play subscription to the same entitlement", arguments: TestDatabase.available)
+    func bothStoresOneEntitlement(database: TestDatabase) async throws {
+        try await PlayHarness.run(database) { harness in
+            let server = harness.server
+            let (appleAccount, appleToken) = try await server.newCustomer("kim", product: LifecycleTests.monthly)
+            let apple = try await server.store.purchase(
+                productId: LifecycleTests.monthly,
+                account: appleAccount,
+                options: PurchaseOptions(appAccountToken: appleToken)
+            )
+            #expect(try await server.submit(apple.signedTransaction, headers: ServerHarness.userHeaders("kim")).status == 200)
+            let (_, obfuscated) = try await harness.order("vip_yearly", user: "kim")
+            let play = harness.play
+            let account = await play.createAccount()
+            let yearly = try await play.subscribe(productId: "vip_yearly", account: account.id, obfuscatedAccountId: obfuscated)
+            try await harness.pushAndApply()
+
+            var me = try await server.me("kim", at: Date())
+            var membership = try #require(me.entitlements.first { $0.entitlement == "membership" })
+            #expect(membership.active)
+            #expect(Set(membership.sources.map(\.productId)) == [LifecycleTests.monthly, "vip_yearly"], "one entitlement, two stores")
+            #expect(me.subscriptions.contains { $0.originalTransactionId == yearly.firstOrderId })
+
+            // Google revokes the Play subscription: the App Store one still carries the entitlement.
+            try await play.revokeSubscription(packageName: PlayHarness.packageName, token: yearly.token)
+            try await harness.pushAndApply()
+            me = try await server.me("kim", at: Date())
+            membership = try #require(me.entitlements.first { $0.entitlement == "membership" })
+            #expect(membership.active, "the App Store subscription still covers now")
+            let playState = try await server.subscription(yearly.firstOrderId)
+            #expect(["revoked", "expired"].contains(playState["state"] as? String ?? ""), "\(playState)")
+        }
+    }
+}
