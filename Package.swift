@@ -134,6 +134,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -248,6 +250,8 @@ let package = Package(
                 "AppStoreWire",
                 "AppStoreSimulator",
                 "AppStoreTestSigning",
+                "GooglePlaySimulator",
+                "GooglePlayWire",
                 "CMallocTuning",
                 "StorekeeperBenchmarks",
                 "StorekeeperCore",

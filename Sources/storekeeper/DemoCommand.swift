@@ -5,6 +5,8 @@ import ArgumentParser
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import GooglePlaySimulator
+import GooglePlayWire
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -12,11 +14,11 @@ import StorekeeperCore
 import StorekeeperServer
 import UnixSignals
 
-/// `storekeeper demo`: the server on SQLite and the built-in App Store simulator, wired to each other.
+/// `storekeeper demo`: the server on SQLite and the built-in App Store and Google Play simulators, wired to each other.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Run Storekeeper on SQLite together with the built-in App Store simulator, wired to each other.",
+        abstract: "Run Storekeeper on SQLite together with the built-in App Store and Google Play simulators, wired to each other.",
         discussion: """
             The server trusts the simulator's root certificate, verifies receipts with the simulator's verifyReceipt, \
             signs offers with the simulator's In-App Purchase key, and sells the sample catalog. It prints a curl \
@@ -24,12 +26,15 @@ struct DemoCommand: AsyncParsableCommand {
             State (keys, the SQLite database) lives in --state-dir. With --simulator-url the server uses a simulator \
             already running (`storekeeper simulator --state-dir` on the same directory, so both hold the same keys, \
             with --notification-url pointing here), so the server can be stopped and restarted while the App Store \
-            keeps its state.
+            keeps its state. The Google Play simulator (--play-port) sells the same app's Android products: the server \
+            calls its Play Developer API with a service account it issued, and it pushes real-time developer \
+            notifications to /google/rtdn with tokens signed by its own keys.
             """
     )
 
     @Option(help: "Server port.") var port = 8080
     @Option(name: .customLong("simulator-port"), help: "Simulator port.") var simulatorPort = 8090
+    @Option(name: .customLong("play-port"), help: "Google Play simulator port (default: the simulator port + 1).") var playPort: Int?
     @Option(name: .customLong("state-dir"), help: "Directory for keys and the database.") var stateDirectory = ".storekeeper-demo"
     @Option(
         name: .customLong("simulator-url"),
@@ -91,6 +96,18 @@ struct DemoCommand: AsyncParsableCommand {
             port: simulatorPort,
             logger: logger
         )
+        // Google Play: its own simulator, a service account it issued, and its push subscription to this server.
+        let playPort = self.playPort ?? simulatorPort + 1
+        let playURL = "http://127.0.0.1:\(playPort)"
+        let play = try SimulatedPlayStore(catalog: .sample, now: Date())
+        let playAccount = try await play.issueServiceAccount(
+            email: "storekeeper@storekeeper-demo.iam.gserviceaccount.com",
+            tokenURI: playURL + "/token"
+        )
+        let rtdn = "http://127.0.0.1:\(port)/google/rtdn"
+        let pushAccount = "play-rtdn@storekeeper-demo.iam.gserviceaccount.com"
+        await play.configurePush(.init(endpoint: rtdn, serviceAccountEmail: pushAccount))
+        let playSimulator = PlaySimulatorServer.buildApplication(store: play, port: playPort, logger: logger)
         var configuration = ServerConfiguration(
             port: port,
             database: .sqlite(path: state.appendingPathComponent("storekeeper.sqlite").path),
@@ -117,6 +134,14 @@ struct DemoCommand: AsyncParsableCommand {
                 answerSigningKeyPEM: secrets.answerSigningKey
             )
         )
+        configuration.apps[0].googlePlay = GooglePlayConfiguration(
+            packageName: PlayCatalog.sample.packageName,
+            serviceAccountJSON: String(decoding: playAccount.json(), as: UTF8.self),
+            apiURL: URL(string: playURL)!,
+            pushAudience: rtdn,
+            pushServiceAccount: pushAccount,
+            certsURL: URL(string: playURL + "/oauth2/v1/certs")!
+        )
         // Every simulated device and test run shares 127.0.0.1 here: a production limit would refuse them.
         configuration.auth.guestsPerAddressPerHour = 10_000
         // The simulator's App Store Connect takes the same key as the team key: `storekeeper reconcile` works here.
@@ -134,8 +159,16 @@ struct DemoCommand: AsyncParsableCommand {
         // Written straight to the file handle: stdout is block-buffered when piped, and the demo runs until killed.
         FileHandle.standardOutput.write(
             Data(
-                (Self.walkthrough(port: port, simulatorURL: simulatorURL, secrets: secrets, state: state, apiKey: apiKey, production: production)
-                    + "\n").utf8
+                (Self.walkthrough(
+                    port: port,
+                    simulatorURL: simulatorURL,
+                    playURL: playURL,
+                    packageName: PlayCatalog.sample.packageName,
+                    secrets: secrets,
+                    state: state,
+                    apiKey: apiKey,
+                    production: production
+                ) + "\n").utf8
             )
         )
         // The simulator sends its App Store Server Notifications to the server, as Apple would.
@@ -145,9 +178,12 @@ struct DemoCommand: AsyncParsableCommand {
             httpClient: HTTPClient.shared,
             logger: logger
         )
+        // Its clock runs with the wall clock (and jumps ahead with /control/advance), as the server's jobs do.
+        let pushes = PlayPushService(store: play, transport: AsyncHTTPPlayTransport(client: .shared), realTime: true, logger: logger)
         // An external simulator delivers its own notifications.
         let services: [ServiceGroupConfiguration.ServiceConfiguration] =
-            externalSimulatorURL == nil ? [.init(service: simulator), .init(service: server), .init(service: delivery)] : [.init(service: server)]
+            (externalSimulatorURL == nil ? [.init(service: simulator), .init(service: server), .init(service: delivery)] : [.init(service: server)])
+            + [.init(service: playSimulator), .init(service: pushes)]
         let group = ServiceGroup(
             configuration: .init(
                 services: services,
@@ -166,6 +202,8 @@ struct DemoCommand: AsyncParsableCommand {
     static func walkthrough(
         port: Int,
         simulatorURL: String,
+        playURL: String,
+        packageName: String,
         secrets: DemoSecrets,
         state: URL,
         apiKey: SimulatorAPIKey,
@@ -190,7 +228,7 @@ struct DemoCommand: AsyncParsableCommand {
             `storekeeper reconcile` finds nothing to compare. Start the demo with --production to rehearse it.
             """
         return """
-            Storekeeper demo: server \(server), App Store simulator \(simulatorURL)
+            Storekeeper demo: server \(server), App Store simulator \(simulatorURL), Google Play simulator \(playURL)
             Admin key (X-Admin-Key): \(secrets.adminKey)
             Operator console: \(server)/admin (sign in as demo, secret \(secrets.consoleSecret ?? ""))
             A user token for "demo-user" (7 days): \(token)
@@ -211,6 +249,22 @@ struct DemoCommand: AsyncParsableCommand {
               curl -s -X POST \(server)/v1/purchases -H "X-Storekeeper-Guest: $GUEST" -H 'Content-Type: application/json' \\
                 -d "{\\"signedTransaction\\":\\"$JWS\\"}"
               curl -s \(server)/v1/me -H "X-Storekeeper-Guest: $GUEST"
+
+            Buy 100 coins on Google Play as demo-user: the order's obfuscatedAccountId goes to BillingFlowParams, the
+            app posts the purchase token, the server asks the Play Developer API, delivers once and consumes it:
+              USER="Authorization: Bearer \(token)"
+              OBF=$(curl -s -X POST \(server)/v1/orders -H "$USER" -H 'Content-Type: application/json' \\
+                -d '{"productId":"coins_100","bundleId":"\(packageName)"}' | sed 's/.*"obfuscatedAccountId":"\\([^"]*\\)".*/\\1/')
+              PHONE=$(curl -s -X POST \(playURL)/device/accounts -H 'Content-Type: application/json' -d '{}' | sed 's/.*"id":"\\([^"]*\\)".*/\\1/')
+              PTOKEN=$(curl -s -X POST \(playURL)/device/purchases -H 'Content-Type: application/json' \\
+                -d "{\\"account\\":\\"$PHONE\\",\\"productId\\":\\"coins_100\\",\\"obfuscatedAccountId\\":\\"$OBF\\"}" \\
+                | sed 's/.*"purchaseToken":"\\([^"]*\\)".*/\\1/')
+              curl -s -X POST \(server)/v1/purchases -H "$USER" -H 'Content-Type: application/json' \\
+                -d "{\\"store\\":\\"googlePlay\\",\\"packageName\\":\\"\(packageName)\\",\\"productId\\":\\"coins_100\\",\\"purchaseToken\\":\\"$PTOKEN\\"}"
+              curl -s \(server)/v1/me -H "$USER"
+            A subscription (vip_monthly, with "trial": true for its free week) is bought the same way; Google Play's
+            notifications reach the server by themselves. The simulator's clock runs in real time; move it ahead with
+              curl -s -X POST \(playURL)/control/advance -H 'Content-Type: application/json' -d '{"seconds": 2678400}'
 
             API: \(server)/openapi.yaml   health: \(server)/health   metrics: \(server)/metrics\(rehearsal)
             """

@@ -222,6 +222,90 @@ import Testing
         #expect(Self.errorLines(child.stderr + child.stdout).isEmpty, "\(Self.errorLines(child.stderr + child.stdout))")
     }
 
+    /// Issue 33 item 4: the demo's Google Play walkthrough, as its printed commands do it: an order's
+    /// obfuscatedAccountId, a purchase on the Play simulator's device, the token submitted and consumed; then a
+    /// subscription that only Google's real-time notification (pushed by the simulator, verified by the server)
+    /// delivers.
+    @Test("the demo sells on Google Play: a consumable submitted, a subscription delivered by its notification")
+    func demoGooglePlayWalkthrough() async throws {
+        let directory = try Self.scratch()
+        let (port, simulatorPort, playPort) = (Self.freePort(), Self.freePort(), Self.freePort())
+        let child = try Child(
+            [
+                "demo", "--port", String(port), "--simulator-port", String(simulatorPort), "--play-port", String(playPort), "--state-dir",
+                directory.path,
+            ],
+            directory: directory
+        )
+        #expect(await child.waitFor("Google Play simulator http://127.0.0.1:\(playPort)"), "\(child.stderr)")
+        #expect(await Self.waitForHealth("http://127.0.0.1:\(port)", of: child), "\(child.stderr)")
+        let server = "http://127.0.0.1:\(port)"
+        let play = "http://127.0.0.1:\(playPort)"
+        let token = try #require(
+            child.stdout.split(separator: "\n").first { $0.contains("A user token for") }?.split(separator: " ").last.map(String.init)
+        )
+        let user = [("Authorization", "Bearer \(token)")]
+        func object(_ text: String) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+        }
+        func coins() async throws -> Int {
+            let me = try object(try await Self.get(server + "/v1/me", headers: user).body)
+            return (me["wallet"] as? [String: Any])?["coins"] as? Int ?? -1
+        }
+
+        let order = try await Self.post(
+            server + "/v1/orders",
+            json: #"{"productId":"coins_100","bundleId":"com.example.storekeeper"}"#,
+            headers: user
+        )
+        #expect(order.status == 201, "\(order.body)")
+        let obfuscated = try #require(try object(order.body)["obfuscatedAccountId"] as? String)
+        let phone = try #require(try object(try await Self.post(play + "/device/accounts", json: "{}").body)["id"] as? String)
+        let bought = try object(
+            try await Self.post(
+                play + "/device/purchases",
+                json: #"{"account":"\#(phone)","productId":"coins_100","obfuscatedAccountId":"\#(obfuscated)"}"#
+            ).body
+        )
+        let purchaseToken = try #require(bought["purchaseToken"] as? String)
+        let submitted = try await Self.post(
+            server + "/v1/purchases",
+            json: #"{"store":"googlePlay","packageName":"com.example.storekeeper","productId":"coins_100","purchaseToken":"\#(purchaseToken)"}"#,
+            headers: user
+        )
+        #expect(submitted.status == 200 && submitted.body.contains(#""outcome":"delivered""#), "\(submitted.body)")
+        #expect(try await coins() == 100)
+
+        // A subscription the app never submits: Google's notification delivers it.
+        let membershipOrder = try object(
+            try await Self.post(
+                server + "/v1/orders",
+                json: #"{"productId":"vip_monthly","bundleId":"com.example.storekeeper"}"#,
+                headers: user
+            ).body
+        )
+        let membershipAccount = try #require(membershipOrder["obfuscatedAccountId"] as? String)
+        let subscribed = try await Self.post(
+            play + "/device/purchases",
+            json: #"{"account":"\#(phone)","productId":"vip_monthly","obfuscatedAccountId":"\#(membershipAccount)","trial":true}"#
+        )
+        #expect(subscribed.status == 201, "\(subscribed.body)")
+        var member = false
+        for _ in 0..<100 where !member {
+            let me = try object(try await Self.get(server + "/v1/me", headers: user).body)
+            member = (me["entitlements"] as? [[String: Any]] ?? []).contains {
+                $0["entitlement"] as? String == "membership" && $0["active"] as? Bool == true
+            }
+            if !member { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(member, "the notification delivered the subscription")
+
+        child.signal(SIGINT)
+        let status = await child.exitStatus(within: .seconds(30))
+        #expect(status == 0, "\(child.stderr)")
+        #expect(Self.errorLines(child.stderr + child.stdout).isEmpty, "\(Self.errorLines(child.stderr + child.stdout))")
+    }
+
     /// Issue 30 item 6: `demo --production` rehearses reconciliation: its simulator signs Production (labelled as a
     /// rehearsal), so its reports have the purchase and the day reconciles with Apple 1, Storekeeper 1, no finding.
     @Test("demo --production: a purchase, the simulator's day over, reconciled against its reports")

@@ -1,12 +1,14 @@
 import Hummingbird
 import Logging
 
-/// Builds the Play simulator's HTTP application: Google's token endpoint and the Play Developer API.
+/// Builds the Play simulator's HTTP application: Google's token endpoint and the Play Developer API, and a device's
+/// purchases and the clock (`/device/*`, `/control/advance`).
 public enum PlaySimulatorServer {
     public static func buildRouter(store: SimulatedPlayStore, tokenURL: String? = nil) -> Router<BasicRequestContext> {
         let router = Router()
         router.get("health") { _, _ in "ok" }
         PlayAPIController<BasicRequestContext>(store: store, tokenURL: tokenURL).add(to: router)
+        PlayDeviceController<BasicRequestContext>(store: store).add(to: router)
         return router
     }
 

@@ -59,12 +59,8 @@ public struct PlayVoidedCatchUp: PeriodicJob {
             let started = DispatchTime.now().uptimeNanoseconds
             let response: VoidedPurchasesListResponse
             do {
-                response = try await play.api.listVoidedPurchases(
-                    packageName: package,
-                    startTime: page == nil ? start : nil,
-                    endTime: page == nil ? now : nil,
-                    pageToken: page
-                )
+                // No end: Google refuses one past its own clock, and ends at its now by default.
+                response = try await play.api.listVoidedPurchases(packageName: package, startTime: page == nil ? start : nil, pageToken: page)
                 metrics.googleCall(endpoint: "voidedpurchases.list", outcome: "ok", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
             } catch {
                 metrics.googleCall(endpoint: "voidedpurchases.list", outcome: "error", nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
