@@ -21,10 +21,17 @@ public final class LoopbackHTTPClient: Sendable {
     }
 
     /// The bytes of one request, built once and sent as often as needed.
-    public static func request(method: String = "POST", path: String, contentType: String = "application/json", body: String) -> ByteBuffer {
+    public static func request(
+        method: String = "POST",
+        path: String,
+        contentType: String = "application/json",
+        headers: [(String, String)] = [],
+        body: String
+    ) -> ByteBuffer {
         var buffer = ByteBuffer()
+        let extra = headers.map { "\($0.0): \($0.1)\r\n" }.joined()
         buffer.writeString(
-            "\(method) \(path) HTTP/1.1\r\nHost: loopback\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+            "\(method) \(path) HTTP/1.1\r\nHost: loopback\r\nContent-Type: \(contentType)\r\n\(extra)Content-Length: \(body.utf8.count)\r\n\r\n"
         )
         buffer.writeString(body)
         return buffer

@@ -205,8 +205,9 @@ public struct NotificationBenchmark: Sendable {
             )
             await loopback.shutdown()
             try await client.shutdown()
+            // Stopped as a service is, not cancelled: a cancelled server logs its connections' cancellation.
             await group.triggerGracefulShutdown()
-            tasks.cancelAll()
+            while try await tasks.next() != nil {}
             return result
         }
     }

@@ -258,8 +258,9 @@ public struct PurchaseBenchmark: Sendable {
                 overviews: loops.overview.load(ordering: .relaxed) / 2
             )
             try await client.shutdown()
+            // Stopped as a service is, not cancelled: a cancelled server logs its connections' cancellation.
             await group.triggerGracefulShutdown()
-            tasks.cancelAll()
+            while try await tasks.next() != nil {}
             return result
         }
     }

@@ -9,7 +9,8 @@ struct Storekeeper: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, MigrateCommand.self, DemoCommand.self, VerifyCommand.self, DecodeCommand.self, SignOfferCommand.self,
             SampleCommand.self, SimulatorCommand.self, SimulatorAdvanceCommand.self, BenchCommand.self,
-            BenchPurchasesCommand.self, BenchNotificationsCommand.self, ReportCommand.self, ReconcileCommand.self, EventsCommand.self,
+            BenchPurchasesCommand.self, BenchNotificationsCommand.self, BenchPlayCommand.self, ReportCommand.self, ReconcileCommand.self,
+            EventsCommand.self,
             BenchWebhooksCommand.self, BenchRetentionCommand.self,
         ]
     )

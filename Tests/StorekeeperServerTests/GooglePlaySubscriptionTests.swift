@@ -87,6 +87,28 @@ struct GooglePlaySubscriptionTests {
             #expect(me.transactions.allSatisfy { $0.originalTransactionId == sub.firstOrderId }, "one subscription")
             #expect(me.transactions.allSatisfy { $0.source == .storeAPI })
 
+            // Money: the paid periods at the plan's price, Google's 15 % fee taken (the free week is a free unit).
+            let started = sub.startTime
+            let days = DateFormatter()
+            days.dateFormat = "yyyy-MM-dd"
+            days.timeZone = TimeZone(identifier: "UTC")
+            days.locale = Locale(identifier: "en_US_POSIX")
+            let revenue = try await harness.server.call(
+                .GET,
+                "/v1/admin/reports/revenue?from=\(days.string(from: started))&to=\(days.string(from: started.addingTimeInterval(365 * Self.day)))",
+                headers: ServerHarness.adminHeaders
+            )
+            let lines = (revenue["lines"] as? [[String: Any]] ?? []).filter { $0["productId"] as? String == "vip_monthly" }
+            let gross = lines.compactMap { $0["gross"] as? Int }.reduce(0, +)
+            let proceeds = lines.compactMap { $0["proceeds"] as? Int }.reduce(0, +)
+            let paid = lines.compactMap { $0["units"] as? Int }.reduce(0, +)
+            #expect(lines.compactMap { $0["freeUnits"] as? Int }.reduce(0, +) == 1, "the free week")
+            #expect(paid >= 9 && gross == paid * 4_990, "\(revenue.text.prefix(400))")
+            #expect(abs(proceeds - gross * 85 / 100) <= paid, "Google's 15 %, not Apple's 30 %: \(proceeds) of \(gross)")
+            let earned = try await harness.server.call(.GET, "/v1/admin/users/eve/revenue", headers: ServerHarness.adminHeaders)
+            let reasons = Set((earned["transactions"] as? [[String: Any]] ?? []).compactMap { $0["reason"] as? String })
+            #expect(reasons == ["googlePlay"], "\(earned.text.prefix(300))")
+
             // The customer cancels: access to the end of the paid period, then nothing.
             try await play.cancelSubscription(token: sub.token)
             try await Self.step(harness, user: "eve", token: sub.token, "cancelled")

@@ -49,6 +49,9 @@ public enum CommissionReason: String, Sendable, Hashable, Codable, CaseIterable 
     case smallBusinessProgram
     /// 15 %: an auto-renewable subscription after one year of paid service.
     case subscriptionAfterOneYear
+    /// 15 %: Google Play's service fee on subscriptions, and on other products within a developer's first
+    /// US$1 million of earnings in a year (Google's 30 % beyond it is not tracked: the estimate assumes the first tier).
+    case googlePlay
 }
 
 /// The periods an app was in the App Store Small Business Program (15 % commission on everything sold then).
@@ -99,13 +102,16 @@ public enum Proceeds {
         revocationType: String? = nil,
         revocationPercentage: Int? = nil,
         paidServiceBefore: TimeInterval = 0,
-        smallBusiness: SmallBusinessProgram = SmallBusinessProgram()
+        smallBusiness: SmallBusinessProgram = SmallBusinessProgram(),
+        store: Store = .appStore
     ) -> ProceedsEstimate? {
         guard !sandbox, TransactionCommerce.isSale(ownershipType: ownershipType), let price, let currency, price >= 0, price <= maxPrice else {
             return nil
         }
         let reason: CommissionReason =
-            if smallBusiness.covers(purchaseDate) {
+            if store == .googlePlay {
+                .googlePlay
+            } else if smallBusiness.covers(purchaseDate) {
                 .smallBusinessProgram
             } else if kind == .autoRenewable && paidServiceBefore >= oneYearOfPaidService {
                 .subscriptionAfterOneYear
@@ -134,7 +140,8 @@ public enum Proceeds {
             proceeds: proceeds,
             refundedPrice: refundedShare.map { divide(price * $0, by: 100_000) } ?? 0,
             refundedProceeds: refundedShare.map { divide(proceeds * $0, by: 100_000) } ?? 0,
-            exact: exclusive && taxRate == nil
+            // Google's fee is on the price net of the tax it collects, which a Play purchase does not carry.
+            exact: exclusive && taxRate == nil && store == .appStore
         )
     }
 

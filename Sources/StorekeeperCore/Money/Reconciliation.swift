@@ -248,7 +248,9 @@ public enum Reconciliation {
                 return (transaction.purchaseDate, end, paid)
             }
             for transaction in history where transaction.purchaseDate >= from && transaction.purchaseDate < to {
-                guard (transaction.commerce.price ?? 0) > 0, let storefront = transaction.commerce.storefront else { continue }
+                // Apple's reports have Apple's sales only.
+                guard transaction.store == .appStore, (transaction.commerce.price ?? 0) > 0, let storefront = transaction.commerce.storefront
+                else { continue }
                 let paidService =
                     transaction.kind == .autoRenewable ? Proceeds.paidService(before: transaction.purchaseDate, periods: periods) : 0
                 guard

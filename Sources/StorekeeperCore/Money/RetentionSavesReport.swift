@@ -48,7 +48,8 @@ public struct RetentionSavesReport: Sendable, Hashable {
                 ownershipType: transaction.commerce.ownershipType,
                 revocationType: transaction.commerce.revocationType,
                 revocationPercentage: transaction.commerce.revocationPercentage,
-                smallBusiness: smallBusiness
+                smallBusiness: smallBusiness,
+                store: transaction.store
             )
         else { return }
         let offerId = transaction.commerce.offerId ?? ""

@@ -11,6 +11,8 @@ public struct RevenueTransaction: Sendable, Hashable {
     public var quantity: Int
     public var sandbox: Bool
     public var commerce: TransactionCommerce
+    /// The store that sold it, whose fee the estimate takes.
+    public var store: Store = .appStore
 
     public init(
         transactionId: String,
@@ -137,7 +139,8 @@ public struct RevenueReportBuilder: Sendable {
                     revocationType: transaction.commerce.revocationType,
                     revocationPercentage: transaction.commerce.revocationPercentage,
                     paidServiceBefore: paidService,
-                    smallBusiness: smallBusiness
+                    smallBusiness: smallBusiness,
+                    store: transaction.store
                 )?.refunding(seats: transaction.commerce.refundedSeats, of: transaction.quantity)
             else {
                 skipped += 1

@@ -78,7 +78,8 @@ extension APIHandler {
                 revocationType: transaction.commerce.revocationType,
                 revocationPercentage: transaction.commerce.revocationPercentage,
                 paidServiceBefore: paidService ?? 0,
-                smallBusiness: smallBusiness
+                smallBusiness: smallBusiness,
+                store: transaction.store
             )?.refunding(seats: transaction.commerce.refundedSeats, of: transaction.quantity)
             return Components.Schemas.TransactionProceeds(
                 transactionId: transaction.transactionId,

@@ -143,6 +143,7 @@ extension Components.Schemas.User {
                 .init(
                     transactionId: $0.transactionId,
                     originalTransactionId: $0.originalTransactionId,
+                    store: try documented($0.store.apiName),
                     productId: $0.productId,
                     productKind: try documented($0.productKind.rawValue),
                     environment: $0.environment,

@@ -37,8 +37,9 @@ public struct AccountStore: Sendable {
         public var orderId: String?
         public var source: String
         public var deliveredAt: Date
-        /// Price, currency, storefront, offer and revocation details, as Apple reported them.
+        /// Price, currency, storefront, offer and revocation details, as the store reported them.
         public var commerce: TransactionCommerce
+        public var store: Store
     }
 
     public struct Snapshot: Sendable, Hashable {
@@ -94,7 +95,8 @@ public struct AccountStore: Sendable {
                     orderId: try row.decode(column: "order_id", as: String?.self),
                     source: try row.decode(column: "source", as: String.self),
                     deliveredAt: Date(millis: try row.decode(column: "delivered_at", as: Int64.self)),
-                    commerce: try StoreTransactionsTable.commerce(row: row)
+                    commerce: try StoreTransactionsTable.commerce(row: row),
+                    store: try StoreTransactionsTable.store(row: row)
                 )
             }
             return Snapshot(user: user, grants: grants + seats, balances: balances, transactions: transactions)

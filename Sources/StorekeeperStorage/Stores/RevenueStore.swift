@@ -380,7 +380,7 @@ public struct RevenueStore: Sendable {
     }
 
     static func transaction(_ row: any SQLRow) throws -> RevenueTransaction {
-        RevenueTransaction(
+        var transaction = RevenueTransaction(
             transactionId: try row.decode(column: "transaction_id", as: String.self),
             originalTransactionId: try row.decode(column: "original_transaction_id", as: String.self),
             productId: try row.decode(column: "product_id", as: String.self),
@@ -391,6 +391,8 @@ public struct RevenueStore: Sendable {
             sandbox: try row.decode(column: "environment", as: String.self) != "Production",
             commerce: try StoreTransactionsTable.commerce(row: row)
         )
+        transaction.store = try StoreTransactionsTable.store(row: row)
+        return transaction
     }
 }
 

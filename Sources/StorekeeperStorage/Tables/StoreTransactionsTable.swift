@@ -263,5 +263,10 @@ public enum StoreTransactionsTable {
     /// The columns ``commerce(row:)`` reads.
     public static let commerceColumns =
         "price, currency, storefront, storefront_id, offer_id, offer_discount_type, offer_period, app_transaction_id, "
-        + "transaction_reason, web_order_line_item_id, ownership_type, revocation_type, revocation_percentage, refunded_seats"
+        + "transaction_reason, web_order_line_item_id, ownership_type, revocation_type, revocation_percentage, refunded_seats, store"
+
+    /// The row's store (selected with ``commerceColumns``).
+    public static func store(row: any SQLRow) throws -> Store {
+        Store(rawValue: try row.decode(column: "store", as: String.self)) ?? .appStore
+    }
 }

@@ -831,6 +831,7 @@ extension Components {
                 case standard = "standard"
                 case smallBusinessProgram = "smallBusinessProgram"
                 case subscriptionAfterOneYear = "subscriptionAfterOneYear"
+                case googlePlay = "googlePlay"
             }
             /// - Remark: Generated from `#/components/schemas/TransactionProceeds/reason`.
             public var reason: Components.Schemas.TransactionProceeds.ReasonPayload?
@@ -2044,10 +2045,21 @@ extension Components {
         }
         /// - Remark: Generated from `#/components/schemas/Transaction`.
         public struct Transaction: Codable, Hashable, Sendable {
+            /// The store's id: Apple's transaction id, or Google Play's order id.
+            ///
             /// - Remark: Generated from `#/components/schemas/Transaction/transactionId`.
             public var transactionId: Swift.String
+            /// The subscription or purchase it belongs to (Google Play: its first order id).
+            ///
             /// - Remark: Generated from `#/components/schemas/Transaction/originalTransactionId`.
             public var originalTransactionId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Transaction/store`.
+            @frozen public enum StorePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case appStore = "appStore"
+                case googlePlay = "googlePlay"
+            }
+            /// - Remark: Generated from `#/components/schemas/Transaction/store`.
+            public var store: Components.Schemas.Transaction.StorePayload
             /// - Remark: Generated from `#/components/schemas/Transaction/productId`.
             public var productId: Swift.String
             /// - Remark: Generated from `#/components/schemas/Transaction/productKind`.
@@ -2126,8 +2138,9 @@ extension Components {
             /// Creates a new `Transaction`.
             ///
             /// - Parameters:
-            ///   - transactionId:
-            ///   - originalTransactionId:
+            ///   - transactionId: The store's id: Apple's transaction id, or Google Play's order id.
+            ///   - originalTransactionId: The subscription or purchase it belongs to (Google Play: its first order id).
+            ///   - store:
             ///   - productId:
             ///   - productKind:
             ///   - environment:
@@ -2154,6 +2167,7 @@ extension Components {
             public init(
                 transactionId: Swift.String,
                 originalTransactionId: Swift.String,
+                store: Components.Schemas.Transaction.StorePayload,
                 productId: Swift.String,
                 productKind: Components.Schemas.ProductKind,
                 environment: Swift.String,
@@ -2180,6 +2194,7 @@ extension Components {
             ) {
                 self.transactionId = transactionId
                 self.originalTransactionId = originalTransactionId
+                self.store = store
                 self.productId = productId
                 self.productKind = productKind
                 self.environment = environment
@@ -2207,6 +2222,7 @@ extension Components {
             public enum CodingKeys: String, CodingKey {
                 case transactionId
                 case originalTransactionId
+                case store
                 case productId
                 case productKind
                 case environment
