@@ -326,6 +326,50 @@ public actor SimulatedPlayStore {
 
     /// Moves the clock forward; purchases left unacknowledged past their window are refunded and revoked, as Google
     /// does (voided with reason 8), in the order their deadlines fall.
+    /// Google Play's service fee on the simulator's sales, in thousandths (the first-million tier and subscriptions).
+    public static let serviceFeePermille: Int64 = 150
+
+    /// `orders.get` for a one-time purchase: the buyer's total (price × quantity, no tax: the simulator sells in the
+    /// United States), the developer's revenue after the 15 % fee less what was refunded, and the order's state.
+    public func order(packageName: String, orderId: String) throws -> PlayOrder {
+        guard packageName == catalog.packageName else { throw PlayStoreError.wrongPackage() }
+        guard let purchase = purchases.values.first(where: { $0.orderId == orderId }), let product = catalog.product(purchase.productId) else {
+            throw PlayStoreError(404, "notFound", "The order was not found.")
+        }
+        let total = product.price * Int64(purchase.quantity)
+        let kept = product.price * Int64(purchase.refundableQuantity)
+        let state: String =
+            switch purchase.state {
+            case .pending: "PENDING"
+            case .canceled where purchase.refundableQuantity == 0: "REFUNDED"
+            case .canceled: "CANCELED"
+            default: purchase.refundableQuantity < purchase.quantity ? "PARTIALLY_REFUNDED" : "PROCESSED"
+            }
+        func money(_ milliunits: Int64) -> Money {
+            Money(currencyCode: product.currency, units: milliunits / 1000, nanos: Int32((milliunits % 1000) * 1_000_000))
+        }
+        return PlayOrder(
+            orderId: purchase.orderId,
+            purchaseToken: purchase.token,
+            state: state,
+            createTime: purchase.purchasedAt,
+            lineItems: [
+                .init(
+                    productId: product.id,
+                    listingPrice: money(product.price),
+                    total: money(total),
+                    tax: money(0),
+                    oneTimePurchaseDetails: .init(quantity: purchase.quantity)
+                )
+            ],
+            total: money(total),
+            tax: money(0),
+            developerRevenueInBuyerCurrency: money(kept - kept * Self.serviceFeePermille / 1000),
+            buyerAddress: .init(buyerCountry: purchase.regionCode),
+            orderDetails: .init(taxInclusive: false)
+        )
+    }
+
     /// Parts of the Play Developer API that answer 503 (`backendError`) until cleared: an outage to ride out.
     public enum Fault: String, Sendable, Hashable, CaseIterable {
         /// `products.acknowledge` and `subscriptions.acknowledge`.

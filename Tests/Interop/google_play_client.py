@@ -1,6 +1,6 @@
 """Google's own client for the Play Developer API (google-api-python-client with its bundled androidpublisher v3
 discovery document, google-auth service-account credentials whose token URI is the simulator's) against the Play
-simulator: reads what it serves and performs acknowledge, consume and refund. Exit status 0 only if every check holds."""
+simulator: reads what it serves (purchases, orders, voided purchases) and performs acknowledge, consume and refund. Exit status 0 only if every check holds."""
 import argparse, json, sys
 
 from google.oauth2 import service_account
@@ -35,6 +35,15 @@ check(coins.get("quantity") == 3, f"quantity: {coins.get('quantity')}")
 check(isinstance(coins.get("purchaseTimeMillis"), str) and coins["purchaseTimeMillis"].isdigit(), "purchaseTimeMillis is an int64 string")
 check(coins.get("orderId", "").startswith("GPA."), f"orderId: {coins.get('orderId')}")
 check(coins.get("obfuscatedExternalAccountId") == "order-42", f"obfuscatedExternalAccountId: {coins.get('obfuscatedExternalAccountId')}")
+
+order = svc.orders().get(packageName=a.package, orderId=coins.get("orderId")).execute()
+check(order.get("orderId") == coins.get("orderId") and order.get("purchaseToken") == a.consumable, f"order: {order.get('orderId')}")
+check(order.get("state") == "PROCESSED", f"order state: {order.get('state')}")
+check(order.get("total", {}).get("currencyCode") == "USD" and order["total"].get("units") == "2" and order["total"].get("nanos") == 970000000,
+      f"order total 3 x 0.99: {order.get('total')}")
+check(order.get("developerRevenueInBuyerCurrency", {}).get("units") == "2", f"revenue after Google's fee: {order.get('developerRevenueInBuyerCurrency')}")
+check((order.get("lineItems") or [{}])[0].get("productId") == "coins_100", f"order line: {order.get('lineItems')}")
+check(order.get("buyerAddress", {}).get("buyerCountry") == "US", f"buyer: {order.get('buyerAddress')}")
 
 products.consume(packageName=a.package, productId="coins_100", token=a.consumable).execute()
 coins = products.get(packageName=a.package, productId="coins_100", token=a.consumable).execute()

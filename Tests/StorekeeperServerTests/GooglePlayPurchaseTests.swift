@@ -44,6 +44,11 @@ struct GooglePlayPurchaseTests {
             #expect(audit.contains { $0.action == "transaction.acknowledged" && $0.subject == bought.orderId })
             let order = try await harness.server.call(.GET, "/v1/orders/\(orderId)", headers: ServerHarness.userHeaders("ann"))
             #expect(order["status"] as? String == "delivered")
+            // Priced from Google's order (two units of 0.99), proceeds after Google's 15 %.
+            let earned = try await harness.server.call(.GET, "/v1/admin/users/ann/revenue", headers: ServerHarness.adminHeaders)
+            let sale = (earned["transactions"] as? [[String: Any]])?.first
+            #expect(sale?["customerPrice"] as? Int == 1_980 && sale?["proceeds"] as? Int == 1_683, "\(earned.text.prefix(400))")
+            #expect(sale?["reason"] as? String == "googlePlay" && sale?["commissionPermille"] as? Int == 150)
 
             // The same token from another user changes nothing.
             let replay = try await harness.submit("coins_100", token: bought.token, user: "mallory")
@@ -79,6 +84,8 @@ struct GooglePlayPurchaseTests {
             try await play.completePending(pending.token)
             #expect(try await harness.pushAndApply() == 1)
             #expect(try await harness.holdings("bo").entitlements == ["chapter.2"], "delivered by the notification, to the order's user")
+            let earned = try await harness.server.call(.GET, "/v1/admin/users/bo/revenue", headers: ServerHarness.adminHeaders)
+            #expect((earned["transactions"] as? [[String: Any]])?.first?["customerPrice"] as? Int == 24_990, "priced from Google's order")
             // The job acknowledges what the notification delivered.
             try await harness.server.runJob("acknowledge-purchases", now: await play.now)
             #expect(await play.purchase(pending.token)?.acknowledged == true)

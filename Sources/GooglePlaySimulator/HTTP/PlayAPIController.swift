@@ -122,6 +122,11 @@ public struct PlayAPIController<Context: RequestContext>: Sendable {
                 )
             }
         }
+        app.get("orders/:orderVerb") { request, context in
+            try await self.api(request, context) { package in
+                try await self.store.order(packageName: package, orderId: try Self.parameter("orderVerb", context))
+            }
+        }
         app.post("orders/:orderVerb") { request, context in
             try await self.api(request, context) { package in
                 let (order, verb) = try Self.verb(try Self.parameter("orderVerb", context))

@@ -142,6 +142,11 @@ public struct PlayDeveloperAPIClient: Sendable {
         return try await call("GET", "\(app(packageName))/purchases/voidedpurchases", query: query, as: VoidedPurchasesListResponse.self)
     }
 
+    /// One order: what the buyer paid, the tax in it and the developer's revenue after Google's fee.
+    public func getOrder(packageName: String, orderId: String) async throws -> PlayOrder {
+        try await call("GET", "\(app(packageName))/orders/\(segment(orderId))", as: PlayOrder.self)
+    }
+
     /// Refunds an order; `revoke` also ends access now (only revoked refunds reach the voided purchases).
     public func refundOrder(packageName: String, orderId: String, revoke: Bool) async throws {
         try await send(

@@ -58,7 +58,12 @@ struct PlayConfirmation: Sendable {
                 let purchase = try await timed("products.get") {
                     try await play.api.getProduct(packageName: packageName, productId: productId, token: token)
                 }
-                resource = .product(purchase, productId: productId, consumable: catalog.catalog.product(productId)?.kind == .consumable)
+                resource = .product(
+                    purchase,
+                    productId: productId,
+                    consumable: catalog.catalog.product(productId)?.kind == .consumable,
+                    price: await PlayOrderPricing.total(api: play.api, packageName: packageName, orderId: purchase.orderId, metrics: metrics)
+                )
             case .voidedPurchase(let note):
                 guard let delivered = try await tokens.delivered(transactionId: note.orderId, token: note.purchaseToken) else {
                     resource = .none

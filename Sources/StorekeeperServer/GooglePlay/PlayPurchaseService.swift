@@ -77,6 +77,10 @@ struct PlayPurchaseService: Sendable {
                 )
             else { throw PurchaseRefusal.incompleteTransaction("Google's answer lacks the purchase's state or time") }
             transaction = mapped
+            PlayOrderPricing.apply(
+                await PlayOrderPricing.total(api: play.api, packageName: packageName, orderId: purchase.orderId, metrics: metrics),
+                to: &transaction
+            )
         }
         if transaction.isSandbox && !play.configuration.allowTestPurchases { throw PurchaseRefusal.sandboxNotAllowed }
         let result = try await purchases.deliver(transaction, orderId: orderId, identity: identity)

@@ -7,8 +7,8 @@ import StorekeeperCore
 enum PlayPurchaseResource: Sendable {
     /// `subscriptionsv2.get`, with the subscription the token belongs to (nil: a new one, or a chain not seen yet).
     case subscription(SubscriptionPurchaseV2, original: String?)
-    /// `products.get` for a one-time product.
-    case product(ProductPurchase, productId: String, consumable: Bool)
+    /// `products.get` for a one-time product, and its order's total when Google gave it (`orders.get`).
+    case product(ProductPurchase, productId: String, consumable: Bool, price: Money? = nil)
     /// Nothing to ask (a test notification, a refund review).
     case none
 }
@@ -74,8 +74,8 @@ extension StoreMessage {
                 message.kind = .informational("a pending purchase was cancelled before it was paid")
                 return message
             }
-            guard case .product(let purchase, let productId, let consumable) = resource, let token = note.purchaseToken,
-                let transaction = VerifiedTransaction(
+            guard case .product(let purchase, let productId, let consumable, let price) = resource, let token = note.purchaseToken,
+                var transaction = VerifiedTransaction(
                     playProduct: purchase,
                     packageName: packageName,
                     productId: productId,
@@ -86,6 +86,7 @@ extension StoreMessage {
                 message.kind = .informational("Google Play does not say the purchase is paid")
                 return message
             }
+            PlayOrderPricing.apply(price, to: &transaction)
             message.environment = transaction.environment
             message.kind = .purchased
             message.transactions = [transaction]
@@ -98,7 +99,7 @@ extension StoreMessage {
             }
             message.environment = transaction.environment
             transaction.revocationDate = eventTime
-            if note.refundType == .quantityBasedPartialRefund, case .product(let purchase, _, _) = resource,
+            if note.refundType == .quantityBasedPartialRefund, case .product(let purchase, _, _, _) = resource,
                 let refundable = purchase.refundableQuantity,
                 purchase.units > 0, refundable >= 0, refundable < purchase.units
             {
