@@ -68,21 +68,43 @@ public final class NotificationProcessor: Service, Sendable {
         var messages: [StoreMessage] = []
         var failures: [String: any Error] = [:]
         var final = Set<String>()
-        for stored in claimed {
-            do {
-                if stored.received.format == "v1" {
-                    messages.append(try await confirmation.message(for: stored))
-                } else if stored.received.format.hasPrefix("play") {
-                    guard let play else { throw V1Confirmation.Unconfirmed(description: "no app of this server sells on Google Play") }
-                    messages.append(try await play.message(for: stored))
-                } else {
-                    messages.append(try StoreMessage.decode(stored))
+        // Messages the store must confirm (V1 bodies, Google Play's) ask it a few at a time: one by one, a batch would
+        // wait out every round trip in turn. Signed ones decode here, without a task each.
+        var outcomes = [Result<StoreMessage, any Error>?](repeating: nil, count: claimed.count)
+        var confirming: [Int] = []
+        for (index, stored) in claimed.enumerated() {
+            if stored.received.format == "v1" || stored.received.format.hasPrefix("play") {
+                confirming.append(index)
+            } else {
+                do { outcomes[index] = .success(try StoreMessage.decode(stored)) } catch { outcomes[index] = .failure(error) }
+            }
+        }
+        if !confirming.isEmpty {
+            await withTaskGroup(of: (Int, Result<StoreMessage, any Error>).self) { group in
+                var next = 0
+                func start() {
+                    let index = confirming[next]
+                    let stored = claimed[index]
+                    next += 1
+                    group.addTask {
+                        do { return (index, .success(try await self.message(for: stored))) } catch { return (index, .failure(error)) }
+                    }
                 }
-            } catch let error as V1Confirmation.Unconfirmed {
+                while next < min(Self.confirmationConcurrency, confirming.count) { start() }
+                for await (index, outcome) in group {
+                    outcomes[index] = outcome
+                    if next < confirming.count { start() }
+                }
+            }
+        }
+        for (stored, outcome) in zip(claimed, outcomes) {
+            switch outcome {
+            case .success(let message)?: messages.append(message)
+            case .failure(let error as V1Confirmation.Unconfirmed)?:
                 failures[stored.received.id] = error
                 final.insert(stored.received.id)
-            } catch {
-                failures[stored.received.id] = error
+            case .failure(let error)?: failures[stored.received.id] = error
+            case nil: failures[stored.received.id] = LifecycleFailure(description: "not confirmed")
             }
         }
         let attempts = Dictionary(claimed.map { ($0.received.id, $0.attempts) }, uniquingKeysWith: { a, _ in a })
@@ -115,6 +137,16 @@ public final class NotificationProcessor: Service, Sendable {
         if !claimed.isEmpty { metrics.runLog.record("process_notifications", items: claimed.count) }
         if let failure = failures.first { metrics.runLog.fail("process_notifications", error: "\(failures.count) failed: \(failure)") }
         return claimed.count
+    }
+
+    /// How many stored messages are confirmed with their store at once.
+    static let confirmationConcurrency = 16
+
+    /// A stored V1 or Google Play notification as a store message, confirmed with its store.
+    private func message(for stored: NotificationInbox.Stored) async throws -> StoreMessage {
+        if stored.received.format == "v1" { return try await confirmation.message(for: stored) }
+        guard let play else { throw V1Confirmation.Unconfirmed(description: "no app of this server sells on Google Play") }
+        return try await play.message(for: stored)
     }
 
     /// 1 s, 2 s, 4 s … capped at 10 minutes.
