@@ -194,4 +194,20 @@ struct GooglePlayPurchaseTests {
             }
         }
     }
+
+    @Test("forty notifications in one batch are confirmed with Google side by side and all applied", arguments: TestDatabase.available)
+    func aBatchOfNotifications(database: TestDatabase) async throws {
+        try await PlayHarness.run(database) { harness in
+            let play = harness.play
+            let (_, obfuscated) = try await harness.order("coins_100", user: "lou")
+            let account = await play.createAccount()
+            for _ in 0..<40 { _ = try await play.buy(productId: "coins_100", account: account.id, obfuscatedAccountId: obfuscated) }
+            #expect(try await harness.sender.deliverDue() == 40)
+            // One pass of the processor: the batch holds all forty, more than it confirms at once.
+            try await harness.server.runJob("process-notifications", now: Date())
+            #expect(try await harness.holdings("lou").coins == 4_000, "each purchase once, delivered by its notification")
+            let summary = try await harness.server.call(.GET, "/v1/admin/notifications/summary", headers: ServerHarness.adminHeaders)
+            #expect((summary["counts"] as? [String: Any])?["processed"] as? Int == 40, "\(summary.text)")
+        }
+    }
 }

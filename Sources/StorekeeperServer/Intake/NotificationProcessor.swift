@@ -80,22 +80,25 @@ public final class NotificationProcessor: Service, Sendable {
             }
         }
         if !confirming.isEmpty {
-            await withTaskGroup(of: (Int, Result<StoreMessage, any Error>).self) { group in
-                var next = 0
-                func start() {
-                    let index = confirming[next]
+            let confirmed = await withTaskGroup(of: (Int, Result<StoreMessage, any Error>).self) { group in
+                var pending = confirming.makeIterator()
+                var results: [(Int, Result<StoreMessage, any Error>)] = []
+                results.reserveCapacity(confirming.count)
+                for _ in 0..<Self.confirmationConcurrency {
+                    guard let index = pending.next() else { break }
                     let stored = claimed[index]
-                    next += 1
-                    group.addTask {
-                        do { return (index, .success(try await self.message(for: stored))) } catch { return (index, .failure(error)) }
+                    group.addTask { (index, await self.confirm(stored)) }
+                }
+                while let result = await group.next() {
+                    results.append(result)
+                    if let index = pending.next() {
+                        let stored = claimed[index]
+                        group.addTask { (index, await self.confirm(stored)) }
                     }
                 }
-                while next < min(Self.confirmationConcurrency, confirming.count) { start() }
-                for await (index, outcome) in group {
-                    outcomes[index] = outcome
-                    if next < confirming.count { start() }
-                }
+                return results
             }
+            for (index, outcome) in confirmed { outcomes[index] = outcome }
         }
         for (stored, outcome) in zip(claimed, outcomes) {
             switch outcome {
@@ -143,10 +146,14 @@ public final class NotificationProcessor: Service, Sendable {
     static let confirmationConcurrency = 16
 
     /// A stored V1 or Google Play notification as a store message, confirmed with its store.
-    private func message(for stored: NotificationInbox.Stored) async throws -> StoreMessage {
-        if stored.received.format == "v1" { return try await confirmation.message(for: stored) }
-        guard let play else { throw V1Confirmation.Unconfirmed(description: "no app of this server sells on Google Play") }
-        return try await play.message(for: stored)
+    private func confirm(_ stored: NotificationInbox.Stored) async -> Result<StoreMessage, any Error> {
+        do {
+            if stored.received.format == "v1" { return .success(try await confirmation.message(for: stored)) }
+            guard let play else { throw V1Confirmation.Unconfirmed(description: "no app of this server sells on Google Play") }
+            return .success(try await play.message(for: stored))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// 1 s, 2 s, 4 s … capped at 10 minutes.
