@@ -34,7 +34,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     @Option(help: "Server port.") var port = 8080
     @Option(name: .customLong("simulator-port"), help: "Simulator port.") var simulatorPort = 8090
-    @Option(name: .customLong("play-port"), help: "Google Play simulator port (default: the simulator port + 1).") var playPort: Int?
+    @Option(name: .customLong("play-port"), help: "Google Play simulator port (default: a free one, printed).") var playPort: Int?
     @Option(name: .customLong("state-dir"), help: "Directory for keys and the database.") var stateDirectory = ".storekeeper-demo"
     @Option(
         name: .customLong("simulator-url"),
@@ -97,7 +97,9 @@ struct DemoCommand: AsyncParsableCommand {
             logger: logger
         )
         // Google Play: its own simulator, a service account it issued, and its push subscription to this server.
-        let playPort = self.playPort ?? simulatorPort + 1
+        // A free port unless one is named: a fixed default would collide between demos (and restarts of one demo
+        // beside an external simulator).
+        let playPort = try self.playPort ?? Self.freePort()
         let playURL = "http://127.0.0.1:\(playPort)"
         let play = try SimulatedPlayStore(catalog: .sample, now: Date())
         let playAccount = try await play.issueServiceAccount(
@@ -197,6 +199,29 @@ struct DemoCommand: AsyncParsableCommand {
             logger.critical("storekeeper demo stopped", metadata: ["error": "\(error)"])
             throw ExitCode.failure
         }
+    }
+
+    /// A port nobody listens on now: the kernel's choice for a socket bound to port 0, released at once.
+    static func freePort() throws -> Int {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw ValidationError("no socket for the Google Play simulator's port") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw ValidationError("no free port for the Google Play simulator; name one with --play-port") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     static func walkthrough(
