@@ -74,11 +74,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Google Play's formats: the Play Developer API's resources, real-time developer notifications.
+        // Google Play's formats: the Play Developer API's resources, real-time developer notifications, earnings reports.
         .target(
             name: "GooglePlayWire",
             dependencies: [
                 "WebTokens",
+                "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -33,12 +33,24 @@ extension SimulatedPlayStore {
         /// The token this purchase replaced (a plan change), and how.
         public var linkedPurchaseToken: String?
         public var replaced: (productId: String, basePlanId: String, mode: ReplacementMode)?
+        /// A pause the user scheduled: it starts at the next renewal and lasts this many months.
+        public var pauseMonths: Int?
+        /// While paused: when the subscription resumes (and is charged again).
+        public var resumesAt: Date?
+        /// The price this subscriber renews at (nil: the plan's), and a price change on its way to them.
+        public var price: Int64?
+        public var priceChange: PriceChange?
+        /// Bought in the Play Store's subscriptions center after this expired subscription (no app, no account id).
+        public var resubscribedFrom: (token: String, obfuscatedAccountId: String?)?
 
         public static func == (lhs: Self, rhs: Self) -> Bool { lhs.token == rhs.token && lhs.hashValue == rhs.hashValue }
 
         public func hash(into hasher: inout Hasher) {
             hasher.combine(token)
             hasher.combine(state)
+            hasher.combine(resumesAt)
+            hasher.combine(price)
+            hasher.combine(priceChange)
             hasher.combine(expiryTime)
             hasher.combine(latestOrderId)
             hasher.combine(acknowledged)
@@ -47,6 +59,88 @@ extension SimulatedPlayStore {
     }
 
     /// Whether the account's payment method is declined from now on (renewals fail until it is fixed).
+    /// A change of a base plan's price as it reaches one subscriber: Google's `priceChangeDetails`.
+    public struct PriceChange: Sendable, Hashable {
+        public enum Mode: String, Sendable, Hashable {
+            /// Applies at the next renewal, nothing asked.
+            case decrease = "PRICE_DECREASE"
+            /// The subscriber must accept, or the subscription ends at the renewal.
+            case increase = "PRICE_INCREASE"
+            /// The subscriber is told and charged unless they cancel.
+            case optOutIncrease = "OPT_OUT_PRICE_INCREASE"
+        }
+        public var newPrice: Int64
+        public var mode: Mode
+        /// `OUTSTANDING` (awaiting the subscriber), `CONFIRMED`, `APPLIED` or `CANCELED`.
+        public var state: String
+    }
+
+    /// The developer changes `productId`'s price for existing subscribers (legacy price cohorts in Play Console): each
+    /// active subscription is told (`SUBSCRIPTION_PRICE_CHANGE_UPDATED`) and renews at `newPrice` from its next
+    /// renewal — an increase only once the subscriber accepts (``acceptPriceChange(token:)``), or the subscription ends
+    /// then; returns how many subscriptions it reached.
+    @discardableResult
+    public func changePrice(productId: String, to newPrice: Int64, optOut: Bool = false) throws -> Int {
+        guard let plan = catalog.subscription(productId), newPrice > 0 else { throw PlayStoreError.invalid("no subscription \(productId)") }
+        var reached = 0
+        for token in subscriptions.keys.sorted() {
+            guard var record = subscriptions[token], record.productId == productId, record.state.grantsAccess || record.state == .paused else {
+                continue
+            }
+            let current = record.price ?? plan.price
+            guard newPrice != current else { continue }
+            let mode: PriceChange.Mode = newPrice < current ? .decrease : optOut ? .optOutIncrease : .increase
+            record.priceChange = PriceChange(newPrice: newPrice, mode: mode, state: mode == .increase ? "OUTSTANDING" : "CONFIRMED")
+            subscriptions[token] = record
+            publish(subscription: record, .priceChangeUpdated)
+            reached += 1
+        }
+        return reached
+    }
+
+    /// The subscriber accepts an outstanding price increase in the Play Store.
+    public func acceptPriceChange(token: String) throws {
+        guard var record = subscriptions[token], var change = record.priceChange, change.state == "OUTSTANDING" else {
+            throw PlayStoreError.invalid("no price change awaits this subscriber")
+        }
+        change.state = "CONFIRMED"
+        record.priceChange = change
+        subscriptions[token] = record
+        publish(subscription: record, .priceChangeUpdated)
+    }
+
+    /// The user re-subscribes in the Play Store's subscriptions center after `expiredToken`'s subscription expired:
+    /// a new purchase token with no link to the old one and no account id from an app, only
+    /// `outOfAppPurchaseContext` naming the expired token (until it is acknowledged).
+    public func resubscribe(after expiredToken: String) throws -> SubscriptionRecord {
+        guard let expired = subscriptions[expiredToken], expired.state == .expired else {
+            throw PlayStoreError.invalid("only an expired subscription is re-bought in the subscriptions center")
+        }
+        var record = try subscribe(productId: expired.productId, account: expired.accountId)
+        record.resubscribedFrom = (expiredToken, expired.obfuscatedAccountId)
+        subscriptions[record.token] = record
+        return record
+    }
+
+    /// The subscriber schedules a pause of one to three months in the Play Store: it starts at the next renewal
+    /// (`SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED` now, `SUBSCRIPTION_PAUSED` then).
+    public func schedulePause(token: String, months: Int) throws {
+        guard var record = subscriptions[token], record.state == .active, record.autoRenew, !record.inTrial, (1...3).contains(months) else {
+            throw PlayStoreError.invalid("only an active, renewing, paid subscription pauses, for 1 to 3 months")
+        }
+        record.pauseMonths = months
+        subscriptions[token] = record
+        publish(subscription: record, .pauseScheduleChanged)
+    }
+
+    /// The subscriber resumes a paused subscription before its time: charged now, a new period from now.
+    public func resume(token: String) throws {
+        guard var record = subscriptions[token], record.state == .paused else { throw PlayStoreError.invalid("the subscription is not paused") }
+        record.resumesAt = now
+        subscriptions[token] = record
+        runSubscriptionEvent(token)
+    }
+
     public func setBillingFails(_ fails: Bool, account: String) {
         if fails { decliningAccounts.insert(account) } else { decliningAccounts.remove(account) }
     }
@@ -79,7 +173,8 @@ extension SimulatedPlayStore {
             startTime: now,
             expiryTime: expiry,
             periodsPaid: useTrial ? 0 : 1,
-            anchor: expiry,
+            // Paid periods count from the purchase; a trial's from its end.
+            anchor: useTrial ? expiry : now,
             inTrial: useTrial,
             autoRenew: true,
             state: .active,
@@ -90,6 +185,7 @@ extension SimulatedPlayStore {
         var stored = record
         stored.latestOrderId = record.firstOrderId
         subscriptions[stored.token] = stored
+        if !useTrial { bookCharge(stored, amount: plan.price) }
         publish(subscription: stored, .purchased)
         return stored
     }
@@ -180,6 +276,18 @@ extension SimulatedPlayStore {
             replaced: (old.productId, old.basePlanId, mode)
         )
         subscriptions[record.token] = record
+        switch mode {
+        case .chargeFullPrice:
+            bookCharge(record, amount: plan.price)
+        case .chargeProratedPrice:
+            // The difference in monthly price for the months left, to the cent.
+            let months = max(0, old.expiryTime.timeIntervalSince(now)) / (30 * 86_400)
+            let difference = max(0, plan.price / Int64(plan.months) - oldPlan.price / Int64(oldPlan.months))
+            bookCharge(record, amount: Int64(Double(difference) * months / 10) * 10)
+        default:
+            // Nothing is charged until the renewal: the unused time pays for the new plan.
+            break
+        }
         publish(subscription: record, .purchased)
         return record
     }
@@ -212,7 +320,18 @@ extension SimulatedPlayStore {
                     latestSuccessfulOrderId: record.latestOrderId,
                     autoRenewingPlan: AutoRenewingPlan(
                         autoRenewEnabled: record.autoRenew,
-                        recurringPrice: plan.map { Money(currencyCode: $0.currency, milliunits: $0.price) }
+                        recurringPrice: plan.map { Money(currencyCode: $0.currency, milliunits: record.price ?? $0.price) },
+                        priceChangeDetails: record.priceChange.flatMap { change in
+                            plan.map {
+                                PriceChangeDetails(
+                                    newPrice: Money(currencyCode: $0.currency, milliunits: change.newPrice),
+                                    priceChangeMode: change.mode.rawValue,
+                                    priceChangeState: change.state,
+                                    expectedNewPriceChargeTime: change.state == "APPLIED" || change.state == "CANCELED"
+                                        ? nil : record.resumesAt ?? record.expiryTime
+                                )
+                            }
+                        }
                     ),
                     offerDetails: OfferDetails(basePlanId: record.basePlanId, offerId: record.inTrial ? record.offerId : nil),
                     offerPhase: record.inTrial ? OfferPhase(freeTrial: PlayPresence()) : OfferPhase(basePrice: PlayPresence()),
@@ -228,9 +347,19 @@ extension SimulatedPlayStore {
             acknowledgementState: record.acknowledged ? .acknowledged : .pending,
             externalAccountIdentifiers: record.obfuscatedAccountId.map { ExternalAccountIdentifiers(obfuscatedExternalAccountId: $0) },
             testPurchase: record.isTest ? PlayPresence() : nil,
+            pausedStateContext: record.state == .paused ? PausedStateContext(autoResumeTime: record.resumesAt) : nil,
             canceledStateContext: canceled,
             inGracePeriodStateContext: record.state == .inGracePeriod ? declined : nil,
             onHoldStateContext: record.state == .onHold ? declined : nil,
+            // Google drops the context once the purchase is acknowledged.
+            outOfAppPurchaseContext: record.acknowledged
+                ? nil
+                : record.resubscribedFrom.map {
+                    OutOfAppPurchaseContext(
+                        expiredExternalAccountIdentifiers: $0.obfuscatedAccountId.map { ExternalAccountIdentifiers(obfuscatedExternalAccountId: $0) },
+                        expiredPurchaseToken: $0.token
+                    )
+                },
             etag: "\(record.latestOrderId):\(Int(record.expiryTime.timeIntervalSince1970))"
         )
     }
@@ -252,6 +381,7 @@ extension SimulatedPlayStore {
         guard record.state != .expired else { throw PlayStoreError.invalid("the subscription has expired") }
         end(&record, reason: .developer)
         subscriptions[token] = record
+        bookRefund(orderId: record.latestOrderId)
         publish(subscription: record, .revoked)
         recordVoided(
             token: record.token,
@@ -290,6 +420,7 @@ extension SimulatedPlayStore {
                 case .active where !record.acknowledged:
                     min(record.startTime.addingTimeInterval(Self.acknowledgementWindow), record.expiryTime)
                 case .active, .canceled: record.expiryTime
+                case .paused: record.resumesAt
                 case .inGracePeriod, .onHold:
                     min(
                         nextRetry(record),
@@ -311,6 +442,7 @@ extension SimulatedPlayStore {
             // Google refunds and revokes a purchase not acknowledged in three days.
             end(&record, reason: .google)
             subscriptions[token] = record
+            bookRefund(orderId: record.latestOrderId)
             publish(subscription: record, .revoked)
             recordVoided(
                 token: token,
@@ -323,6 +455,29 @@ extension SimulatedPlayStore {
             return
         }
         switch record.state {
+        case .active where now >= record.expiryTime && record.pauseMonths != nil:
+            // The scheduled pause starts where the paid period ends: no access, nothing charged, until it resumes.
+            record.state = .paused
+            record.resumesAt = addMonths(record.pauseMonths ?? 1, to: record.expiryTime)
+            record.pauseMonths = nil
+            subscriptions[token] = record
+            publish(subscription: record, .paused)
+        case .paused where now >= record.resumesAt ?? now:
+            // Resuming is a renewal from the resume date (declined: into grace, as any renewal).
+            record.state = .active
+            record.expiryTime = record.resumesAt ?? now
+            record.resumesAt = nil
+            subscriptions[token] = record
+            runSubscriptionEvent(token)
+        case .active where now >= record.expiryTime && record.priceChange?.state == "OUTSTANDING":
+            // An increase the subscriber never accepted ends the subscription at the renewal.
+            record.priceChange?.state = "CANCELED"
+            record.state = .expired
+            record.autoRenew = false
+            record.canceledBy = "system"
+            record.canceledAt = now
+            subscriptions[token] = record
+            publish(subscription: record, .expired)
         case .active where now >= record.expiryTime:
             if decliningAccounts.contains(record.accountId) {
                 record.state = .inGracePeriod
@@ -387,6 +542,27 @@ extension SimulatedPlayStore {
         record.graceEnds = nil
         record.holdEnds = nil
         record.pendingOrderId = nil
+        if var change = record.priceChange, change.state == "CONFIRMED" {
+            record.price = change.newPrice
+            change.state = "APPLIED"
+            record.priceChange = change
+        }
+        bookCharge(record, amount: record.price ?? plan.price)
+    }
+
+    /// Books a subscription order's charge (a license tester pays nothing).
+    private func bookCharge(_ record: SubscriptionRecord, amount: Int64) {
+        guard !record.isTest, let plan = catalog.subscription(record.productId) else { return }
+        bookCharge(
+            orderId: record.latestOrderId,
+            sku: record.productId,
+            subscription: true,
+            amount: amount,
+            currency: plan.currency,
+            region: record.regionCode,
+            basePlanId: record.basePlanId,
+            offerId: record.offerId
+        )
     }
 
     private func end(_ record: inout SubscriptionRecord, reason: VoidedSource) {

@@ -57,10 +57,13 @@ public actor SimulatedPlayStore {
     var subscriptions: [String: SubscriptionRecord] = [:]
     var decliningAccounts: Set<String> = []
     private var purchases: [String: OneTimePurchase] = [:]
+    /// Every charge, fee and refund booked (see ``allEarnings()``).
+    var earningsLedger: [PlayEarningsReport.Row] = []
     private var voided: [Voided] = []
     private var orderSequence = 0
     private var serviceAccounts: [String: _RSA.Signing.PublicKey] = [:]
-    private var accessTokens: [String: Date] = [:]
+    /// Issued access tokens: when each expires and the scopes it was granted.
+    private var accessTokens: [String: (expires: Date, scopes: Set<String>)] = [:]
     private var random: SystemRandomNumberGenerator
     private var pushSigning: PlayPushSigning
     private var pushConfiguration: PushConfiguration?
@@ -127,7 +130,10 @@ public actor SimulatedPlayStore {
             regionCode: account.regionCode
         )
         purchases[purchase.token] = purchase
-        if !pending { publish(oneTime: purchase, .purchased) }
+        if !pending {
+            bookCharge(purchase)
+            publish(oneTime: purchase, .purchased)
+        }
         return purchase
     }
 
@@ -137,7 +143,21 @@ public actor SimulatedPlayStore {
         purchase.state = .purchased
         purchase.completedAt = now
         purchases[token] = purchase
+        bookCharge(purchase)
         publish(oneTime: purchase, .purchased)
+    }
+
+    /// Books a completed one-time purchase's charge (a license tester pays nothing).
+    private func bookCharge(_ purchase: OneTimePurchase) {
+        guard !purchase.isTest, let product = catalog.product(purchase.productId) else { return }
+        bookCharge(
+            orderId: purchase.orderId,
+            sku: product.id,
+            subscription: false,
+            amount: product.price * Int64(purchase.quantity),
+            currency: product.currency,
+            region: purchase.regionCode
+        )
     }
 
     /// The slow payment failed or the user gave up.
@@ -242,6 +262,7 @@ public actor SimulatedPlayStore {
         let units = min(quantity ?? purchase.refundableQuantity, purchase.refundableQuantity)
         guard units > 0 else { throw PlayStoreError.invalid("quantity") }
         purchase.refundableQuantity -= units
+        if let product = catalog.product(purchase.productId) { bookRefund(orderId: orderId, amount: product.price * Int64(units)) }
         let whole = purchase.refundableQuantity == 0
         if whole, revoke { purchase.state = .canceled }
         purchases[purchase.token] = purchase
@@ -258,6 +279,7 @@ public actor SimulatedPlayStore {
             record.expiryTime = min(record.expiryTime, now)
             record.canceledBy = "system"
             subscriptions[token] = record
+            bookRefund(orderId: record.latestOrderId)
             publish(
                 DeveloperNotification(
                     packageName: catalog.packageName,
@@ -274,6 +296,9 @@ public actor SimulatedPlayStore {
                 subscription: true
             )
             return
+        }
+        if let product = catalog.product(purchase.productId) {
+            bookRefund(orderId: purchase.orderId, amount: product.price * Int64(purchase.refundableQuantity))
         }
         purchase.state = .canceled
         purchase.refundableQuantity = 0
@@ -329,12 +354,12 @@ public actor SimulatedPlayStore {
     /// Google Play's service fee on the simulator's sales, in thousandths (the first-million tier and subscriptions).
     public static let serviceFeePermille: Int64 = 150
 
-    /// `orders.get` for a one-time purchase: the buyer's total (price × quantity, no tax: the simulator sells in the
+    /// `orders.get` (a subscription's orders: ``subscriptionOrder(_:)``) for a one-time purchase: the buyer's total (price × quantity, no tax: the simulator sells in the
     /// United States), the developer's revenue after the 15 % fee less what was refunded, and the order's state.
     public func order(packageName: String, orderId: String) throws -> PlayOrder {
         guard packageName == catalog.packageName else { throw PlayStoreError.wrongPackage() }
         guard let purchase = purchases.values.first(where: { $0.orderId == orderId }), let product = catalog.product(purchase.productId) else {
-            throw PlayStoreError(404, "notFound", "The order was not found.")
+            return try subscriptionOrder(orderId)
         }
         let total = product.price * Int64(purchase.quantity)
         let kept = product.price * Int64(purchase.refundableQuantity)
@@ -378,6 +403,8 @@ public actor SimulatedPlayStore {
         case consume
         /// Every read (`GET`).
         case reads
+        /// Cloud Storage (the reports bucket).
+        case reports
         /// Everything but the token endpoint.
         case all
     }
@@ -390,6 +417,7 @@ public actor SimulatedPlayStore {
         if faults.contains(.all) { return true }
         if faults.contains(.acknowledge), path.hasSuffix(":acknowledge") { return true }
         if faults.contains(.consume), path.hasSuffix(":consume") { return true }
+        if faults.contains(.reports), path.hasPrefix("/storage/") { return true }
         return faults.contains(.reads) && method == "GET"
     }
 
@@ -428,6 +456,10 @@ public actor SimulatedPlayStore {
     }
 
     /// A new service account and its key file, as Google Cloud would issue one.
+    /// Accepts a key this simulator issued in an earlier run (kept in a file, so a server configured with it keeps
+    /// working across restarts).
+    public func registerServiceAccount(_ key: ServiceAccountKey) { serviceAccounts[key.clientEmail] = key.privateKey.publicKey }
+
     public func issueServiceAccount(email: String, tokenURI: String) throws -> ServiceAccountKey {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         serviceAccounts[email] = key.publicKey
@@ -453,18 +485,29 @@ public actor SimulatedPlayStore {
         guard let iat = claims.iat, let exp = claims.exp, exp > iat, exp - iat <= 3600,
             TimeInterval(iat) <= wallClock.timeIntervalSince1970 + 60, TimeInterval(exp) > wallClock.timeIntervalSince1970
         else { throw refuse("Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.") }
-        guard (claims.scope ?? "").split(separator: " ").contains(Substring(AccessTokenProvider.androidPublisherScope)) else {
-            throw PlayStoreError(400, "invalid_scope", "The androidpublisher scope is required.")
+        let scopes = Set((claims.scope ?? "").split(separator: " ").map(String.init)).intersection(Self.grantableScopes)
+        guard !scopes.isEmpty else {
+            throw PlayStoreError(400, "invalid_scope", "The androidpublisher or devstorage scope is required.")
         }
         let access = "ya29.sim." + newToken()
-        accessTokens[access] = wallClock.addingTimeInterval(3599)
+        accessTokens[access] = (wallClock.addingTimeInterval(3599), scopes)
         return (access, 3599)
     }
 
-    /// Whether a bearer token is one the token endpoint issued and still current.
-    public func isAuthorized(_ bearer: String, wallClock: Date = Date()) -> Bool {
-        guard let expires = accessTokens[bearer] else { return false }
-        return expires > wallClock
+    /// The scopes this simulator grants: the Play Developer API's, and Cloud Storage's for the reports bucket.
+    public static let grantableScopes: Set<String> = [
+        AccessTokenProvider.androidPublisherScope, PlayReportsClient.storageReadScope, "https://www.googleapis.com/auth/devstorage.full_control",
+    ]
+
+    /// Whether a bearer token is one the token endpoint issued, still current, and granted one of `scopes` (Google's
+    /// APIs answer 403 `insufficientPermissions` otherwise, which callers see as a refusal all the same).
+    public func isAuthorized(
+        _ bearer: String,
+        scopes: Set<String> = [AccessTokenProvider.androidPublisherScope],
+        wallClock: Date = Date()
+    ) -> Bool {
+        guard let token = accessTokens[bearer] else { return false }
+        return token.expires > wallClock && !token.scopes.isDisjoint(with: scopes)
     }
 
     // MARK: Real-time developer notifications

@@ -152,6 +152,16 @@ public struct ServerComponents: Sendable {
                 onStored: { processor?.notificationStored() }
             )
         }
+        if apps.apps.contains(where: { $0.googlePlay?.reports != nil }) {
+            jobs.playReconciler = PlayReconciler(
+                apps: apps,
+                sales: PlaySalesStore(provider: provider),
+                ledger: ledger,
+                lease: lease,
+                metrics: metrics,
+                logger: logger
+            )
+        }
         // Without a Server API key the sweep still asks verifyReceipt about subscriptions proved by a receipt.
         jobs.sweep = RenewalSweep(
             apps: apps,
@@ -306,6 +316,7 @@ public struct ServerComponents: Sendable {
             "prune": configuration.dataRetention.interval,
             "acknowledge_purchases": lifecycle.acknowledgeInterval,
             "play_catch_up": lifecycle.playCatchUpInterval,
+            "play_reconciliation": lifecycle.playReconcileInterval,
         ]
         for (name, job) in jobs.periodic.sorted(by: { $0.key < $1.key }) {
             guard let interval = intervals[name] ?? nil else { continue }

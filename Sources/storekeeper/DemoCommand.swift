@@ -142,7 +142,10 @@ struct DemoCommand: AsyncParsableCommand {
             apiURL: URL(string: playURL)!,
             pushAudience: rtdn,
             pushServiceAccount: pushAccount,
-            certsURL: URL(string: playURL + "/oauth2/v1/certs")!
+            certsURL: URL(string: playURL + "/oauth2/v1/certs")!,
+            // The simulator's bucket: a month's earnings report appears once its clock has left the month.
+            reportsBucket: SimulatedPlayStore.reportsBucket,
+            reportsURL: URL(string: playURL)!
         )
         // Every simulated device and test run shares 127.0.0.1 here: a production limit would refuse them.
         configuration.auth.guestsPerAddressPerHour = 10_000

@@ -8,7 +8,7 @@ import NIOHTTP1
 struct ReconcileCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reconcile",
-        abstract: "Reconcile days against App Store Connect's sales reports and list what disagrees.",
+        abstract: "Reconcile days against App Store Connect's reports (or a month against Google Play's) and list what disagrees.",
         discussion: """
             Asks a running server (POST /v1/admin/reconciliation/run, one day at a time, with a progress bar on a \
             terminal; with --month, POST /v1/admin/reconciliation/months/{month}/run against the financial report) with the admin key in STOREKEEPER_ADMIN_KEY, then prints each day's status and the findings: \
@@ -16,8 +16,12 @@ struct ReconcileCommand: AsyncParsableCommand {
             prices and proceeds that differ. A day is Apple's report day: midnight to midnight in the server's \
             reports.timeZone (America/Los_Angeles unless configured), not UTC. The server needs reports.vendorNumber \
             and reports.key.*. Re-running a day \
-            replaces its findings. Exits 2 when there are findings, 1 on an error.
+            replaces its findings. With --google-play and --month, a UTC month of Google Play sales against Google's \
+            earnings report, order by order (POST /v1/admin/reconciliation/google-play/{month}/run; the server needs \
+            apps.<name>.googlePlay.reports.bucket): google_only (lost orders), unknown_to_google, prices, proceeds and \
+            refunds. Exits 2 when there are findings, 1 on an error.
             Example: STOREKEEPER_ADMIN_KEY=... storekeeper reconcile --from 2026-11-01 --to 2026-11-08
+            Example: STOREKEEPER_ADMIN_KEY=... storekeeper reconcile --google-play --month 2026-10
             """
     )
 
@@ -26,11 +30,13 @@ struct ReconcileCommand: AsyncParsableCommand {
     var from: String?
     @Option(help: "The day after the last, YYYY-MM-DD (Apple's report days).") var to: String?
     @Option(help: "A month, YYYY-MM, against Apple's monthly financial report (instead of --from and --to).") var month: String?
+    @Flag(help: "With --month: the month's Google Play sales against Google's earnings report (a UTC month).") var googlePlay = false
     @Flag(help: "Print the findings as CSV.") var csv = false
 
     func validate() throws {
         if month == nil, from == nil || to == nil { throw ValidationError("give --from and --to (days), or --month") }
         if month != nil, from != nil || to != nil { throw ValidationError("give --month or --from and --to, not both") }
+        if googlePlay, month == nil { throw ValidationError("--google-play reconciles a month: give --month") }
     }
 
     struct Day: Decodable {
@@ -90,7 +96,7 @@ struct ReconcileCommand: AsyncParsableCommand {
             guard month.utf8.count == 7, month.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) }) else {
                 throw ValidationError("--month is YYYY-MM")
             }
-            base.path = "/v1/admin/reconciliation/months/\(month)/run"
+            base.path = googlePlay ? "/v1/admin/reconciliation/google-play/\(month)/run" : "/v1/admin/reconciliation/months/\(month)/run"
             guard let url = base.url else { throw ValidationError("--server must be an http(s) address") }
             var request = HTTPClientRequest(url: url.absoluteString)
             request.method = .POST

@@ -85,6 +85,44 @@ import Testing
         }
     }
 
+    @Test(.enabled(if: available || required, "google-api-python-client is not installed"))
+    func googlesClientReadsTheSimulatorsEarningsReports() async throws {
+        let store = try SimulatedPlayStore(now: Date(timeIntervalSince1970: 1_790_000_000))
+        let app = PlaySimulatorServer.buildApplication(store: store, port: 0)
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let key = try await store.issueServiceAccount(email: "judge@sim.iam.gserviceaccount.com", tokenURI: "http://127.0.0.1:\(port)/token")
+            let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("play-key-\(UUID().uuidString).json")
+            #expect(FileManager.default.createFile(atPath: keyFile.path, contents: Data(key.json()), attributes: [.posixPermissions: 0o600]))
+            defer { try? FileManager.default.removeItem(at: keyFile) }
+            // 2026-09-21: a month of sales, a refund, a renewal, a tester's free purchase; the report once September is over.
+            let account = await store.createAccount()
+            let coins = try await store.buy(productId: "coins_100", account: account.id, quantity: 3)
+            let unlock = try await store.buy(productId: "lifetime_pro", account: account.id)
+            try await store.acknowledge(
+                packageName: PlayCatalog.sample.packageName,
+                productId: "coins_100",
+                token: coins.token,
+                developerPayload: nil
+            )
+            let monthly = try await store.subscribe(productId: "vip_monthly", account: account.id)
+            try await store.acknowledgeSubscription(packageName: PlayCatalog.sample.packageName, token: monthly.token)
+            _ = try await store.buy(productId: "coins_100", account: await store.createAccount(licenseTester: true).id)
+            try await store.refund(packageName: PlayCatalog.sample.packageName, orderId: unlock.orderId, revoke: true)
+            await store.advance(by: 12 * 86_400)
+            let charges = [coins.orderId: "2.97", unlock.orderId: "24.99", monthly.latestOrderId: "4.99"]
+            let body = { (value: [String: String]) in String(decoding: try JSONSerialization.data(withJSONObject: value), as: UTF8.self) }
+            let (status, log) = try await Self.python(
+                "google_play_reports.py",
+                [
+                    "--base-url", "http://127.0.0.1:\(port)", "--key-file", keyFile.path, "--bucket", SimulatedPlayStore.reportsBucket,
+                    "--month", "202609", "--charges", try body(charges), "--refunds", try body([unlock.orderId: "24.99"]),
+                ]
+            )
+            #expect(status == 0, "\(log)")
+        }
+    }
+
     @Test(.enabled(if: available || required, "google-auth is not installed"), arguments: ["oauth2/v1/certs", "oauth2/v3/certs"])
     func googleAuthVerifiesTheSimulatorsPushTokens(certs: String) async throws {
         let store = try SimulatedPlayStore()

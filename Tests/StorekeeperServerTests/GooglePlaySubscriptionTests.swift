@@ -152,6 +152,123 @@ struct GooglePlaySubscriptionTests {
         }
     }
 
+    @Test("a pause takes access away until the subscription resumes, on its date or early, charged again", arguments: TestDatabase.available)
+    func pauseAndResume(database: TestDatabase) async throws {
+        try await PlayHarness.run(database) { harness in
+            let play = harness.play
+            let (_, obfuscated) = try await harness.order("vip_monthly", user: "gus")
+            let sub = try await play.subscribe(productId: "vip_monthly", account: await play.createAccount().id, obfuscatedAccountId: obfuscated)
+            try await Self.step(harness, user: "gus", token: sub.token, "subscribed")
+            try await play.schedulePause(token: sub.token, months: 2)
+            try await Self.step(harness, user: "gus", token: sub.token, "pause scheduled: still paid for")
+            #expect(try await harness.holdings("gus").entitlements == ["membership"])
+
+            try await harness.advance(token: sub.token, until: .paused)
+            try await Self.step(harness, user: "gus", token: sub.token, "paused")
+            #expect(try await harness.holdings("gus").entitlements.isEmpty, "no access while paused")
+            var state = try await harness.server.subscription(sub.firstOrderId)
+            #expect(state["state"] as? String == "paused", "\(state)")
+            let resumes = try #require(await play.subscription(sub.token)?.resumesAt)
+            #expect(resumes.timeIntervalSince(await play.now) > 50 * Self.day, "two months from the end of the paid month")
+
+            try await harness.advance(token: sub.token, until: .active, days: 70)
+            try await Self.step(harness, user: "gus", token: sub.token, "resumed on its date")
+            state = try await harness.server.subscription(sub.firstOrderId)
+            #expect(state["state"] as? String == "active" && state["latestTransactionId"] as? String == "\(sub.firstOrderId)..0", "\(state)")
+
+            // Paused again, and resumed early by the subscriber: charged at once, a new month from then.
+            try await play.schedulePause(token: sub.token, months: 1)
+            try await harness.advance(token: sub.token, until: .paused)
+            try await Self.step(harness, user: "gus", token: sub.token, "paused again")
+            await play.advance(by: 3 * Self.day)
+            try await play.resume(token: sub.token)
+            try await Self.step(harness, user: "gus", token: sub.token, "resumed early")
+            let record = try #require(await play.subscription(sub.token))
+            let now = await play.now
+            #expect(record.state == .active && record.expiryTime.timeIntervalSince(now) > 27 * Self.day)
+            let me = try await harness.server.me("gus", at: await play.now)
+            #expect(me.transactions.map(\.transactionId).sorted() == [sub.firstOrderId, "\(sub.firstOrderId)..0", "\(sub.firstOrderId)..1"])
+            let charges = await play.allEarnings().filter { $0.type == .charge }.map(\.orderId)
+            #expect(charges == [sub.firstOrderId, "\(sub.firstOrderId)..0", "\(sub.firstOrderId)..1"], "nothing charged while paused")
+        }
+    }
+
+    @Test(
+        "a price increase renews those who accept it at the new price and ends the rest; a decrease just applies",
+        arguments: TestDatabase.available
+    )
+    func priceChanges(database: TestDatabase) async throws {
+        try await PlayHarness.run(database) { harness in
+            let play = harness.play
+            var subs: [String: SimulatedPlayStore.SubscriptionRecord] = [:]
+            for user in ["hal", "ivy"] {
+                let (_, obfuscated) = try await harness.order("vip_monthly", user: user)
+                subs[user] = try await play.subscribe(
+                    productId: "vip_monthly",
+                    account: await play.createAccount().id,
+                    obfuscatedAccountId: obfuscated
+                )
+                try await Self.step(harness, user: user, token: subs[user]!.token, "\(user) subscribed")
+            }
+            let (hal, ivy) = (subs["hal"]!, subs["ivy"]!)
+            #expect(try await play.changePrice(productId: "vip_monthly", to: 5_990) == 2)
+            try await play.acceptPriceChange(token: hal.token)
+            try await Self.step(harness, user: "hal", token: hal.token, "hal accepted")
+            try await Self.step(harness, user: "ivy", token: ivy.token, "ivy was told")
+            let told = try await harness.server.subscription(ivy.firstOrderId)
+            #expect(told["state"] as? String == "active", "\(told)")
+
+            await play.advance(by: 32 * Self.day)
+            try await Self.step(harness, user: "hal", token: hal.token, "hal renewed at the new price")
+            try await Self.step(harness, user: "ivy", token: ivy.token, "ivy's subscription ended at the renewal")
+            #expect(await play.subscription(ivy.token)?.state == .expired)
+            #expect(try await harness.holdings("ivy").entitlements.isEmpty)
+            func prices(_ user: String) async throws -> [Int] {
+                let revenue = try await harness.server.call(.GET, "/v1/admin/users/\(user)/revenue", headers: ServerHarness.adminHeaders)
+                return ((revenue["transactions"] as? [[String: Any]]) ?? []).compactMap { $0["customerPrice"] as? Int }.sorted()
+            }
+            #expect(try await prices("hal") == [4_990, 5_990], "each period at what Google charged for it")
+            #expect(try await prices("ivy") == [4_990])
+
+            // A decrease needs no one's consent.
+            #expect(try await play.changePrice(productId: "vip_monthly", to: 3_990) == 1)
+            await play.advance(by: 31 * Self.day)
+            try await Self.step(harness, user: "hal", token: hal.token, "hal renewed at the lower price")
+            let lowered = try await prices("hal")
+            let books = await play.allEarnings().map { "\($0.orderId) \($0.type) \($0.buyerAmount)" }
+            let delivered = try await harness.server.me("hal", at: await play.now).transactions.map(\.transactionId)
+            #expect(lowered == [3_990, 4_990, 5_990], "\(books) \(delivered)")
+        }
+    }
+
+    @Test("a re-subscription bought outside the app after expiry goes to the same user, in the same subscription", arguments: TestDatabase.available)
+    func resubscribedOutsideTheApp(database: TestDatabase) async throws {
+        try await PlayHarness.run(database) { harness in
+            let play = harness.play
+            let (_, obfuscated) = try await harness.order("vip_monthly", user: "jo")
+            let first = try await play.subscribe(productId: "vip_monthly", account: await play.createAccount().id, obfuscatedAccountId: obfuscated)
+            try await Self.step(harness, user: "jo", token: first.token, "subscribed")
+            try await play.cancelSubscription(token: first.token)
+            try await harness.advance(token: first.token, until: .expired)
+            try await Self.step(harness, user: "jo", token: first.token, "expired")
+            #expect(try await harness.holdings("jo").entitlements.isEmpty)
+
+            // Weeks later, in the Play Store's subscriptions center: no app, no account id, only the expired token.
+            await play.advance(by: 20 * Self.day)
+            let again = try await play.resubscribe(after: first.token)
+            let seen = try await harness.play.subscriptionPurchase(packageName: PlayHarness.packageName, token: again.token)
+            #expect(seen.externalAccountIdentifiers == nil && seen.outOfAppPurchaseContext?.expiredPurchaseToken == first.token)
+            try await Self.step(harness, user: "jo", token: again.token, "re-subscribed outside the app")
+            #expect(try await harness.holdings("jo").entitlements == ["membership"])
+            #expect(await play.subscription(again.token)?.acknowledged == true, "acknowledged, so Google keeps it")
+            let me = try await harness.server.me("jo", at: await play.now)
+            #expect(Set(me.transactions.map(\.originalTransactionId)) == [first.firstOrderId], "one subscription, as the App Store keeps it")
+            #expect(me.transactions.contains { $0.transactionId == again.firstOrderId })
+            let state = try await harness.server.subscription(first.firstOrderId)
+            #expect(state["state"] as? String == "active" && state["latestTransactionId"] as? String == again.firstOrderId, "\(state)")
+        }
+    }
+
     @Test("one user holds an App Store and a Google Play subscription to the same entitlement", arguments: TestDatabase.available)
     func bothStoresOneEntitlement(database: TestDatabase) async throws {
         try await PlayHarness.run(database) { harness in

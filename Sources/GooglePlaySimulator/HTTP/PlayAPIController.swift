@@ -27,6 +27,24 @@ public struct PlayAPIController<Context: RequestContext>: Sendable {
         router.get("oauth2/v3/certs") { _, _ in
             Self.json(200, try await self.store.pushJWKS(), headers: ["cache-control": "public, max-age=3600"])
         }
+        // Cloud Storage's JSON API over the developer account's reports bucket (the earnings reports).
+        router.get("storage/v1/b/:bucket/o") { request, context in
+            try await self.storage(request, context) { bucket in
+                let prefix = request.uri.queryParameters["prefix"].map(String.init) ?? ""
+                let objects = try await self.store.reportObjects(bucket: bucket, prefix: prefix)
+                return .json(StorageList(items: objects.map { StorageObject(bucket: bucket, name: $0.name, size: String($0.size)) }))
+            }
+        }
+        router.get("storage/v1/b/:bucket/o/:object") { request, context in
+            try await self.storage(request, context) { bucket in
+                let name = try Self.parameter("object", context)
+                let bytes = try await self.store.reportObject(bucket: bucket, name: name)
+                guard request.uri.queryParameters["alt"].map(String.init) == "media" else {
+                    return .json(StorageObject(bucket: bucket, name: name, size: String(bytes.count)))
+                }
+                return .media(bytes)
+            }
+        }
         let app = router.group("androidpublisher/v3/applications/:package")
         app.get("purchases/products/:product/tokens/:token") { request, context in
             try await self.api(request, context) { package in
@@ -139,6 +157,55 @@ public struct PlayAPIController<Context: RequestContext>: Sendable {
     }
 
     struct Empty: Encodable {}
+
+    struct StorageObject: Encodable {
+        var kind = "storage#object"
+        var bucket: String
+        var name: String
+        var size: String
+        var contentType = "application/zip"
+    }
+
+    struct StorageList: Encodable {
+        var kind = "storage#objects"
+        var items: [StorageObject]
+    }
+
+    /// A Cloud Storage answer: JSON metadata, or an object's bytes.
+    enum StorageAnswer {
+        case json(any Encodable)
+        case media([UInt8])
+    }
+
+    /// A Cloud Storage method: the same bearer tokens and faults as the Play Developer API, Google's error body.
+    private func storage(_ request: Request, _ context: Context, _ body: (String) async throws -> StorageAnswer) async throws -> Response {
+        do {
+            let authorization = request.headers[.authorization] ?? ""
+            guard authorization.hasPrefix("Bearer "),
+                await store.isAuthorized(
+                    String(authorization.dropFirst(7)),
+                    scopes: [PlayReportsClient.storageReadScope, "https://www.googleapis.com/auth/devstorage.full_control"]
+                )
+            else { throw PlayStoreError(401, "authError", "Invalid Credentials") }
+            if await store.isFaulted(method: request.method.rawValue, path: request.uri.path.removingPercentEncoding ?? request.uri.path) {
+                throw PlayStoreError(503, "backendError", "The service is currently unavailable.")
+            }
+            switch try await body(try Self.parameter("bucket", context)) {
+            case .json(let value):
+                let data = try PlayJSON.encode(value)
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            case .media(let bytes):
+                return Response(status: .ok, headers: [.contentType: "application/zip"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            }
+        } catch let error as PlayStoreError {
+            let data = (try? PlayJSON.encode(error.body)) ?? Data()
+            return Response(
+                status: .init(code: error.status),
+                headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: data))
+            )
+        }
+    }
 
     struct AcknowledgeBody: Decodable { var developerPayload: String? }
 

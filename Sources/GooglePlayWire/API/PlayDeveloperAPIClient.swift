@@ -165,7 +165,7 @@ public struct PlayDeveloperAPIClient: Sendable {
 
     /// A path segment with everything but unreserved characters percent-encoded (tokens, ids and package names are
     /// Google's, but a colon or slash inside one must not change the path).
-    private func segment(_ value: String) -> String {
+    func segment(_ value: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
@@ -190,10 +190,17 @@ public struct PlayDeveloperAPIClient: Sendable {
         _ = try await exchange(method, path, query: query, body: body)
     }
 
-    private func exchange(_ method: String, _ path: String, query: [(String, String)], body: (some Encodable)?) async throws -> PlayHTTPResponse {
+    /// One call to `baseURL + path` with bounded retries; `alt` is Google's answer format (`media` downloads an object).
+    func exchange(
+        _ method: String,
+        _ path: String,
+        query: [(String, String)],
+        body: (some Encodable)?,
+        alt: String = "json"
+    ) async throws -> PlayHTTPResponse {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
-        let queryText = (query + [("alt", "json")]).map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
+        let queryText = (query + [("alt", alt)]).map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
         let url = baseURL + path + "?" + queryText.joined(separator: "&")
         let bytes = try body.map { Array(try PlayJSON.encode($0)) }
         var refreshed = false
@@ -203,7 +210,7 @@ public struct PlayDeveloperAPIClient: Sendable {
             let failure: PlayDeveloperAPIError
             do {
                 let token = try await tokens.token()
-                var headers = [("Authorization", "Bearer \(token)"), ("Accept", "application/json")]
+                var headers = [("Authorization", "Bearer \(token)"), ("Accept", alt == "json" ? "application/json" : "*/*")]
                 if bytes != nil { headers.append(("Content-Type", "application/json")) }
                 let response = try await transport.send(PlayHTTPRequest(method: method, url: url, headers: headers, body: bytes))
                 if (200..<300).contains(response.status) { return response }

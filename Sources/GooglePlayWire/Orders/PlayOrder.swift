@@ -56,6 +56,7 @@ public struct PlayOrder: Codable, Sendable, Hashable {
         public var total: Money?
         public var tax: Money?
         public var oneTimePurchaseDetails: OneTimePurchaseDetails?
+        public var subscriptionDetails: SubscriptionDetails?
 
         public init(
             productId: String?,
@@ -63,7 +64,8 @@ public struct PlayOrder: Codable, Sendable, Hashable {
             listingPrice: Money?,
             total: Money?,
             tax: Money?,
-            oneTimePurchaseDetails: OneTimePurchaseDetails? = nil
+            oneTimePurchaseDetails: OneTimePurchaseDetails? = nil,
+            subscriptionDetails: SubscriptionDetails? = nil
         ) {
             self.productId = productId
             self.productTitle = productTitle
@@ -71,6 +73,22 @@ public struct PlayOrder: Codable, Sendable, Hashable {
             self.total = total
             self.tax = tax
             self.oneTimePurchaseDetails = oneTimePurchaseDetails
+            self.subscriptionDetails = subscriptionDetails
+        }
+    }
+
+    /// A subscription order's base plan, offer and the service period it paid for (Google's accounting snapshot).
+    public struct SubscriptionDetails: Codable, Sendable, Hashable {
+        public var basePlanId: String?
+        public var offerId: String?
+        public var servicePeriodStartTime: Date?
+        public var servicePeriodEndTime: Date?
+
+        public init(basePlanId: String?, offerId: String? = nil, servicePeriodStartTime: Date? = nil, servicePeriodEndTime: Date? = nil) {
+            self.basePlanId = basePlanId
+            self.offerId = offerId
+            self.servicePeriodStartTime = servicePeriodStartTime
+            self.servicePeriodEndTime = servicePeriodEndTime
         }
     }
 

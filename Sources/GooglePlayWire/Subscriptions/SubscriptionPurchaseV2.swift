@@ -325,4 +325,9 @@ public struct OutOfAppPurchaseContext: Codable, Sendable, Hashable {
     public var expiredExternalAccountIdentifiers: ExternalAccountIdentifiers?
     /// Only to find the user in Storekeeper's own records.
     public var expiredPurchaseToken: String?
+
+    public init(expiredExternalAccountIdentifiers: ExternalAccountIdentifiers? = nil, expiredPurchaseToken: String?) {
+        self.expiredExternalAccountIdentifiers = expiredExternalAccountIdentifiers
+        self.expiredPurchaseToken = expiredPurchaseToken
+    }
 }

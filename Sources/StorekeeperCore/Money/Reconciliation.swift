@@ -78,9 +78,9 @@ public enum Reconciliation {
         /// Storekeeper delivered purchases Apple never reported: a forgery, a replay, a sandbox purchase taken for
         /// production, or a delivery written around Storekeeper.
         case storekeeperOnly = "storekeeper_only"
-        /// Apple refunded purchases Storekeeper never took back.
+        /// Apple (or Google) refunded purchases Storekeeper never took back.
         case refundNotClawedBack = "refund_not_clawed_back"
-        /// Storekeeper took back refunds Apple's report does not show.
+        /// Storekeeper took back refunds the store's report does not show.
         case refundNotReported = "refund_not_reported"
         /// The same units at different customer prices.
         case priceMismatch = "price_mismatch"
@@ -101,6 +101,11 @@ public enum Reconciliation {
         case signatureInvalid = "signature_invalid"
         /// A delivered transaction Apple's Get Transaction Info does not know: delivered without a purchase.
         case unknownToApple = "unknown_to_apple"
+        /// Google's earnings report charges an order Storekeeper never delivered: a lost Play order.
+        case googleOnly = "google_only"
+        /// Storekeeper delivered a Play order Google's earnings report never charged (a test purchase taken for
+        /// production, a forged or replayed token, an order paid by a plan change's unused time).
+        case unknownToGoogle = "unknown_to_google"
     }
 
     /// One disagreement.

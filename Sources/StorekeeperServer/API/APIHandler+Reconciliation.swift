@@ -52,6 +52,22 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(days: [try Self.schema(result.day)], findings: try result.findings.map(Self.schema)))))
     }
 
+    /// Reconciles one UTC month of Google Play sales against Google's earnings reports now.
+    func adminRunPlayReconciliation(
+        _ input: Operations.AdminRunPlayReconciliation.Input
+    ) async throws -> Operations.AdminRunPlayReconciliation.Output {
+        let month = try InputText.check(input.path.month, field: "month", maxBytes: 16)
+        guard let reconciler = jobs.playReconciler else {
+            throw StorekeeperError(
+                .conflict,
+                code: "reconciliation_unavailable",
+                message: "Google Play reconciliation needs an app with googlePlay.reports.bucket (the earnings reports' bucket)"
+            )
+        }
+        let result = try await reconciler.reconcile(month: month)
+        return .ok(.init(body: .json(.init(days: [try Self.schema(result.day)], findings: try result.findings.map(Self.schema)))))
+    }
+
     /// The days of `[from, to)` reconciled and their findings, as JSON or CSV.
     func adminGetReconciliation(_ input: Operations.AdminGetReconciliation.Input) async throws -> Operations.AdminGetReconciliation.Output {
         let (from, to) = try Self.range(from: input.query.from, to: input.query.to)

@@ -26,6 +26,7 @@ extension AdminScope {
         "POST /v1/admin/jobs/{job}/run": "jobs:run",
         "POST /v1/admin/notifications/{id}/retry": "notifications:write",
         "POST /v1/admin/pending/{transaction}/assign": "users:write",
+        "POST /v1/admin/reconciliation/google-play/{month}/run": "jobs:run",
         "POST /v1/admin/reconciliation/months/{month}/run": "jobs:run",
         "POST /v1/admin/reconciliation/run": "jobs:run",
         "POST /v1/admin/teams/{original}/members": "users:write",

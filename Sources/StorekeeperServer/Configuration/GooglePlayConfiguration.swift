@@ -18,6 +18,11 @@ public struct GooglePlayConfiguration: Sendable, CustomStringConvertible {
     public var certsURL: URL?
     /// Whether test purchases (license testers) are delivered; they are always flagged and kept out of revenue.
     public var allowTestPurchases: Bool
+    /// The developer account's Cloud Storage bucket of financial reports (`pubsite_prod_rev_…`): with it, Play
+    /// sales are reconciled against Google's monthly earnings reports.
+    public var reportsBucket: String?
+    /// Where Cloud Storage is called instead of Google's host (a simulator).
+    public var reportsURL: URL?
 
     public init(
         packageName: String,
@@ -27,7 +32,9 @@ public struct GooglePlayConfiguration: Sendable, CustomStringConvertible {
         pushAudience: String? = nil,
         pushServiceAccount: String? = nil,
         certsURL: URL? = nil,
-        allowTestPurchases: Bool = true
+        allowTestPurchases: Bool = true,
+        reportsBucket: String? = nil,
+        reportsURL: URL? = nil
     ) {
         self.packageName = packageName
         self.serviceAccountPath = serviceAccountPath
@@ -37,11 +44,14 @@ public struct GooglePlayConfiguration: Sendable, CustomStringConvertible {
         self.pushServiceAccount = pushServiceAccount
         self.certsURL = certsURL
         self.allowTestPurchases = allowTestPurchases
+        self.reportsBucket = reportsBucket
+        self.reportsURL = reportsURL
     }
 
     /// Reads `apps.<name>.googlePlay.*`: `packageName` (the group is off without it), `serviceAccount.path` (the JSON
     /// key; required), `api.url` (instead of Google's host), `push.audience`, `push.serviceAccount`, `push.certsURL`
-    /// (instead of Google's), `allowTestPurchases` (true). Environment form: `APPS_MAIN_GOOGLE_PLAY_PACKAGE_NAME`, ...
+    /// (instead of Google's), `allowTestPurchases` (true), `reports.bucket` (the financial reports' Cloud Storage bucket,
+    /// `pubsite_prod_rev_…`), `reports.url` (instead of Google's Cloud Storage). Environment form: `APPS_MAIN_GOOGLE_PLAY_PACKAGE_NAME`, ...
     init?(name: String, reader: StrictConfigReader) throws {
         guard let packageName = try reader.string("packageName") else { return nil }
         guard Self.isPackageName(packageName) else {
@@ -64,8 +74,13 @@ public struct GooglePlayConfiguration: Sendable, CustomStringConvertible {
             pushAudience: try reader.string("push.audience"),
             pushServiceAccount: try reader.string("push.serviceAccount"),
             certsURL: try url("push.certsURL"),
-            allowTestPurchases: try reader.bool("allowTestPurchases") ?? true
+            allowTestPurchases: try reader.bool("allowTestPurchases") ?? true,
+            reportsBucket: try reader.string("reports.bucket"),
+            reportsURL: try url("reports.url")
         )
+        if let reportsBucket, !Self.isBucketName(reportsBucket) {
+            throw ConfigurationError.invalid("apps.\(name).googlePlay.reports.bucket is not a Cloud Storage bucket name (pubsite_prod_rev_…)")
+        }
         if (pushAudience == nil) != (pushServiceAccount == nil) {
             throw ConfigurationError.missing("apps.\(name).googlePlay.push.audience and .serviceAccount go together")
         }
@@ -82,9 +97,18 @@ public struct GooglePlayConfiguration: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Cloud Storage's rule for bucket names: 3 to 63 lowercase letters, digits, `_`, `-` and `.`, starting and
+    /// ending with a letter or digit.
+    static func isBucketName(_ name: String) -> Bool {
+        let scalars = Array(name.unicodeScalars)
+        guard (3...63).contains(scalars.count), let first = scalars.first, let last = scalars.last else { return false }
+        func letterOrDigit(_ s: Unicode.Scalar) -> Bool { ("a"..."z").contains(s) || ("0"..."9").contains(s) }
+        return letterOrDigit(first) && letterOrDigit(last) && scalars.allSatisfy { letterOrDigit($0) || $0 == "_" || $0 == "-" || $0 == "." }
+    }
+
     public var description: String {
         "GooglePlayConfiguration(\(packageName), serviceAccount: "
             + (serviceAccountPath ?? (serviceAccountJSON == nil ? "none" : "<in memory>")) + ", push: "
-            + (pushServiceAccount ?? "off") + ")"
+            + (pushServiceAccount ?? "off") + ", reports: " + (reportsBucket ?? "off") + ")"
     }
 }

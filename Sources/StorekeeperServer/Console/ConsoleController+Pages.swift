@@ -808,7 +808,7 @@ extension ConsoleController {
 
     static let jobNames = [
         "process-notifications", "catch-up", "renewal-sweep", "consumption-responder", "business-metrics", "reconciliation", "finish-transactions",
-        "set-account-tokens", "app-transactions", "expire-guests", "acknowledge-purchases", "play-catch-up",
+        "set-account-tokens", "app-transactions", "expire-guests", "acknowledge-purchases", "play-catch-up", "play-reconciliation",
     ]
 
     func jobs(_ signedIn: Operator, flash: String?, failure: String? = nil) async throws -> Response {
@@ -819,6 +819,7 @@ extension ConsoleController {
             "finish-transactions": jobs.finisher != nil, "set-account-tokens": jobs.tokenSetter != nil,
             "app-transactions": jobs.installs != nil, "expire-guests": jobs.guestExpiry != nil,
             "acknowledge-purchases": jobs.acknowledger != nil, "play-catch-up": jobs.playCatchUp != nil,
+            "play-reconciliation": jobs.playReconciler != nil,
         ]
         var days: [[String: Any]] = []
         if let reconciliations = api.reconciliations {

@@ -46,7 +46,25 @@ struct PlayConfirmation: Sendable {
             case .subscription(let note):
                 guard let token = note.purchaseToken else { throw V1Confirmation.Unconfirmed(description: "no purchase token") }
                 let purchase = try await timed("subscriptionsv2.get") { try await play.api.getSubscription(packageName: packageName, token: token) }
-                resource = .subscription(purchase, original: try await original(of: token, linked: purchase.linkedPurchaseToken))
+                // Orders that deliver a paid period are priced from Google's order; the rest only change state.
+                let ordered: Set<SubscriptionNotificationType> = [.purchased, .renewed, .recovered]
+                let price =
+                    note.notificationType.map(ordered.contains) == true
+                    ? await PlayOrderPricing.total(
+                        api: play.api,
+                        packageName: packageName,
+                        orderId: purchase.lineItems?.first?.latestSuccessfulOrderId ?? purchase.latestOrderId,
+                        metrics: metrics
+                    ) : nil
+                resource = .subscription(
+                    purchase,
+                    original: try await original(
+                        of: token,
+                        linked: purchase.linkedPurchaseToken,
+                        expired: purchase.outOfAppPurchaseContext?.expiredPurchaseToken
+                    ),
+                    price: price
+                )
             case .oneTimeProduct(let note):
                 guard let token = note.purchaseToken, let productId = note.sku else {
                     throw V1Confirmation.Unconfirmed(description: "no purchase token or product")
@@ -101,10 +119,15 @@ struct PlayConfirmation: Sendable {
     }
 
     /// The subscription a token belongs to: its own earlier deliveries, or those of the token it replaced.
-    func original(of token: String, linked: String?) async throws -> String? {
+    /// The subscription a token belongs to: its own, the one of the token it replaced (`linkedPurchaseToken`), or — for
+    /// a re-subscription bought outside the app after the last one expired — the expired one's
+    /// (`outOfAppPurchaseContext.expiredPurchaseToken`), as the App Store keeps a resubscriber's original transaction.
+    func original(of token: String, linked: String?, expired: String? = nil) async throws -> String? {
         if let known = try await tokens.original(ofPurchaseToken: token) { return known }
-        guard let linked else { return nil }
-        return try await tokens.original(ofPurchaseToken: linked)
+        for earlier in [linked, expired].compactMap({ $0 }) {
+            if let known = try await tokens.original(ofPurchaseToken: earlier) { return known }
+        }
+        return nil
     }
 
     private func timed<T>(_ endpoint: String, _ body: () async throws -> T) async throws -> T {

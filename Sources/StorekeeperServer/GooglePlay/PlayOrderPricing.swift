@@ -2,8 +2,9 @@ import Foundation
 import GooglePlayWire
 import StorekeeperCore
 
-/// A one-time purchase's price, from Google's order (`orders.get`): the Play Developer API's purchase resource has
-/// none. A lookup that fails leaves the purchase without a price — delivered all the same, and left out of revenue
+/// A purchase's price, from Google's order (`orders.get`): the Play Developer API's one-time purchase resource has
+/// none, and a subscription's names only the plan's list price (`recurringPrice`), not what a prorated plan change or
+/// an introductory price charged. A lookup that fails leaves the purchase without a price — delivered all the same, and left out of revenue
 /// (counted as skipped) — since money reports must never hold back a delivery.
 enum PlayOrderPricing {
     /// What the buyer paid for order `orderId`, tax included; nil when Google did not say.

@@ -47,7 +47,11 @@ struct PlayPurchaseService: Sendable {
             if purchase.subscriptionState == .pending { throw PurchaseRefusal.pending("the subscription's first payment is pending") }
             if purchase.subscriptionState == .pendingPurchaseCanceled { throw PurchaseRefusal.cancelled("the pending subscription was cancelled") }
             var original = try await tokens.original(ofPurchaseToken: token)
-            if original == nil, let linked = purchase.linkedPurchaseToken { original = try await tokens.original(ofPurchaseToken: linked) }
+            // The token it replaced, or the expired one a re-subscription outside the app names: the same subscription.
+            for earlier in [purchase.linkedPurchaseToken, purchase.outOfAppPurchaseContext?.expiredPurchaseToken].compactMap({ $0 })
+            where original == nil {
+                original = try await tokens.original(ofPurchaseToken: earlier)
+            }
             guard
                 let mapped = VerifiedTransaction(
                     playSubscription: purchase,
@@ -58,6 +62,17 @@ struct PlayPurchaseService: Sendable {
                 )
             else { throw PurchaseRefusal.incompleteTransaction("Google's answer lacks the subscription's product, start or expiry") }
             transaction = mapped
+            if transaction.commerce.offerDiscountType != "FREE_TRIAL" {
+                PlayOrderPricing.apply(
+                    await PlayOrderPricing.total(
+                        api: play.api,
+                        packageName: packageName,
+                        orderId: purchase.lineItems?.first?.latestSuccessfulOrderId ?? purchase.latestOrderId,
+                        metrics: metrics
+                    ),
+                    to: &transaction
+                )
+            }
         } else {
             let purchase = try await call("products.get") {
                 try await play.api.getProduct(packageName: packageName, productId: productId, token: token)

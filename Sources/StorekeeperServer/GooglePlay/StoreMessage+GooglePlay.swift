@@ -5,8 +5,9 @@ import StorekeeperCore
 /// What the Play Developer API answered for the purchase a real-time developer notification names: the notification
 /// itself only says that something happened to a token, so its facts come from here.
 enum PlayPurchaseResource: Sendable {
-    /// `subscriptionsv2.get`, with the subscription the token belongs to (nil: a new one, or a chain not seen yet).
-    case subscription(SubscriptionPurchaseV2, original: String?)
+    /// `subscriptionsv2.get`, with the subscription the token belongs to (nil: a new one, or a chain not seen yet), and
+    /// what Google charged for its latest order when asked (`orders.get`).
+    case subscription(SubscriptionPurchaseV2, original: String?, price: Money? = nil)
     /// `products.get` for a one-time product, and its order's total when Google gave it (`orders.get`).
     case product(ProductPurchase, productId: String, consumable: Bool, price: Money? = nil)
     /// Nothing to ask (a test notification, a refund review).
@@ -41,7 +42,7 @@ extension StoreMessage {
         case .subscription(let note):
             let type = note.notificationType
             message.label = type?.name.map { "SUBSCRIPTION_\($0)" } ?? "SUBSCRIPTION_\(type?.rawValue ?? 0)"
-            guard case .subscription(let purchase, let original) = resource, let token = note.purchaseToken else {
+            guard case .subscription(let purchase, let original, let price) = resource, let token = note.purchaseToken else {
                 message.kind = .informational("Google Play did not describe the subscription")
                 return message
             }
@@ -64,6 +65,8 @@ extension StoreMessage {
                 return message
             }
             if type == .revoked { transaction.revocationDate = eventTime }
+            // What the order charged, not the plan's list price: a prorated plan change, an introductory price.
+            if transaction.commerce.offerDiscountType != "FREE_TRIAL" { PlayOrderPricing.apply(price, to: &transaction) }
             if message.kind.delivers { message.transactions = [transaction] }
             message.focus = transaction
             message.snapshot = snapshot(purchase, transaction: transaction, label: message.label, eventTime: eventTime)
@@ -142,6 +145,17 @@ extension StoreMessage {
         }
     }
 
+    /// An increase on its way, in Apple's words: `PENDING` while the subscriber has not accepted it, `ACCEPTED` once
+    /// they have (or for an opt-out increase they were told of); nil for a decrease, and once charged or cancelled.
+    static func priceIncrease(_ change: PriceChangeDetails?) -> String? {
+        guard let change, change.priceChangeMode != "PRICE_DECREASE" else { return nil }
+        switch change.priceChangeState {
+        case "OUTSTANDING": return "PENDING"
+        case "CONFIRMED": return "ACCEPTED"
+        default: return nil
+        }
+    }
+
     /// The subscription's state as Google describes it now.
     static func snapshot(_ purchase: SubscriptionPurchaseV2, transaction: VerifiedTransaction, label: String, eventTime: Date) -> SubscriptionSnapshot
     {
@@ -160,7 +174,7 @@ extension StoreMessage {
             gracePeriodExpiresAt: state == .gracePeriod ? transaction.expiresDate : nil,
             offerType: transaction.offerType,
             offerId: transaction.commerce.offerId,
-            priceIncrease: item?.autoRenewingPlan?.priceChangeDetails?.priceChangeState,
+            priceIncrease: priceIncrease(item?.autoRenewingPlan?.priceChangeDetails),
             latestTransactionId: transaction.transactionId,
             event: label,
             signedDate: eventTime

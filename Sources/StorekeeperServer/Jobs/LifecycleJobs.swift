@@ -13,6 +13,7 @@ struct LifecycleJobs: Sendable {
     var dataRetention: DataRetentionJob?
     var acknowledger: PlayAcknowledger?
     var playCatchUp: PlayVoidedCatchUp?
+    var playReconciler: PlayReconciler?
 
     /// The periodic jobs this server has, by their name in the admin API and the run log.
     var periodic: [String: any PeriodicJob] {
@@ -20,7 +21,7 @@ struct LifecycleJobs: Sendable {
             ("catch_up", catchUp), ("renewal_sweep", sweep), ("consumption_responder", responder), ("reconciliation", reconciler),
             ("finish_transactions", finisher), ("set_account_tokens", tokenSetter), ("app_transactions", installs),
             ("expire_guests", guestExpiry), ("prune", dataRetention), ("acknowledge_purchases", acknowledger),
-            ("play_catch_up", playCatchUp),
+            ("play_catch_up", playCatchUp), ("play_reconciliation", playReconciler),
         ]
         return jobs.reduce(into: [:]) { periodic, entry in periodic[entry.0] = entry.1 }
     }

@@ -32,6 +32,8 @@ public struct AppRegistry: Sendable {
         public let configuration: GooglePlayConfiguration
         public let api: PlayDeveloperAPIClient
         public let push: PushTokenVerifier?
+        /// Google's financial reports (nil: `reports.bucket` is not configured).
+        public let reports: PlayReportsClient?
     }
 
     public let apps: [App]
@@ -121,7 +123,9 @@ public struct AppRegistry: Sendable {
             throw PlayWireError.malformed("apps.*.googlePlay: no service account key")
         }
         let transport = AsyncHTTPPlayTransport(client: httpClient, timeout: .seconds(15))
-        let tokens = AccessTokenProvider(key: try ServiceAccountKey.parse(json), transport: transport)
+        var scopes = [AccessTokenProvider.androidPublisherScope]
+        if configuration.reportsBucket != nil { scopes.append(PlayReportsClient.storageReadScope) }
+        let tokens = AccessTokenProvider(key: try ServiceAccountKey.parse(json), scopes: scopes, transport: transport)
         let api = PlayDeveloperAPIClient(
             baseURL: configuration.apiURL?.absoluteString ?? PlayDeveloperAPIClient.googleBaseURL,
             tokens: tokens,
@@ -136,7 +140,16 @@ public struct AppRegistry: Sendable {
                 transport: transport
             )
         }
-        return PlayApp(configuration: configuration, api: api, push: push)
+        let reports = configuration.reportsBucket.map { bucket in
+            PlayReportsClient(
+                baseURL: configuration.reportsURL?.absoluteString ?? PlayReportsClient.googleStorageURL,
+                bucket: bucket,
+                // Reports are large: a longer timeout and a bound of their own.
+                tokens: tokens,
+                transport: AsyncHTTPPlayTransport(client: httpClient, timeout: .seconds(120), maximumResponseSize: 64 * 1024 * 1024)
+            )
+        }
+        return PlayApp(configuration: configuration, api: api, push: push, reports: reports)
     }
 
     /// The app selling under Google Play package `packageName`.

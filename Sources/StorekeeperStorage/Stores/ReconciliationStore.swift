@@ -9,7 +9,8 @@ public struct ReconciliationStore: Sendable {
 
     public init(provider: any DatabaseProvider) { self.provider = provider }
 
-    /// The days in `[from, to]` (`YYYY-MM-DD`) that were run, and the months (`YYYY-MM`) they fall in, in order.
+    /// The days in `[from, to]` (`YYYY-MM-DD`) that were run, the months (`YYYY-MM`) they fall in, and the Google Play
+    /// months (`play:YYYY-MM`, calendar months) they fall in, in order.
     public func days(from: String, to: String, months: (first: String, last: String)? = nil) async throws -> [ReconciliationTable.Day] {
         let months = months ?? (String(from.prefix(7)), String(to.prefix(7)))
         return try await provider.withSession { db in
@@ -17,7 +18,8 @@ public struct ReconciliationStore: Sendable {
                 """
                 SELECT day, status, apple_units, storekeeper_units, apple_refunds, storekeeper_refunds, findings, message, ran_at, runs
                 FROM reconciliation_days WHERE (day >= \(bind: from) AND day <= \(bind: to))
-                    OR (LENGTH(day) = 7 AND day >= \(bind: months.first) AND day <= \(bind: months.last)) ORDER BY day
+                    OR (LENGTH(day) = 7 AND day >= \(bind: months.first) AND day <= \(bind: months.last))
+                    OR (day >= \(bind: "play:" + from.prefix(7)) AND day <= \(bind: "play:" + to.prefix(7))) ORDER BY day
                 """
             ).all().map(ReconciliationTable.day(from:))
         }
@@ -40,16 +42,18 @@ public struct ReconciliationStore: Sendable {
                 """
                 SELECT day, kind, product_id, storefront, currency, apple_units, storekeeper_units, apple_amount, storekeeper_amount,
                     transactions, detail FROM reconciliation_findings WHERE ((day >= \(bind: from) AND day <= \(bind: to))
-                    OR (LENGTH(day) = 7 AND day >= \(bind: months.first) AND day <= \(bind: months.last)))
+                    OR (LENGTH(day) = 7 AND day >= \(bind: months.first) AND day <= \(bind: months.last))
+                    OR (day >= \(bind: "play:" + from.prefix(7)) AND day <= \(bind: "play:" + to.prefix(7))))
                 """ + filter + " ORDER BY day, product_id, storefront, currency, kind LIMIT \(bind: limit)"
             ).all().map(ReconciliationTable.finding(from:))
         }
     }
 
-    /// The latest day reconciled, if any.
+    /// The latest day reconciled against Apple, if any.
     public func latestDay() async throws -> String? {
         try await provider.withSession { db in
-            try await db.raw("SELECT MAX(day) AS day FROM reconciliation_days WHERE status = 'reconciled'").first()?
+            // Apple's days only (Google Play's months are named `play:YYYY-MM`).
+            try await db.raw("SELECT MAX(day) AS day FROM reconciliation_days WHERE status = 'reconciled' AND day NOT LIKE 'play:%'").first()?
                 .decode(column: "day", as: String?.self)
         }
     }

@@ -50,8 +50,12 @@ struct PlayHarness: Sendable {
                         apiURL: URL(string: playURL)!,
                         pushAudience: pushAudience,
                         pushServiceAccount: pushAccount,
-                        certsURL: URL(string: playURL + "/oauth2/v1/certs")!
+                        certsURL: URL(string: playURL + "/oauth2/v1/certs")!,
+                        reportsBucket: SimulatedPlayStore.reportsBucket,
+                        reportsURL: URL(string: playURL)!
                     )
+                    // Months are reconciled on demand, on the simulator's clock.
+                    configuration.lifecycle.playReconcileInterval = nil
                     configure(&configuration)
                 }
             ) { server in

@@ -5284,10 +5284,196 @@ public struct Client: APIProtocol {
             }
         )
     }
+    /// Reconcile a month of Google Play sales against Google's earnings report now
+    ///
+    /// Downloads Google Play's earnings report for `month` (`YYYY-MM`, a UTC month, as Google's financial data is
+    /// cut) from the Cloud Storage bucket of every app with `googlePlay.reports.bucket` (the month before is read
+    /// too, for orders and refunds booked across the boundary), and compares it order by order with Storekeeper's
+    /// production Play sales and refunds: `google_only` (Google charged an order Storekeeper never delivered: a lost
+    /// order), `unknown_to_google` (delivered, never charged), `price_mismatch`, `proceeds_mismatch` (Google's
+    /// charge less its fee and taxes against Storekeeper's estimate), `refund_not_clawed_back` and
+    /// `refund_not_reported`. Each finding names its order in `transactionIds`; `appleUnits` and `appleAmount` hold
+    /// Google's side. Stored as `day` = `play:YYYY-MM`; re-runs replace its findings. A month whose report Google
+    /// has not published yet (it does in the first days of the next) is `not_available`. 400 `invalid_month`; 409
+    /// `reconciliation_unavailable` when no app has `googlePlay.reports.bucket`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/reconciliation/google-play/{month}/run`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/google-play/{month}/run/post(adminRunPlayReconciliation)`.
+    public func adminRunPlayReconciliation(_ input: Operations.AdminRunPlayReconciliation.Input) async throws -> Operations.AdminRunPlayReconciliation.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.AdminRunPlayReconciliation.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/v1/admin/reconciliation/google-play/{}/run",
+                    parameters: [
+                        input.path.month
+                    ]
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .post
+                )
+                suppressMutabilityWarning(&request)
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                return (request, nil)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 200:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.AdminRunPlayReconciliation.Output.Ok.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Reconciliation.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .ok(.init(body: body))
+                case 400:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.BadRequest.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas._Error.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .badRequest(.init(body: body))
+                case 401:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.AdminUnauthorized.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas._Error.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .unauthorized(.init(body: body))
+                case 403:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.AdminForbidden.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas._Error.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .forbidden(.init(body: body))
+                case 409:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Conflict.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas._Error.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .conflict(.init(body: body))
+                case 500:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Components.Responses.Internal.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas._Error.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .internalServerError(.init(body: body))
+                default:
+                    return .undocumented(
+                        statusCode: response.status.code,
+                        .init(
+                            headerFields: response.headerFields,
+                            body: responseBody
+                        )
+                    )
+                }
+            }
+        )
+    }
     /// Days reconciled and what disagreed with Apple's reports
     ///
     /// The days in `[from, to)` (at most 366) that were reconciled, the fiscal months they fall in that were reconciled
-    /// against the financial report (`day` = `YYYY-MM`), and their findings: `apple_only` (Apple counted
+    /// against the financial report (`day` = `YYYY-MM`), the calendar months reconciled against Google Play's
+    /// earnings reports (`day` = `play:YYYY-MM`, with `google_only` and `unknown_to_google` among their kinds), and
+    /// their findings: `apple_only` (Apple counted
     /// purchases Storekeeper never delivered: lost orders; the detail says whether the recovery list has them),
     /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase
     /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,
@@ -8809,11 +8995,12 @@ public struct Client: APIProtocol {
     /// never what a webhook endpoint has yet to receive; items: rows deleted) or `acknowledge-purchases` (acknowledge or
     /// consume delivered Google Play purchases the purchase path could not, soonest deadline first; deadlines are
     /// measured against `now`; items: purchases Google confirmed) or `play-catch-up` (list Google Play's voided
-    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before). The
-    /// optional `now` (epoch milliseconds, 2000 to
+    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before) or
+    /// `play-reconciliation` (the two UTC months before `now`'s against Google Play's earnings reports; items: months
+    /// reconciled). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key (`acknowledge-purchases`, `play-catch-up`: without an app selling on Google
-    /// Play).
+    /// Play; `play-reconciliation`: without an app with `googlePlay.reports.bucket`).
     ///
     ///
     /// - Remark: HTTP `POST /v1/admin/jobs/{job}/run`.

@@ -506,6 +506,8 @@ extension Components {
                 case subscriptionEndsDiffer = "subscription_ends_differ"
                 case signatureInvalid = "signature_invalid"
                 case unknownToApple = "unknown_to_apple"
+                case googleOnly = "google_only"
+                case unknownToGoogle = "unknown_to_google"
             }
             /// - Remark: Generated from `#/components/schemas/ReconciliationFinding/kind`.
             public var kind: Components.Schemas.ReconciliationFinding.KindPayload
@@ -1707,6 +1709,8 @@ extension Components {
             public var productId: Swift.String
             /// - Remark: Generated from `#/components/schemas/Subscription/subscriptionGroup`.
             public var subscriptionGroup: Swift.String?
+            /// `paused`: the subscriber paused it (Google Play), no service until it resumes.
+            ///
             /// - Remark: Generated from `#/components/schemas/Subscription/state`.
             @frozen public enum StatePayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case active = "active"
@@ -1715,7 +1719,10 @@ extension Components {
                 case expired = "expired"
                 case revoked = "revoked"
                 case refunded = "refunded"
+                case paused = "paused"
             }
+            /// `paused`: the subscriber paused it (Google Play), no service until it resumes.
+            ///
             /// - Remark: Generated from `#/components/schemas/Subscription/state`.
             public var state: Components.Schemas.Subscription.StatePayload
             /// VOLUNTARY, BILLING_RETRY, PRICE_INCREASE, PRODUCT_NOT_FOR_SALE, REFUNDED, OTHER
@@ -1738,11 +1745,15 @@ extension Components {
             public var offerType: Swift.Int?
             /// - Remark: Generated from `#/components/schemas/Subscription/offerId`.
             public var offerId: Swift.String?
+            /// A price increase awaiting the subscriber (Google Play: an outstanding one), or accepted and not yet charged.
+            ///
             /// - Remark: Generated from `#/components/schemas/Subscription/priceIncrease`.
             @frozen public enum PriceIncreasePayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case pending = "PENDING"
                 case accepted = "ACCEPTED"
             }
+            /// A price increase awaiting the subscriber (Google Play: an outstanding one), or accepted and not yet charged.
+            ///
             /// - Remark: Generated from `#/components/schemas/Subscription/priceIncrease`.
             public var priceIncrease: Components.Schemas.Subscription.PriceIncreasePayload?
             /// - Remark: Generated from `#/components/schemas/Subscription/latestTransactionId`.
@@ -1840,7 +1851,7 @@ extension Components {
             ///   - userId:
             ///   - productId:
             ///   - subscriptionGroup:
-            ///   - state:
+            ///   - state: `paused`: the subscriber paused it (Google Play), no service until it resumes.
             ///   - expirationReason: VOLUNTARY, BILLING_RETRY, PRICE_INCREASE, PRODUCT_NOT_FOR_SALE, REFUNDED, OTHER
             ///   - autoRenew:
             ///   - autoRenewProductId: The product the next renewal charges (a pending downgrade shows here).
@@ -1848,7 +1859,7 @@ extension Components {
             ///   - gracePeriodExpiresAt:
             ///   - offerType: 1 introductory
             ///   - offerId:
-            ///   - priceIncrease:
+            ///   - priceIncrease: A price increase awaiting the subscriber (Google Play: an outstanding one), or accepted and not yet charged.
             ///   - latestTransactionId:
             ///   - billingPlan: How the latest transaction was billed (App Store Server API 1.21); omitted when Apple did not say.
             ///   - commitment: A yearly subscription paid monthly under a 12-month commitment. Turning auto-renew off (`autoRenew`

@@ -8252,10 +8252,267 @@ public enum Operations {
             }
         }
     }
+    /// Reconcile a month of Google Play sales against Google's earnings report now
+    ///
+    /// Downloads Google Play's earnings report for `month` (`YYYY-MM`, a UTC month, as Google's financial data is
+    /// cut) from the Cloud Storage bucket of every app with `googlePlay.reports.bucket` (the month before is read
+    /// too, for orders and refunds booked across the boundary), and compares it order by order with Storekeeper's
+    /// production Play sales and refunds: `google_only` (Google charged an order Storekeeper never delivered: a lost
+    /// order), `unknown_to_google` (delivered, never charged), `price_mismatch`, `proceeds_mismatch` (Google's
+    /// charge less its fee and taxes against Storekeeper's estimate), `refund_not_clawed_back` and
+    /// `refund_not_reported`. Each finding names its order in `transactionIds`; `appleUnits` and `appleAmount` hold
+    /// Google's side. Stored as `day` = `play:YYYY-MM`; re-runs replace its findings. A month whose report Google
+    /// has not published yet (it does in the first days of the next) is `not_available`. 400 `invalid_month`; 409
+    /// `reconciliation_unavailable` when no app has `googlePlay.reports.bucket`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/reconciliation/google-play/{month}/run`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/google-play/{month}/run/post(adminRunPlayReconciliation)`.
+    public enum AdminRunPlayReconciliation {
+        public static let id: Swift.String = "adminRunPlayReconciliation"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/reconciliation/google-play/{month}/run/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/google-play/{month}/run/POST/path/month`.
+                public var month: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - month:
+                public init(month: Swift.String) {
+                    self.month = month
+                }
+            }
+            public var path: Operations.AdminRunPlayReconciliation.Input.Path
+            /// - Remark: Generated from `#/paths/v1/admin/reconciliation/google-play/{month}/run/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRunPlayReconciliation.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRunPlayReconciliation.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminRunPlayReconciliation.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.AdminRunPlayReconciliation.Input.Path,
+                headers: Operations.AdminRunPlayReconciliation.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/reconciliation/google-play/{month}/run/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/reconciliation/google-play/{month}/run/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Reconciliation)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Reconciliation {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminRunPlayReconciliation.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminRunPlayReconciliation.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// How the month ended, with its findings.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/google-play/{month}/run/post(adminRunPlayReconciliation)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminRunPlayReconciliation.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminRunPlayReconciliation.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/google-play/{month}/run/post(adminRunPlayReconciliation)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/google-play/{month}/run/post(adminRunPlayReconciliation)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `insufficient_scope`: the admin key does not hold the scope this operation names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/google-play/{month}/run/post(adminRunPlayReconciliation)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.AdminForbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.AdminForbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_retryable` or `job_unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/google-play/{month}/run/post(adminRunPlayReconciliation)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/reconciliation/google-play/{month}/run/post(adminRunPlayReconciliation)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// Days reconciled and what disagreed with Apple's reports
     ///
     /// The days in `[from, to)` (at most 366) that were reconciled, the fiscal months they fall in that were reconciled
-    /// against the financial report (`day` = `YYYY-MM`), and their findings: `apple_only` (Apple counted
+    /// against the financial report (`day` = `YYYY-MM`), the calendar months reconciled against Google Play's
+    /// earnings reports (`day` = `play:YYYY-MM`, with `google_only` and `unknown_to_google` among their kinds), and
+    /// their findings: `apple_only` (Apple counted
     /// purchases Storekeeper never delivered: lost orders; the detail says whether the recovery list has them),
     /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase
     /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,
@@ -8296,6 +8553,8 @@ public enum Operations {
                     case subscriptionEndsDiffer = "subscription_ends_differ"
                     case signatureInvalid = "signature_invalid"
                     case unknownToApple = "unknown_to_apple"
+                    case googleOnly = "google_only"
+                    case unknownToGoogle = "unknown_to_google"
                 }
                 /// - Remark: Generated from `#/paths/v1/admin/reconciliation/GET/query/kind`.
                 public var kind: Operations.AdminGetReconciliation.Input.Query.KindPayload?
@@ -13637,11 +13896,12 @@ public enum Operations {
     /// never what a webhook endpoint has yet to receive; items: rows deleted) or `acknowledge-purchases` (acknowledge or
     /// consume delivered Google Play purchases the purchase path could not, soonest deadline first; deadlines are
     /// measured against `now`; items: purchases Google confirmed) or `play-catch-up` (list Google Play's voided
-    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before). The
-    /// optional `now` (epoch milliseconds, 2000 to
+    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before) or
+    /// `play-reconciliation` (the two UTC months before `now`'s against Google Play's earnings reports; items: months
+    /// reconciled). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key (`acknowledge-purchases`, `play-catch-up`: without an app selling on Google
-    /// Play).
+    /// Play; `play-reconciliation`: without an app with `googlePlay.reports.bucket`).
     ///
     ///
     /// - Remark: HTTP `POST /v1/admin/jobs/{job}/run`.
@@ -13666,6 +13926,7 @@ public enum Operations {
                     case prune = "prune"
                     case acknowledgePurchases = "acknowledge-purchases"
                     case playCatchUp = "play-catch-up"
+                    case playReconciliation = "play-reconciliation"
                 }
                 /// - Remark: Generated from `#/paths/v1/admin/jobs/{job}/run/POST/path/job`.
                 public var job: Operations.AdminRunJob.Input.Path.JobPayload

@@ -389,10 +389,29 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/admin/reconciliation/months/{month}/run`.
     /// - Remark: Generated from `#/paths//v1/admin/reconciliation/months/{month}/run/post(adminRunMonthReconciliation)`.
     func adminRunMonthReconciliation(_ input: Operations.AdminRunMonthReconciliation.Input) async throws -> Operations.AdminRunMonthReconciliation.Output
+    /// Reconcile a month of Google Play sales against Google's earnings report now
+    ///
+    /// Downloads Google Play's earnings report for `month` (`YYYY-MM`, a UTC month, as Google's financial data is
+    /// cut) from the Cloud Storage bucket of every app with `googlePlay.reports.bucket` (the month before is read
+    /// too, for orders and refunds booked across the boundary), and compares it order by order with Storekeeper's
+    /// production Play sales and refunds: `google_only` (Google charged an order Storekeeper never delivered: a lost
+    /// order), `unknown_to_google` (delivered, never charged), `price_mismatch`, `proceeds_mismatch` (Google's
+    /// charge less its fee and taxes against Storekeeper's estimate), `refund_not_clawed_back` and
+    /// `refund_not_reported`. Each finding names its order in `transactionIds`; `appleUnits` and `appleAmount` hold
+    /// Google's side. Stored as `day` = `play:YYYY-MM`; re-runs replace its findings. A month whose report Google
+    /// has not published yet (it does in the first days of the next) is `not_available`. 400 `invalid_month`; 409
+    /// `reconciliation_unavailable` when no app has `googlePlay.reports.bucket`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/reconciliation/google-play/{month}/run`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/google-play/{month}/run/post(adminRunPlayReconciliation)`.
+    func adminRunPlayReconciliation(_ input: Operations.AdminRunPlayReconciliation.Input) async throws -> Operations.AdminRunPlayReconciliation.Output
     /// Days reconciled and what disagreed with Apple's reports
     ///
     /// The days in `[from, to)` (at most 366) that were reconciled, the fiscal months they fall in that were reconciled
-    /// against the financial report (`day` = `YYYY-MM`), and their findings: `apple_only` (Apple counted
+    /// against the financial report (`day` = `YYYY-MM`), the calendar months reconciled against Google Play's
+    /// earnings reports (`day` = `play:YYYY-MM`, with `google_only` and `unknown_to_google` among their kinds), and
+    /// their findings: `apple_only` (Apple counted
     /// purchases Storekeeper never delivered: lost orders; the detail says whether the recovery list has them),
     /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase
     /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,
@@ -587,11 +606,12 @@ public protocol APIProtocol: Sendable {
     /// never what a webhook endpoint has yet to receive; items: rows deleted) or `acknowledge-purchases` (acknowledge or
     /// consume delivered Google Play purchases the purchase path could not, soonest deadline first; deadlines are
     /// measured against `now`; items: purchases Google confirmed) or `play-catch-up` (list Google Play's voided
-    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before). The
-    /// optional `now` (epoch milliseconds, 2000 to
+    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before) or
+    /// `play-reconciliation` (the two UTC months before `now`'s against Google Play's earnings reports; items: months
+    /// reconciled). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key (`acknowledge-purchases`, `play-catch-up`: without an app selling on Google
-    /// Play).
+    /// Play; `play-reconciliation`: without an app with `googlePlay.reports.bucket`).
     ///
     ///
     /// - Remark: HTTP `POST /v1/admin/jobs/{job}/run`.
@@ -1183,10 +1203,37 @@ extension APIProtocol {
             headers: headers
         ))
     }
+    /// Reconcile a month of Google Play sales against Google's earnings report now
+    ///
+    /// Downloads Google Play's earnings report for `month` (`YYYY-MM`, a UTC month, as Google's financial data is
+    /// cut) from the Cloud Storage bucket of every app with `googlePlay.reports.bucket` (the month before is read
+    /// too, for orders and refunds booked across the boundary), and compares it order by order with Storekeeper's
+    /// production Play sales and refunds: `google_only` (Google charged an order Storekeeper never delivered: a lost
+    /// order), `unknown_to_google` (delivered, never charged), `price_mismatch`, `proceeds_mismatch` (Google's
+    /// charge less its fee and taxes against Storekeeper's estimate), `refund_not_clawed_back` and
+    /// `refund_not_reported`. Each finding names its order in `transactionIds`; `appleUnits` and `appleAmount` hold
+    /// Google's side. Stored as `day` = `play:YYYY-MM`; re-runs replace its findings. A month whose report Google
+    /// has not published yet (it does in the first days of the next) is `not_available`. 400 `invalid_month`; 409
+    /// `reconciliation_unavailable` when no app has `googlePlay.reports.bucket`.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/reconciliation/google-play/{month}/run`.
+    /// - Remark: Generated from `#/paths//v1/admin/reconciliation/google-play/{month}/run/post(adminRunPlayReconciliation)`.
+    public func adminRunPlayReconciliation(
+        path: Operations.AdminRunPlayReconciliation.Input.Path,
+        headers: Operations.AdminRunPlayReconciliation.Input.Headers = .init()
+    ) async throws -> Operations.AdminRunPlayReconciliation.Output {
+        try await adminRunPlayReconciliation(Operations.AdminRunPlayReconciliation.Input(
+            path: path,
+            headers: headers
+        ))
+    }
     /// Days reconciled and what disagreed with Apple's reports
     ///
     /// The days in `[from, to)` (at most 366) that were reconciled, the fiscal months they fall in that were reconciled
-    /// against the financial report (`day` = `YYYY-MM`), and their findings: `apple_only` (Apple counted
+    /// against the financial report (`day` = `YYYY-MM`), the calendar months reconciled against Google Play's
+    /// earnings reports (`day` = `play:YYYY-MM`, with `google_only` and `unknown_to_google` among their kinds), and
+    /// their findings: `apple_only` (Apple counted
     /// purchases Storekeeper never delivered: lost orders; the detail says whether the recovery list has them),
     /// `storekeeper_only` (delivered, and Apple's report does not show them: a forgery, a replay, a sandbox purchase
     /// taken for production; the detail names transactions Apple says it does not know), `refund_not_clawed_back`,
@@ -1529,11 +1576,12 @@ extension APIProtocol {
     /// never what a webhook endpoint has yet to receive; items: rows deleted) or `acknowledge-purchases` (acknowledge or
     /// consume delivered Google Play purchases the purchase path could not, soonest deadline first; deadlines are
     /// measured against `now`; items: purchases Google confirmed) or `play-catch-up` (list Google Play's voided
-    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before). The
-    /// optional `now` (epoch milliseconds, 2000 to
+    /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before) or
+    /// `play-reconciliation` (the two UTC months before `now`'s against Google Play's earnings reports; items: months
+    /// reconciled). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key (`acknowledge-purchases`, `play-catch-up`: without an app selling on Google
-    /// Play).
+    /// Play; `play-reconciliation`: without an app with `googlePlay.reports.bucket`).
     ///
     ///
     /// - Remark: HTTP `POST /v1/admin/jobs/{job}/run`.
