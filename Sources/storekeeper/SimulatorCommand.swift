@@ -5,6 +5,8 @@ import ArgumentParser
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import GooglePlaySimulator
+import GooglePlayWire
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -13,7 +15,7 @@ import ServiceLifecycle
 struct SimulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulator",
-        abstract: "Run a local App Store that speaks Apple's wire formats, on a clock you control.",
+        abstract: "Run a local App Store (and with --play-port a Google Play) that speaks the store's wire formats, on a clock you control.",
         discussion: """
             Serves the device API (/device/...), the operator's controls (/control/...: clock, refunds, price \
             increases, extensions, families, faults, ground truth, sent notifications), Apple's App Store Server \
@@ -21,7 +23,7 @@ struct SimulatorCommand: AsyncParsableCommand {
             the root certificate a verifier must pin. Everything it signs verifies through AppStoreWire with that \
             root. The state directory also holds the In-App Purchase key (SubscriptionKey_SIMULATOR1.p8, key id \
             SIMULATOR1) that clients sign Server API requests with, and the receipt-signing chain. GET /openapi.yaml \
-            describes every route with its bodies.
+            describes every route with its bodies. With --play-port, a Google Play simulator too, on its own port:             Google's token endpoint and certificates, the Play Developer API (/androidpublisher/v3/...), Cloud             Storage's reports bucket (/storage/v1/b/pubsite_prod_rev_.../o: the monthly earnings reports), a             device's purchases (/device/accounts, /device/purchases) and its clock (/control/advance); its service             account key (play-service-account.json in the state directory, for apps.<name>.googlePlay.serviceAccount.path)             is kept between runs, and with --play-push-url it pushes real-time developer notifications there as             Pub/Sub does, with OIDC tokens its /oauth2/v1/certs verifies.
             """
     )
 
@@ -75,6 +77,30 @@ struct SimulatorCommand: AsyncParsableCommand {
         help: "Deliver notifications here (retried on Apple's schedule, measured on the simulator's clock)."
     )
     var notificationURL: String?
+
+    @Option(name: .customLong("play-port"), help: "Also serve a Google Play simulator on this port.")
+    var playPort: Int?
+
+    @Option(
+        name: .customLong("play-push-url"),
+        help: "With --play-port: push real-time developer notifications here (the push token's audience is this URL)."
+    )
+    var playPushURL: String?
+
+    /// The Play simulator's service account, in the state directory.
+    static let playKeyFile = "play-service-account.json"
+    static let playAccount = "storekeeper@storekeeper-simulator.iam.gserviceaccount.com"
+    static let playPushAccount = "play-rtdn@storekeeper-simulator.iam.gserviceaccount.com"
+
+    func validate() throws {
+        if playPushURL != nil, playPort == nil { throw ValidationError("--play-push-url needs --play-port") }
+        if let playPort, !(1...65_535).contains(playPort) || playPort == port {
+            throw ValidationError("--play-port must be a free port other than --port")
+        }
+        if let playPushURL, URL(string: playPushURL).map({ $0.scheme == "http" || $0.scheme == "https" }) != true {
+            throw ValidationError("--play-push-url must be an http(s) URL")
+        }
+    }
 
     func run() async throws {
         let catalog =
@@ -134,6 +160,14 @@ struct SimulatorCommand: AsyncParsableCommand {
                 "p8": "\(stateURL.appendingPathComponent(SimulatorAPIKey.fileName).path)",
             ]
         )
+        if let playPort {
+            services += try await playServices(
+                port: playPort,
+                start: startMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date(),
+                state: stateURL,
+                logger: logger
+            )
+        }
         let app = await SimulatorServer.buildApplication(
             store: store,
             rootPEM: rootPEM,
@@ -149,5 +183,39 @@ struct SimulatorCommand: AsyncParsableCommand {
             logger.critical("storekeeper simulator stopped", metadata: ["error": "\(error)"])
             throw ExitCode.failure
         }
+    }
+
+    /// The Google Play simulator as services beside the App Store's: its HTTP server, and its pushes when asked for.
+    /// Its service account key is kept in the state directory (mode 0600) so a server configured with it keeps
+    /// working across restarts of the simulator.
+    private func playServices(port playPort: Int, start: Date, state: URL, logger: Logger) async throws -> [any Service] {
+        let play = try SimulatedPlayStore(catalog: .sample, now: start)
+        let playURL = "http://\(host):\(playPort)"
+        let keyURL = state.appendingPathComponent(Self.playKeyFile)
+        if let json = try? Data(contentsOf: keyURL), let key = try? ServiceAccountKey.parse(Array(json)),
+            key.clientEmail == Self.playAccount, key.tokenURI == playURL + "/token"
+        {
+            await play.registerServiceAccount(key)
+        } else {
+            let key = try await play.issueServiceAccount(email: Self.playAccount, tokenURI: playURL + "/token")
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: keyURL.path, contents: Data(key.json()), attributes: [.posixPermissions: 0o600]) else {
+                throw ValidationError("cannot write \(keyURL.path)")
+            }
+        }
+        var services: [any Service] = [PlaySimulatorServer.buildApplication(store: play, host: host, port: playPort, logger: logger)]
+        if let playPushURL {
+            await play.configurePush(.init(endpoint: playPushURL, serviceAccountEmail: Self.playPushAccount))
+            services.append(PlayPushService(store: play, transport: AsyncHTTPPlayTransport(client: .shared), logger: logger))
+        }
+        logger.info(
+            "Google Play simulator listening",
+            metadata: [
+                "url": "\(playURL)", "packageName": "\(PlayCatalog.sample.packageName)", "serviceAccountKey": "\(keyURL.path)",
+                "reportsBucket": "\(SimulatedPlayStore.reportsBucket)", "push": "\(playPushURL ?? "off")",
+                "pushServiceAccount": "\(Self.playPushAccount)",
+            ]
+        )
+        return services
     }
 }

@@ -307,7 +307,8 @@ import FoundationNetworking
         #expect(help.status == 0)
         for option in [
             "--host", "--port", "--catalog", "--seed", "--state-dir", "--root-out", "--start", "--renewal-limit",
-            "--v1-notifications", "--real-time", "--shared-secret", "--notification-url", "--environment", "--ocsp-url",
+            "--v1-notifications", "--real-time", "--shared-secret", "--notification-url", "--environment", "--ocsp-url", "--play-port",
+            "--play-push-url",
         ] {
             #expect(help.stdout.contains(option), "\(option) is not documented")
         }

@@ -1,6 +1,8 @@
 import AppStoreWire
 import AsyncHTTPClient
 import Foundation
+import GooglePlaySimulator
+import GooglePlayWire
 import NIOCore
 import NIOHTTP1
 import StorekeeperTestSupport
@@ -184,6 +186,44 @@ import Testing
         let status = await child.exitStatus(within: .seconds(30))
         #expect(status == 0, "\(child.stderr)")
         #expect(Self.errorLines(child.stderr + child.stdout).isEmpty, "\(Self.errorLines(child.stderr + child.stdout))")
+    }
+
+    @Test("the simulator serves Google Play beside the App Store, its service account key kept (0600) across restarts")
+    func simulatorServesGooglePlay() async throws {
+        let directory = try Self.scratch()
+        let (port, playPort) = (Self.freePort(), Self.freePort())
+        let arguments = ["simulator", "--port", String(port), "--play-port", String(playPort), "--state-dir", directory.path]
+        let keyFile = directory.appendingPathComponent("play-service-account.json")
+        var token = ""
+        for run in 1...2 {
+            let child = try Child(arguments, directory: directory)
+            #expect(await Self.waitForHealth("http://127.0.0.1:\(playPort)", of: child), "\(child.stderr)")
+            #expect(try FileManager.default.attributesOfItem(atPath: keyFile.path)[.posixPermissions] as? Int == 0o600)
+            let key = try ServiceAccountKey.parse(Array(try Data(contentsOf: keyFile)))
+            let transport = AsyncHTTPPlayTransport(client: .shared)
+            let api = PlayDeveloperAPIClient(
+                baseURL: "http://127.0.0.1:\(playPort)",
+                tokens: AccessTokenProvider(key: key, transport: transport),
+                transport: transport
+            )
+            // A purchase on the device; Google's API answers it to the key the first run wrote.
+            let account = try await Self.post("http://127.0.0.1:\(playPort)/device/accounts", json: "{}")
+            let id = try #require((try JSONSerialization.jsonObject(with: Data(account.body.utf8)) as? [String: Any])?["id"] as? String)
+            let bought = try await Self.post(
+                "http://127.0.0.1:\(playPort)/device/purchases",
+                json: #"{"account": "\#(id)", "productId": "coins_100"}"#
+            )
+            token = try #require((try JSONSerialization.jsonObject(with: Data(bought.body.utf8)) as? [String: Any])?["purchaseToken"] as? String)
+            let purchase = try await api.getProduct(packageName: PlayCatalog.sample.packageName, productId: "coins_100", token: token)
+            #expect(purchase.purchaseState == .purchased, "run \(run)")
+            child.signal(SIGTERM)
+            #expect(await child.exitStatus(within: .seconds(30)) == 0, "\(child.stderr)")
+            #expect(Self.errorLines(child.stderr + child.stdout).isEmpty, "\(Self.errorLines(child.stderr + child.stdout))")
+        }
+        #expect(!token.isEmpty)
+        let refused = try Child(["simulator", "--play-push-url", "http://127.0.0.1:1/google/rtdn"], directory: directory)
+        let status = await refused.exitStatus(within: .seconds(30))
+        #expect(status != 0 && refused.stderr.contains("--play-port"), "\(refused.stderr)")
     }
 
     @Test("items 14 and 16: the demo runs from any directory, uses only its simulator, and stops cleanly on Ctrl-C")
