@@ -159,7 +159,10 @@ extension SimulatedPlayStore {
             throw PlayStoreError(400, "itemAlreadyOwned", "\(productId) is already subscribed")
         }
         let useTrial = trial && plan.freeTrial != nil
-        let expiry = useTrial ? now.addingTimeInterval(TimeInterval(plan.freeTrial!.days) * 86_400) : addMonths(plan.months, to: now)
+        let expiry =
+            useTrial
+            ? now.addingTimeInterval(TimeInterval(plan.freeTrial!.days) * 86_400)
+            : periodEnd(months: plan.months, periods: 1, from: now, test: account.isLicenseTester)
         let record = SubscriptionRecord(
             token: newPurchaseToken(),
             productId: productId,
@@ -233,7 +236,7 @@ extension SimulatedPlayStore {
         let expiry: Date
         switch mode {
         case .chargeFullPrice:
-            expiry = addMonths(plan.months, to: now)
+            expiry = periodEnd(months: plan.months, periods: 1, from: now, test: old.isTest)
         case .chargeProratedPrice, .withoutProration:
             expiry = old.expiryTime
         case .withTimeProration:
@@ -478,11 +481,21 @@ extension SimulatedPlayStore {
             record.canceledAt = now
             subscriptions[token] = record
             publish(subscription: record, .expired)
+        case .active where now >= record.expiryTime && record.isTest && record.renewals >= Self.testRenewalLimit:
+            // A license tester's accelerated subscription stops after six renewals.
+            record.state = .expired
+            record.autoRenew = false
+            record.canceledBy = "system"
+            record.canceledAt = now
+            subscriptions[token] = record
+            publish(subscription: record, .expired)
         case .active where now >= record.expiryTime:
             if decliningAccounts.contains(record.accountId) {
                 record.state = .inGracePeriod
                 record.pendingOrderId = orderId(record, renewal: record.renewals)
-                record.graceEnds = record.expiryTime.addingTimeInterval(TimeInterval(plan.gracePeriodDays) * 86_400)
+                record.graceEnds = record.expiryTime.addingTimeInterval(
+                    record.isTest ? (plan.gracePeriodDays > 0 ? 300 : 0) : TimeInterval(plan.gracePeriodDays) * 86_400
+                )
                 record.expiryTime = record.graceEnds!
                 subscriptions[token] = record
                 publish(subscription: record, plan.gracePeriodDays > 0 ? .inGracePeriod : .onHold)
@@ -504,7 +517,7 @@ extension SimulatedPlayStore {
                 publish(subscription: record, recovered ? .recovered : .renewed)
             } else if record.state == .inGracePeriod, now >= record.graceEnds! {
                 record.state = .onHold
-                record.holdEnds = now.addingTimeInterval(TimeInterval(plan.accountHoldDays) * 86_400)
+                record.holdEnds = now.addingTimeInterval(record.isTest ? 600 : TimeInterval(plan.accountHoldDays) * 86_400)
                 record.expiryTime = record.graceEnds!
                 subscriptions[token] = record
                 publish(subscription: record, .onHold)
@@ -521,11 +534,29 @@ extension SimulatedPlayStore {
         }
     }
 
-    /// Google retries a declined renewal about once a day.
+    /// Google retries a declined renewal about once a day (a license tester's every minute).
     private func nextRetry(_ record: SubscriptionRecord) -> Date {
         let since = record.anchor
-        let days = (now.timeIntervalSince(since) / 86_400).rounded(.down) + 1
-        return since.addingTimeInterval(max(1, days) * 86_400)
+        let step: TimeInterval = record.isTest ? 60 : 86_400
+        let steps = (now.timeIntervalSince(since) / step).rounded(.down) + 1
+        return since.addingTimeInterval(max(1, steps) * step)
+    }
+
+    /// A license tester's subscription renews at most this many times.
+    public static let testRenewalLimit = 6
+
+    /// Where `periods` periods of a `months`-month plan from `start` end: calendar months, or for a license tester's
+    /// accelerated subscription 5 minutes a month-or-shorter period, 10 for 3 months, 15 for 6, 30 for a year.
+    func periodEnd(months: Int, periods: Int, from start: Date, test: Bool) -> Date {
+        guard test else { return addMonths(months * periods, to: start) }
+        let minutes: Double =
+            switch months {
+            case ...1: 5
+            case 2...3: 10
+            case 4...6: 15
+            default: 30
+            }
+        return start.addingTimeInterval(minutes * 60 * Double(periods))
     }
 
     private func renew(_ record: inout SubscriptionRecord, plan: PlayCatalog.Subscription, from start: Date) {
@@ -537,7 +568,7 @@ extension SimulatedPlayStore {
         }
         record.inTrial = false
         record.periodsPaid += 1
-        record.expiryTime = addMonths(plan.months * record.periodsPaid, to: record.anchor)
+        record.expiryTime = periodEnd(months: plan.months, periods: record.periodsPaid, from: record.anchor, test: record.isTest)
         record.state = record.autoRenew ? .active : .canceled
         record.graceEnds = nil
         record.holdEnds = nil

@@ -269,6 +269,32 @@ struct GooglePlaySubscriptionTests {
         }
     }
 
+    @Test("a license tester's subscription renews every five minutes, six times, as Sandbox and out of revenue", arguments: TestDatabase.available)
+    func acceleratedTestSubscription(database: TestDatabase) async throws {
+        try await PlayHarness.run(database) { harness in
+            let play = harness.play
+            let (_, obfuscated) = try await harness.order("vip_monthly", user: "tess")
+            let tester = await play.createAccount(licenseTester: true)
+            let sub = try await play.subscribe(productId: "vip_monthly", account: tester.id, obfuscatedAccountId: obfuscated)
+            #expect(sub.expiryTime.timeIntervalSince(sub.startTime) == 300, "a month is five minutes for a tester")
+            try await Self.step(harness, user: "tess", token: sub.token, "tester subscribed")
+            for renewal in 1...SimulatedPlayStore.testRenewalLimit {
+                await play.advance(by: 300)
+                try await Self.step(harness, user: "tess", token: sub.token, "renewal \(renewal)")
+                #expect(await play.subscription(sub.token)?.renewals == renewal)
+            }
+            let me = try await harness.server.me("tess", at: await play.now)
+            #expect(me.transactions.count == 7 && me.transactions.allSatisfy { $0.sandbox && $0.environment == "Sandbox" }, "\(me.transactions)")
+            await play.advance(by: 300)
+            try await Self.step(harness, user: "tess", token: sub.token, "no seventh renewal")
+            #expect(await play.subscription(sub.token)?.state == .expired)
+            #expect(await play.allEarnings().isEmpty, "a tester pays nothing")
+            let revenue = try await harness.server.call(.GET, "/v1/admin/users/tess/revenue", headers: ServerHarness.adminHeaders)
+            let counted = ((revenue["transactions"] as? [[String: Any]]) ?? []).filter { $0["counted"] as? Bool == true }
+            #expect(counted.isEmpty, "test purchases are kept out of revenue: \(revenue.text.prefix(300))")
+        }
+    }
+
     @Test("one user holds an App Store and a Google Play subscription to the same entitlement", arguments: TestDatabase.available)
     func bothStoresOneEntitlement(database: TestDatabase) async throws {
         try await PlayHarness.run(database) { harness in
