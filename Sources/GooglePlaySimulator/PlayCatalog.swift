@@ -37,6 +37,8 @@ public struct PlayCatalog: Sendable, Hashable {
         public var gracePeriodDays: Int
         /// How long the subscription is on hold (no access) after the grace period before it expires.
         public var accountHoldDays: Int
+        /// A prepaid plan: paid once for its period, never renewed, extended by top-ups.
+        public var prepaid: Bool
 
         public init(
             id: String,
@@ -46,7 +48,8 @@ public struct PlayCatalog: Sendable, Hashable {
             currency: String = "USD",
             freeTrial: (offerId: String, days: Int)? = nil,
             gracePeriodDays: Int = 3,
-            accountHoldDays: Int = 30
+            accountHoldDays: Int = 30,
+            prepaid: Bool = false
         ) {
             self.id = id
             self.basePlanId = basePlanId
@@ -56,12 +59,13 @@ public struct PlayCatalog: Sendable, Hashable {
             self.freeTrial = freeTrial
             self.gracePeriodDays = gracePeriodDays
             self.accountHoldDays = accountHoldDays
+            self.prepaid = prepaid
         }
 
         public static func == (lhs: Self, rhs: Self) -> Bool {
             lhs.id == rhs.id && lhs.basePlanId == rhs.basePlanId && lhs.months == rhs.months && lhs.price == rhs.price
                 && lhs.currency == rhs.currency && lhs.freeTrial?.offerId == rhs.freeTrial?.offerId && lhs.freeTrial?.days == rhs.freeTrial?.days
-                && lhs.gracePeriodDays == rhs.gracePeriodDays && lhs.accountHoldDays == rhs.accountHoldDays
+                && lhs.gracePeriodDays == rhs.gracePeriodDays && lhs.accountHoldDays == rhs.accountHoldDays && lhs.prepaid == rhs.prepaid
         }
 
         public func hash(into hasher: inout Hasher) {
@@ -83,8 +87,8 @@ public struct PlayCatalog: Sendable, Hashable {
     public func product(_ id: String) -> Product? { products.first { $0.id == id } }
     public func subscription(_ id: String) -> Subscription? { subscriptions.first { $0.id == id } }
 
-    /// The catalog the demo and tests sell: coins (consumable, several per purchase), a lifetime unlock, and a
-    /// monthly membership with a week's free trial.
+    /// The catalog the demo and tests sell: coins (consumable, several per purchase), a lifetime unlock, a monthly
+    /// membership with a week's free trial, a yearly one, and a month's prepaid pass.
     public static let sample = PlayCatalog(
         packageName: "com.example.storekeeper",
         products: [
@@ -94,6 +98,7 @@ public struct PlayCatalog: Sendable, Hashable {
         subscriptions: [
             Subscription(id: "vip_monthly", basePlanId: "monthly", months: 1, price: 4_990, freeTrial: ("trial-7d", 7)),
             Subscription(id: "vip_yearly", basePlanId: "yearly", months: 12, price: 49_990),
+            Subscription(id: "vip_pass", basePlanId: "month-pass", months: 1, price: 5_990, prepaid: true),
         ]
     )
 }

@@ -109,6 +109,40 @@ extension SimulatedPlayStore {
         publish(subscription: record, .priceChangeUpdated)
     }
 
+    /// A top-up of a prepaid plan (`BillingFlowParams` with the current token): charged the full price now, a new
+    /// purchase token linked to the current one, access extended by one more period from the current end.
+    public func topUp(_ token: String) throws -> SubscriptionRecord {
+        guard var old = subscriptions[token], old.state == .active, let plan = catalog.subscription(old.productId), plan.prepaid else {
+            throw PlayStoreError.invalid("only an active prepaid plan is topped up")
+        }
+        let expiry = periodEnd(months: plan.months, periods: 1, from: max(old.expiryTime, now), test: old.isTest)
+        old.state = .expired
+        old.expiryTime = now
+        old.canceledBy = "replacement"
+        old.canceledAt = now
+        subscriptions[token] = old
+        let first = nextOrderId()
+        var record = old
+        record.token = newPurchaseToken()
+        record.firstOrderId = first
+        record.latestOrderId = first
+        record.renewals = 0
+        record.startTime = now
+        record.expiryTime = expiry
+        record.anchor = now
+        record.periodsPaid = 1
+        record.state = .active
+        record.acknowledged = false
+        record.canceledBy = nil
+        record.canceledAt = nil
+        record.linkedPurchaseToken = token
+        record.resubscribedFrom = nil
+        subscriptions[record.token] = record
+        bookCharge(record, amount: plan.price)
+        publish(subscription: record, .purchased)
+        return record
+    }
+
     /// The user re-subscribes in the Play Store's subscriptions center after `expiredToken`'s subscription expired:
     /// a new purchase token with no link to the old one and no account id from an app, only
     /// `outOfAppPurchaseContext` naming the expired token (until it is acknowledged).
@@ -179,7 +213,8 @@ extension SimulatedPlayStore {
             // Paid periods count from the purchase; a trial's from its end.
             anchor: useTrial ? expiry : now,
             inTrial: useTrial,
-            autoRenew: true,
+            // A prepaid plan is paid once; it never renews.
+            autoRenew: !plan.prepaid,
             state: .active,
             acknowledged: false,
             isTest: account.isLicenseTester,
@@ -321,21 +356,25 @@ extension SimulatedPlayStore {
                     productId: record.productId,
                     expiryTime: record.expiryTime,
                     latestSuccessfulOrderId: record.latestOrderId,
-                    autoRenewingPlan: AutoRenewingPlan(
-                        autoRenewEnabled: record.autoRenew,
-                        recurringPrice: plan.map { Money(currencyCode: $0.currency, milliunits: record.price ?? $0.price) },
-                        priceChangeDetails: record.priceChange.flatMap { change in
-                            plan.map {
-                                PriceChangeDetails(
-                                    newPrice: Money(currencyCode: $0.currency, milliunits: change.newPrice),
-                                    priceChangeMode: change.mode.rawValue,
-                                    priceChangeState: change.state,
-                                    expectedNewPriceChargeTime: change.state == "APPLIED" || change.state == "CANCELED"
-                                        ? nil : record.resumesAt ?? record.expiryTime
-                                )
+                    autoRenewingPlan: plan?.prepaid == true
+                        ? nil
+                        : AutoRenewingPlan(
+                            autoRenewEnabled: record.autoRenew,
+                            recurringPrice: plan.map { Money(currencyCode: $0.currency, milliunits: record.price ?? $0.price) },
+                            priceChangeDetails: record.priceChange.flatMap { change in
+                                plan.map {
+                                    PriceChangeDetails(
+                                        newPrice: Money(currencyCode: $0.currency, milliunits: change.newPrice),
+                                        priceChangeMode: change.mode.rawValue,
+                                        priceChangeState: change.state,
+                                        expectedNewPriceChargeTime: change.state == "APPLIED" || change.state == "CANCELED"
+                                            ? nil : record.resumesAt ?? record.expiryTime
+                                    )
+                                }
                             }
-                        }
-                    ),
+                        ),
+                    // Top-ups are allowed at once (Play Console lets a plan require waiting first).
+                    prepaidPlan: plan?.prepaid == true ? PrepaidPlan(allowExtendAfterTime: record.startTime) : nil,
                     offerDetails: OfferDetails(basePlanId: record.basePlanId, offerId: record.inTrial ? record.offerId : nil),
                     offerPhase: record.inTrial ? OfferPhase(freeTrial: PlayPresence()) : OfferPhase(basePrice: PlayPresence()),
                     // Google shows what an item replaced for 60 days after the purchase.
@@ -479,6 +518,12 @@ extension SimulatedPlayStore {
             record.autoRenew = false
             record.canceledBy = "system"
             record.canceledAt = now
+            subscriptions[token] = record
+            publish(subscription: record, .expired)
+        case .active where now >= record.expiryTime && !record.autoRenew:
+            // A prepaid plan's period ran out without a top-up.
+            record.state = .expired
+            record.canceledBy = "system"
             subscriptions[token] = record
             publish(subscription: record, .expired)
         case .active where now >= record.expiryTime && record.isTest && record.renewals >= Self.testRenewalLimit:

@@ -70,8 +70,9 @@ import Testing
                 "google_play_client.py",
                 [
                     "--base-url", "http://127.0.0.1:\(port)", "--key-file", keyFile.path, "--package", PlayCatalog.sample.packageName,
-                    "--consumable", coins.token, "--unlock", unlock.token, "--refund-order", refunded.orderId,
-                    "--subscription", subscription.token, "--revoke-subscription", revoked.token,
+                    // `--name=value`: a token may start with "-", which argparse would take for an option.
+                    "--consumable=\(coins.token)", "--unlock=\(unlock.token)", "--refund-order", refunded.orderId,
+                    "--subscription=\(subscription.token)", "--revoke-subscription=\(revoked.token)",
                 ]
             )
             #expect(status == 0, "\(log)")
@@ -137,7 +138,7 @@ import Testing
             let (status, log) = try await Self.python(
                 "google_push_token.py",
                 [
-                    "--token", delivery.bearer, "--audience", audience, "--certs-url", "http://127.0.0.1:\(port)/\(certs)",
+                    "--token=\(delivery.bearer)", "--audience", audience, "--certs-url", "http://127.0.0.1:\(port)/\(certs)",
                     "--email", "play-push@sim.iam.gserviceaccount.com",
                 ]
             )

@@ -295,6 +295,53 @@ struct GooglePlaySubscriptionTests {
         }
     }
 
+    @Test(
+        "a prepaid plan and its top-up: access to the end of the extended period, each charge priced, then expiry",
+        arguments: TestDatabase.available
+    )
+    func prepaidPlanAndTopUp(database: TestDatabase) async throws {
+        try await PlayHarness.run(database) { harness in
+            let play = harness.play
+            let saved = try await harness.server.call(
+                .PUT,
+                "/v1/admin/catalog/products/vip_pass",
+                json: [
+                    "id": "vip_pass", "store": "googlePlay", "kind": "autoRenewable", "entitlement": "membership", "subscriptionGroup": "play.pass",
+                ],
+                headers: ServerHarness.adminHeaders
+            )
+            #expect(saved.status == 200, "\(saved.text)")
+            let (_, obfuscated) = try await harness.order("vip_pass", user: "kit")
+            let pass = try await play.subscribe(productId: "vip_pass", account: await play.createAccount().id, obfuscatedAccountId: obfuscated)
+            #expect(try await harness.submit("vip_pass", token: pass.token, user: "kit").outcome == "delivered")
+            try await Self.step(harness, user: "kit", token: pass.token, "a month's pass")
+            let seen = try await play.subscriptionPurchase(packageName: PlayHarness.packageName, token: pass.token)
+            #expect(seen.lineItems?.first?.prepaidPlan != nil && seen.lineItems?.first?.autoRenewingPlan == nil)
+
+            await play.advance(by: 20 * Self.day)
+            let topped = try await play.topUp(pass.token)
+            try await Self.step(harness, user: "kit", token: topped.token, "topped up")
+            #expect(topped.expiryTime.timeIntervalSince(pass.expiryTime) > 27 * Self.day, "a month more from the first month's end")
+            #expect(await play.subscription(topped.token)?.acknowledged == true, "the top-up's token is acknowledged too")
+            var state = try await harness.server.subscription(pass.firstOrderId)
+            #expect(state["latestTransactionId"] as? String == topped.firstOrderId, "one subscription across the top-up: \(state)")
+
+            // Past the first month's end the top-up carries access; at the second's, it ends.
+            await play.advance(by: 15 * Self.day)
+            try await Self.step(harness, user: "kit", token: topped.token, "in the topped-up month")
+            #expect(try await harness.holdings("kit").entitlements == ["membership"])
+            await play.advance(by: 30 * Self.day)
+            try await Self.step(harness, user: "kit", token: topped.token, "the pass ran out")
+            #expect(await play.subscription(topped.token)?.state == .expired)
+            #expect(try await harness.holdings("kit").entitlements.isEmpty)
+            state = try await harness.server.subscription(pass.firstOrderId)
+            #expect(state["state"] as? String == "expired", "\(state)")
+            let revenue = try await harness.server.call(.GET, "/v1/admin/users/kit/revenue", headers: ServerHarness.adminHeaders)
+            let prices = ((revenue["transactions"] as? [[String: Any]]) ?? []).compactMap { $0["customerPrice"] as? Int }
+            #expect(prices == [5_990, 5_990], "each charge priced from its order: \(revenue.text.prefix(400))")
+        }
+    }
+
     @Test("one user holds an App Store and a Google Play subscription to the same entitlement", arguments: TestDatabase.available)
     func bothStoresOneEntitlement(database: TestDatabase) async throws {
         try await PlayHarness.run(database) { harness in
