@@ -37,7 +37,8 @@ enum SampleCatalogs {
             { "id": "coins_100", "store": "googlePlay", "kind": "consumable", "coins": 100 },
             { "id": "lifetime_pro", "store": "googlePlay", "kind": "nonConsumable", "entitlement": "chapter.2" },
             { "id": "vip_monthly", "store": "googlePlay", "kind": "autoRenewable", "entitlement": "membership", "subscriptionGroup": "play.vip", "level": 2 },
-            { "id": "vip_yearly", "store": "googlePlay", "kind": "autoRenewable", "entitlement": "membership", "subscriptionGroup": "play.vip", "level": 1 }
+            { "id": "vip_yearly", "store": "googlePlay", "kind": "autoRenewable", "entitlement": "membership", "subscriptionGroup": "play.vip", "level": 1 },
+            { "id": "vip_pass", "store": "googlePlay", "kind": "autoRenewable", "entitlement": "membership", "subscriptionGroup": "play.pass" }
           ],
           "campaigns": [
             {
