@@ -19,6 +19,10 @@ import StorekeeperServer
 ///   signed OIDC token, verified by the server against the simulator's published keys), stored, confirmed with
 ///   `products.get` and applied by the processor; throughput counts a notification once it is applied.
 ///
+/// - reconciliation: once the simulator's clock has left the month, the month's Google Play sales reconciled against
+///   the simulator's earnings report (every purchase's charge and fee lines, zipped, downloaded through its Cloud
+///   Storage API), order by order.
+///
 /// The simulator's work (its API, OAuth, signing) runs on the same cores: the figures are the pair's, as a one-machine
 /// deployment against a local Google would see them. The simulator's ground truth is checked afterwards: every
 /// purchase consumed once, every notification applied.
@@ -55,6 +59,11 @@ public struct PlayBenchmark: Sendable {
         public var pushP50Milliseconds: Double
         public var pushP99Milliseconds: Double
         public var cpuMillisecondsPerNotification: Double
+        /// The month reconciled against the earnings report: the orders Google charged, how long it took, what it found
+        /// (0 expected: every order was delivered).
+        public var reconciledOrders: Int
+        public var reconcileSeconds: Double
+        public var reconcileFindings: Int
         public var failures: Int
     }
 
@@ -109,7 +118,9 @@ public struct PlayBenchmark: Sendable {
                 apiURL: URL(string: playURL)!,
                 pushAudience: audience,
                 pushServiceAccount: pushAccount,
-                certsURL: URL(string: playURL + "/oauth2/v1/certs")!
+                certsURL: URL(string: playURL + "/oauth2/v1/certs")!,
+                reportsBucket: SimulatedPlayStore.reportsBucket,
+                reportsURL: URL(string: playURL)!
             )
             var configuration = ServerConfiguration(
                 port: 0,
@@ -120,6 +131,7 @@ public struct PlayBenchmark: Sendable {
                 lifecycle: LifecycleConfiguration(pollInterval: .milliseconds(20), catchUpInterval: nil, sweepInterval: nil, consumptionInterval: nil)
             )
             configuration.lifecycle.playCatchUpInterval = nil
+            configuration.lifecycle.playReconcileInterval = nil
             let ports = AsyncStream<Int>.makeStream()
             let server = try await StorekeeperServer.buildApplication(
                 configuration: configuration,
@@ -215,6 +227,30 @@ public struct PlayBenchmark: Sendable {
                 let notificationSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
                 let notificationCPU = CPUUsage.now().processSeconds - cpu.processSeconds
                 let measuredPushes = pushes.count - warmup
+
+                // The month is over on Google's clock: its earnings report is published; reconcile it.
+                let now = await play.now
+                var utc = Calendar(identifier: .gregorian)
+                utc.timeZone = TimeZone(secondsFromGMT: 0)!
+                let month = utc.dateInterval(of: .month, for: now)!
+                await play.advance(by: month.end.timeIntervalSince(now) + 3_600)
+                let monthName = String(format: "%04d-%02d", utc.component(.year, from: now), utc.component(.month, from: now))
+                var reconcile = HTTPClientRequest(url: base + "/v1/admin/reconciliation/google-play/\(monthName)/run")
+                reconcile.method = .POST
+                reconcile.headers.add(name: "X-Admin-Key", value: adminKey)
+                started = DispatchTime.now().uptimeNanoseconds
+                let reconciled = try await client.execute(reconcile, timeout: .seconds(600))
+                let reconcileBody = try await reconciled.body.collect(upTo: 64 << 20)
+                let reconcileSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                struct Reconciled: Decodable {
+                    struct Day: Decodable {
+                        var status: String
+                        var appleUnits: Int
+                        var findings: Int
+                    }
+                    var days: [Day]
+                }
+                let day = try JSONDecoder().decode(Reconciled.self, from: Data(reconcileBody.readableBytesView)).days.first
                 await loopback.shutdown()
                 try await client.shutdown()
                 // Stopped as a service is, not cancelled: a cancelled server logs its connections' cancellation.
@@ -234,8 +270,11 @@ public struct PlayBenchmark: Sendable {
                     pushP50Milliseconds: percentile(pushSamples, 0.5),
                     pushP99Milliseconds: percentile(pushSamples, 0.99),
                     cpuMillisecondsPerNotification: notificationCPU * 1_000 / Double(max(measuredPushes, 1)),
+                    reconciledOrders: day?.appleUnits ?? 0,
+                    reconcileSeconds: reconcileSeconds,
+                    reconcileFindings: day?.findings ?? -1,
                     failures: purchaseSamples.filter { !$0.ok }.count + pushSamples.filter { !$0.ok }.count + (total - consumed)
-                        + (pushes.count - done)
+                        + (pushes.count - done) + (day?.status == "reconciled" && day?.appleUnits == total ? 0 : 1)
                 )
             }
             await simulatorGroup.triggerGracefulShutdown()

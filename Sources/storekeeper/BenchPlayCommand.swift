@@ -14,7 +14,8 @@ struct BenchPlayCommand: AsyncParsableCommand {
             Each part runs on a fresh SQLite file (or --postgres-url): App Store purchases (bench-purchases), Google Play \
             purchases (the Play Developer API asked, delivered, consumed after the commit), App Store notifications \
             (bench-notifications, about as many), and the Play purchases' real-time notifications (pushed with signed \
-            OIDC tokens, confirmed with the API, applied). The Play simulator runs in this process on a socket: its \
+            OIDC tokens, confirmed with the API, applied), then the month's Play sales reconciled against the \
+            simulator's earnings report once its clock has left the month. The Play simulator runs in this process on a socket: its \
             work shares the cores. --skip-app-store runs the Play parts only.
             """
     )
@@ -117,6 +118,15 @@ struct BenchPlayCommand: AsyncParsableCommand {
                     play.pushP50Milliseconds,
                     play.pushP99Milliseconds,
                     play.cpuMillisecondsPerNotification
+                )
+            )
+            print(
+                String(
+                    format: "%@ Google Play month reconciled against its earnings report: %d orders in %.2f s, %d findings",
+                    kind,
+                    play.reconciledOrders,
+                    play.reconcileSeconds,
+                    play.reconcileFindings
                 )
             )
             print("failures: \(play.failures + (report.appStorePurchases?.failures ?? 0) + (report.appStoreNotifications?.failures ?? 0))")
