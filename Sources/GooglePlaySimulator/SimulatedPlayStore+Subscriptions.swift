@@ -40,6 +40,8 @@ extension SimulatedPlayStore {
         /// The price this subscriber renews at (nil: the plan's), and a price change on its way to them.
         public var price: Int64?
         public var priceChange: PriceChange?
+        /// The promo code redeemed at signup: its first period is free.
+        public var promoCode: String?
         /// Bought in the Play Store's subscriptions center after this expired subscription (no app, no account id).
         public var resubscribedFrom: (token: String, obfuscatedAccountId: String?)?
 
@@ -184,7 +186,8 @@ extension SimulatedPlayStore {
         productId: String,
         account accountId: String,
         obfuscatedAccountId: String? = nil,
-        trial: Bool = false
+        trial: Bool = false,
+        promoCode: String? = nil
     ) throws -> SubscriptionRecord {
         guard let plan = catalog.subscription(productId) else { throw PlayStoreError.invalid("no subscription \(productId)") }
         guard let account = account(accountId) else { throw PlayStoreError.invalid("no account \(accountId)") }
@@ -222,8 +225,15 @@ extension SimulatedPlayStore {
         )
         var stored = record
         stored.latestOrderId = record.firstOrderId
+        if let promoCode, !useTrial, !plan.prepaid {
+            // A promo code's offer: the first period free, then the plan's price.
+            stored.promoCode = promoCode
+            stored.inTrial = true
+            stored.anchor = stored.expiryTime
+            stored.periodsPaid = 0
+        }
         subscriptions[stored.token] = stored
-        if !useTrial { bookCharge(stored, amount: plan.price) }
+        if !useTrial && stored.promoCode == nil { bookCharge(stored, amount: plan.price) }
         publish(subscription: stored, .purchased)
         return stored
     }
@@ -375,14 +385,18 @@ extension SimulatedPlayStore {
                         ),
                     // Top-ups are allowed at once (Play Console lets a plan require waiting first).
                     prepaidPlan: plan?.prepaid == true ? PrepaidPlan(allowExtendAfterTime: record.startTime) : nil,
-                    offerDetails: OfferDetails(basePlanId: record.basePlanId, offerId: record.inTrial ? record.offerId : nil),
+                    offerDetails: OfferDetails(
+                        basePlanId: record.basePlanId,
+                        offerId: record.inTrial ? record.promoCode.map { _ in "promo" } ?? record.offerId : nil
+                    ),
                     offerPhase: record.inTrial ? OfferPhase(freeTrial: PlayPresence()) : OfferPhase(basePrice: PlayPresence()),
                     // Google shows what an item replaced for 60 days after the purchase.
                     itemReplacement: record.replaced.flatMap { replaced in
                         now.timeIntervalSince(record.startTime) <= 60 * 86_400
                             ? ItemReplacement(productId: replaced.productId, basePlanId: replaced.basePlanId, replacementMode: replaced.mode)
                             : nil
-                    }
+                    },
+                    signupPromotion: record.promoCode.map { SignupPromotion(vanityCode: .init(promotionCode: $0)) }
                 )
             ],
             linkedPurchaseToken: record.linkedPurchaseToken,

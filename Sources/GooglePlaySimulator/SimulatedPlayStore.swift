@@ -28,6 +28,8 @@ public actor SimulatedPlayStore {
         public var developerPayload: String?
         public var isTest: Bool
         public var regionCode: String
+        /// The promo code redeemed for it (free: nothing charged), if any.
+        public var promoCode: String?
     }
 
     /// One entry of the voided purchases list, with when Google's systems saw it (what the list's window filters on).
@@ -97,7 +99,8 @@ public actor SimulatedPlayStore {
         quantity: Int32 = 1,
         obfuscatedAccountId: String? = nil,
         obfuscatedProfileId: String? = nil,
-        pending: Bool = false
+        pending: Bool = false,
+        promoCode: String? = nil
     ) throws -> OneTimePurchase {
         guard let product = catalog.product(productId) else { throw PlayStoreError.invalid("no product \(productId)") }
         guard let account = accounts[accountId] else { throw PlayStoreError.invalid("no account \(accountId)") }
@@ -127,7 +130,8 @@ public actor SimulatedPlayStore {
             acknowledged: false,
             consumed: false,
             isTest: account.isLicenseTester,
-            regionCode: account.regionCode
+            regionCode: account.regionCode,
+            promoCode: promoCode
         )
         purchases[purchase.token] = purchase
         if !pending {
@@ -149,7 +153,7 @@ public actor SimulatedPlayStore {
 
     /// Books a completed one-time purchase's charge (a license tester pays nothing).
     private func bookCharge(_ purchase: OneTimePurchase) {
-        guard !purchase.isTest, let product = catalog.product(purchase.productId) else { return }
+        guard !purchase.isTest, purchase.promoCode == nil, let product = catalog.product(purchase.productId) else { return }
         bookCharge(
             orderId: purchase.orderId,
             sku: product.id,
@@ -193,7 +197,7 @@ public actor SimulatedPlayStore {
             obfuscatedExternalAccountId: purchase.obfuscatedAccountId,
             obfuscatedExternalProfileId: purchase.obfuscatedProfileId,
             regionCode: purchase.regionCode,
-            purchaseType: purchase.isTest ? .test : nil
+            purchaseType: purchase.isTest ? .test : purchase.promoCode != nil ? .promo : nil
         )
     }
 
@@ -361,8 +365,10 @@ public actor SimulatedPlayStore {
         guard let purchase = purchases.values.first(where: { $0.orderId == orderId }), let product = catalog.product(purchase.productId) else {
             return try subscriptionOrder(orderId)
         }
-        let total = product.price * Int64(purchase.quantity)
-        let kept = product.price * Int64(purchase.refundableQuantity)
+        // A promo code's purchase is free.
+        let unit = purchase.promoCode == nil ? product.price : 0
+        let total = unit * Int64(purchase.quantity)
+        let kept = unit * Int64(purchase.refundableQuantity)
         let state: String =
             switch purchase.state {
             case .pending: "PENDING"

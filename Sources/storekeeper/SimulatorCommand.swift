@@ -23,7 +23,14 @@ struct SimulatorCommand: AsyncParsableCommand {
             the root certificate a verifier must pin. Everything it signs verifies through AppStoreWire with that \
             root. The state directory also holds the In-App Purchase key (SubscriptionKey_SIMULATOR1.p8, key id \
             SIMULATOR1) that clients sign Server API requests with, and the receipt-signing chain. GET /openapi.yaml \
-            describes every route with its bodies. With --play-port, a Google Play simulator too, on its own port:             Google's token endpoint and certificates, the Play Developer API (/androidpublisher/v3/...), Cloud             Storage's reports bucket (/storage/v1/b/pubsite_prod_rev_.../o: the monthly earnings reports), a             device's purchases (/device/accounts, /device/purchases) and its clock (/control/advance); its service             account key (play-service-account.json in the state directory, for apps.<name>.googlePlay.serviceAccount.path)             is kept between runs, and with --play-push-url it pushes real-time developer notifications there as             Pub/Sub does, with OIDC tokens its /oauth2/v1/certs verifies.
+            describes every route with its bodies. With --play-port, a Google Play simulator too, on its own port: \
+            Google's token endpoint and certificates, the Play Developer API (/androidpublisher/v3/...), Cloud \
+            Storage's reports bucket (/storage/v1/b/pubsite_prod_rev_.../o: the monthly earnings reports), a \
+            device's purchases (/device/accounts, /device/purchases) and its clock (GET /control/clock), which follows \
+            the App Store simulator's: /control/clock/advance moves both. Its service account key \
+            (play-service-account.json in the state directory, for apps.<name>.googlePlay.serviceAccount.path) is kept \
+            between runs, and with --play-push-url it pushes real-time developer notifications there as Pub/Sub \
+            does, with OIDC tokens its /oauth2/v1/certs verifies.
             """
     )
 
@@ -163,7 +170,8 @@ struct SimulatorCommand: AsyncParsableCommand {
         if let playPort {
             services += try await playServices(
                 port: playPort,
-                start: startMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date(),
+                start: await store.currentDate,
+                clock: { await store.currentDate },
                 state: stateURL,
                 logger: logger
             )
@@ -188,7 +196,14 @@ struct SimulatorCommand: AsyncParsableCommand {
     /// The Google Play simulator as services beside the App Store's: its HTTP server, and its pushes when asked for.
     /// Its service account key is kept in the state directory (mode 0600) so a server configured with it keeps
     /// working across restarts of the simulator.
-    private func playServices(port playPort: Int, start: Date, state: URL, logger: Logger) async throws -> [any Service] {
+    /// Its clock follows the App Store simulator's (`clock`): one virtual clock for both, moved at `/control/clock/advance`.
+    private func playServices(
+        port playPort: Int,
+        start: Date,
+        clock: @escaping @Sendable () async -> Date,
+        state: URL,
+        logger: Logger
+    ) async throws -> [any Service] {
         let play = try SimulatedPlayStore(catalog: .sample, now: start)
         let playURL = "http://\(host):\(playPort)"
         let keyURL = state.appendingPathComponent(Self.playKeyFile)
@@ -203,11 +218,13 @@ struct SimulatorCommand: AsyncParsableCommand {
                 throw ValidationError("cannot write \(keyURL.path)")
             }
         }
-        var services: [any Service] = [PlaySimulatorServer.buildApplication(store: play, host: host, port: playPort, logger: logger)]
-        if let playPushURL {
-            await play.configurePush(.init(endpoint: playPushURL, serviceAccountEmail: Self.playPushAccount))
-            services.append(PlayPushService(store: play, transport: AsyncHTTPPlayTransport(client: .shared), logger: logger))
-        }
+        let owner = "POST http://\(host):\(port)/control/clock/advance"
+        var services: [any Service] = [
+            PlaySimulatorServer.buildApplication(store: play, host: host, port: playPort, clockOwner: owner, logger: logger)
+        ]
+        if let playPushURL { await play.configurePush(.init(endpoint: playPushURL, serviceAccountEmail: Self.playPushAccount)) }
+        // Follows the clock (and pushes, when configured) whether or not anything is pushed.
+        services.append(PlayPushService(store: play, transport: AsyncHTTPPlayTransport(client: .shared), follow: clock, logger: logger))
         logger.info(
             "Google Play simulator listening",
             metadata: [

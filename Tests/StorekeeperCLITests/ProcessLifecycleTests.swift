@@ -216,6 +216,25 @@ import Testing
             token = try #require((try JSONSerialization.jsonObject(with: Data(bought.body.utf8)) as? [String: Any])?["purchaseToken"] as? String)
             let purchase = try await api.getProduct(packageName: PlayCatalog.sample.packageName, productId: "coins_100", token: token)
             #expect(purchase.purchaseState == .purchased, "run \(run)")
+            if run == 1 {
+                // One virtual clock: the App Store simulator's moves Google Play's; Play's own advance refuses.
+                func playClock() async throws -> Date? {
+                    let clock = try await Self.get("http://127.0.0.1:\(playPort)/control/clock")
+                    let text = (try JSONSerialization.jsonObject(with: Data(clock.body.utf8)) as? [String: Any])?["now"] as? String
+                    return text.flatMap(PlayJSON.parseTimestamp)
+                }
+                let before = try #require(try await playClock())
+                let moved = try await Self.post("http://127.0.0.1:\(port)/control/clock/advance", json: #"{"period": "P1M"}"#)
+                #expect(moved.status == 200, "\(moved.body)")
+                var after = before
+                for _ in 0..<100 where after.timeIntervalSince(before) < 27 * 86_400 {
+                    try await Task.sleep(for: .milliseconds(50))
+                    after = try await playClock() ?? after
+                }
+                #expect(after.timeIntervalSince(before) >= 27 * 86_400, "Play's clock followed: \(before) → \(after)")
+                let refused = try await Self.post("http://127.0.0.1:\(playPort)/control/advance", json: #"{"seconds": 60}"#)
+                #expect(refused.status == 409 && refused.body.contains("/control/clock/advance"), "\(refused.body)")
+            }
             child.signal(SIGTERM)
             #expect(await child.exitStatus(within: .seconds(30)) == 0, "\(child.stderr)")
             #expect(Self.errorLines(child.stderr + child.stdout).isEmpty, "\(Self.errorLines(child.stderr + child.stdout))")

@@ -342,6 +342,46 @@ struct GooglePlaySubscriptionTests {
         }
     }
 
+    @Test(
+        "promo codes: a free one-time purchase and a subscription's free first period are offer codes, then paid periods",
+        arguments: TestDatabase.available
+    )
+    func promoCodes(database: TestDatabase) async throws {
+        try await PlayHarness.run(database) { harness in
+            let play = harness.play
+            let account = await play.createAccount()
+            let (_, unlockOrder) = try await harness.order("lifetime_pro", user: "lou")
+            let unlock = try await play.buy(
+                productId: "lifetime_pro",
+                account: account.id,
+                obfuscatedAccountId: unlockOrder,
+                promoCode: "LAUNCH-FREE"
+            )
+            #expect(try await harness.submit("lifetime_pro", token: unlock.token, user: "lou").outcome == "delivered")
+            let (_, subOrder) = try await harness.order("vip_monthly", user: "lou")
+            let sub = try await play.subscribe(productId: "vip_monthly", account: account.id, obfuscatedAccountId: subOrder, promoCode: "VIPMONTH")
+            try await Self.step(harness, user: "lou", token: sub.token, "a free month from a promo code")
+            #expect(try await harness.holdings("lou").entitlements == ["membership", "chapter.2"])
+            let state = try await harness.server.subscription(sub.firstOrderId)
+            #expect(state["offerType"] as? Int == 3 && state["offerId"] as? String == "VIPMONTH", "an offer code, in Apple's words: \(state)")
+
+            await play.advance(by: 31 * Self.day)
+            try await Self.step(harness, user: "lou", token: sub.token, "the first paid month")
+            #expect(
+                await play.allEarnings().filter { $0.type == .charge }.map(\.orderId) == ["\(sub.firstOrderId)..0"],
+                "only the renewal was charged"
+            )
+            let revenue = try await harness.server.call(.GET, "/v1/admin/users/lou/revenue", headers: ServerHarness.adminHeaders)
+            let sales = (revenue["transactions"] as? [[String: Any]]) ?? []
+            let prices = Dictionary(sales.compactMap { sale in (sale["transactionId"] as? String).map { ($0, sale["customerPrice"] as? Int ?? -1) } })
+            { a, _ in a }
+            #expect(
+                prices[unlock.orderId] == 0 && prices[sub.firstOrderId] == 0 && prices["\(sub.firstOrderId)..0"] == 4_990,
+                "\(revenue.text.prefix(600))"
+            )
+        }
+    }
+
     @Test("one user holds an App Store and a Google Play subscription to the same entitlement", arguments: TestDatabase.available)
     func bothStoresOneEntitlement(database: TestDatabase) async throws {
         try await PlayHarness.run(database) { harness in

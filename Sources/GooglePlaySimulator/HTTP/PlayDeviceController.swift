@@ -8,6 +8,8 @@ import Hummingbird
 /// the app (`Purchase.getPurchaseToken()`, `getOrderId()`), nothing a server may trust.
 struct PlayDeviceController<Context: RequestContext>: Sendable {
     let store: SimulatedPlayStore
+    /// Where the clock is moved when another simulator's clock leads this one's (nil: `POST /control/advance` here).
+    var clockOwner: String?
 
     struct AccountRequest: Decodable {
         var licenseTester: Bool?
@@ -21,6 +23,8 @@ struct PlayDeviceController<Context: RequestContext>: Sendable {
         var obfuscatedAccountId: String?
         var pending: Bool?
         var trial: Bool?
+        /// A promo code redeemed with the purchase (Play Console's promotions): free, or a free first period.
+        var promoCode: String?
     }
 
     struct AdvanceRequest: Decodable { var seconds: Double }
@@ -56,7 +60,8 @@ struct PlayDeviceController<Context: RequestContext>: Sendable {
                         productId: body.productId,
                         account: body.account,
                         obfuscatedAccountId: body.obfuscatedAccountId,
-                        trial: body.trial ?? false
+                        trial: body.trial ?? false,
+                        promoCode: body.promoCode
                     )
                     return try Self.json(
                         Purchase(
@@ -74,7 +79,8 @@ struct PlayDeviceController<Context: RequestContext>: Sendable {
                     account: body.account,
                     quantity: body.quantity ?? 1,
                     obfuscatedAccountId: body.obfuscatedAccountId,
-                    pending: body.pending ?? false
+                    pending: body.pending ?? false,
+                    promoCode: body.promoCode
                 )
                 return try Self.json(
                     Purchase(
@@ -90,7 +96,16 @@ struct PlayDeviceController<Context: RequestContext>: Sendable {
                 return try Self.json(error.body, status: .init(code: error.status))
             }
         }
+        router.get("control/clock") { _, _ -> Response in
+            try Self.json(Clock(now: PlayJSON.formatTimestamp(await store.now)), status: .ok)
+        }
         router.post("control/advance") { request, context -> Response in
+            if let clockOwner {
+                return try Self.json(
+                    PlayStoreError(409, "sharedClock", "This clock follows the App Store simulator's: move it with \(clockOwner).").body,
+                    status: .conflict
+                )
+            }
             let body = try await Self.decode(AdvanceRequest.self, request, context)
             guard body.seconds.isFinite, body.seconds >= 0, body.seconds <= 400 * 86_400 else {
                 return try Self.json(PlayStoreError.invalid("seconds").body, status: .badRequest)

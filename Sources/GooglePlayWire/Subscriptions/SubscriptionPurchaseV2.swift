@@ -247,6 +247,13 @@ public struct SignupPromotion: Codable, Sendable, Hashable {
 
     public struct VanityCode: Codable, Sendable, Hashable {
         public var promotionCode: String?
+
+        public init(promotionCode: String?) { self.promotionCode = promotionCode }
+    }
+
+    public init(oneTimeCode: PlayPresence? = nil, vanityCode: VanityCode? = nil) {
+        self.oneTimeCode = oneTimeCode
+        self.vanityCode = vanityCode
     }
 }
 

@@ -57,6 +57,8 @@ extension VerifiedTransaction {
         store = .googlePlay
         purchaseToken = token
         commerce.transactionReason = "PURCHASE"
+        // Redeemed with a promo code: an offer code, in Apple's words (free; orders.get prices it at nothing).
+        if purchase.purchaseType == .promo { offerType = .code }
         let acknowledged = purchase.acknowledgementState == .acknowledged
         let consumed = purchase.consumptionState == .consumed
         if consumable ? !consumed : !acknowledged {
@@ -110,6 +112,11 @@ extension VerifiedTransaction {
         } else if item.offerPhase?.introductoryPrice != nil {
             offerType = .introductory
             commerce.offerDiscountType = "PAY_AS_YOU_GO"
+        }
+        // A promo code redeemed at signup is an offer code, in Apple's words, for the period it paid for.
+        if isFirstOrder, let promotion = item.signupPromotion {
+            offerType = .code
+            commerce.offerId = promotion.vanityCode?.promotionCode ?? commerce.offerId
         }
         // Renewals need no acknowledgement; the purchase (and each new token of a change of plan) does.
         if isFirstOrder, purchase.acknowledgementState != .acknowledged {
