@@ -71,12 +71,24 @@ extension SimulatedPlayStore {
         offerId: String?,
         whole: Bool = true
     ) {
-        let fee = amount * Self.serviceFeePermille / 1000
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(secondsFromGMT: 0)!
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: now)
         let (year, month, day) = (parts.year ?? 2000, parts.month ?? 1, parts.day ?? 1)
         let date = String(format: "%04d-%02d-%02d", year, month, day)
+        // The tier: a refund goes back at its charge's rate; a charge is in the first million while the year's sales
+        // (in US dollars) before it are under the threshold, and subscriptions pay 15 % either way.
+        let eligible: Bool
+        if refund {
+            eligible = feePermille(orderId: orderId) == Self.serviceFeePermille
+        } else {
+            let sold = earningsLedger.filter {
+                $0.date.hasPrefix("\(year)-") && $0.buyerCurrency == "USD" && ($0.type == .charge || $0.type == .chargeRefund)
+            }
+            .reduce(0) { $0 + $1.buyerAmount }
+            eligible = sold < feeTierThreshold
+        }
+        let fee = amount * (eligible || subscription ? Self.serviceFeePermille : Self.upperServiceFeePermille) / 1000
         let hour = parts.hour ?? 0
         let time = String(
             format: "%d:%02d:%02d %@ UTC",
@@ -103,7 +115,7 @@ extension SimulatedPlayStore {
                 merchantAmount: value,
                 basePlanId: basePlanId,
                 offerId: offerId,
-                firstMillionEligible: true
+                firstMillionEligible: eligible
             )
         }
         if refund {
@@ -149,10 +161,19 @@ extension SimulatedPlayStore {
             ],
             total: money(charged),
             tax: money(0),
-            developerRevenueInBuyerCurrency: money(kept - kept * Self.serviceFeePermille / 1000),
+            developerRevenueInBuyerCurrency: money(kept - kept * feePermille(orderId: orderId) / 1000),
             buyerAddress: .init(buyerCountry: record.regionCode),
             orderDetails: .init(taxInclusive: false)
         )
+    }
+
+    /// The service fee Google took on `orderId`'s charge, in thousandths (15 % when nothing was charged).
+    func feePermille(orderId: String) -> Int64 {
+        let lines = earningsLedger.filter { $0.orderId == orderId }
+        guard let charge = lines.first(where: { $0.type == .charge }), charge.buyerAmount > 0,
+            let fee = lines.first(where: { $0.type == .googleFee })
+        else { return Self.serviceFeePermille }
+        return (-fee.buyerAmount * 1000 + charge.buyerAmount / 2) / charge.buyerAmount >= 250 ? Self.upperServiceFeePermille : Self.serviceFeePermille
     }
 
     /// Every line booked so far, in order: the ground truth the earnings reports are cut from.

@@ -61,6 +61,9 @@ public actor SimulatedPlayStore {
     private var purchases: [String: OneTimePurchase] = [:]
     /// Every charge, fee and refund booked (see ``allEarnings()``).
     var earningsLedger: [PlayEarningsReport.Row] = []
+    /// Google's 15 % covers a developer's first US$1 million of sales a year (milliunits of USD); one-time products
+    /// sold past it pay 30 %. Lowered in tests with ``setFeeTierThreshold(_:)``.
+    public private(set) var feeTierThreshold: Int64 = 1_000_000_000
     private var voided: [Voided] = []
     private var orderSequence = 0
     private var serviceAccounts: [String: _RSA.Signing.PublicKey] = [:]
@@ -357,6 +360,10 @@ public actor SimulatedPlayStore {
     /// does (voided with reason 8), in the order their deadlines fall.
     /// Google Play's service fee on the simulator's sales, in thousandths (the first-million tier and subscriptions).
     public static let serviceFeePermille: Int64 = 150
+    /// … and past the first million, on one-time products.
+    public static let upperServiceFeePermille: Int64 = 300
+
+    public func setFeeTierThreshold(_ milliunits: Int64) { feeTierThreshold = max(0, milliunits) }
 
     /// `orders.get` (a subscription's orders: ``subscriptionOrder(_:)``) for a one-time purchase: the buyer's total (price × quantity, no tax: the simulator sells in the
     /// United States), the developer's revenue after the 15 % fee less what was refunded, and the order's state.
@@ -395,7 +402,7 @@ public actor SimulatedPlayStore {
             ],
             total: money(total),
             tax: money(0),
-            developerRevenueInBuyerCurrency: money(kept - kept * Self.serviceFeePermille / 1000),
+            developerRevenueInBuyerCurrency: money(kept - kept * feePermille(orderId: purchase.orderId) / 1000),
             buyerAddress: .init(buyerCountry: purchase.regionCode),
             orderDetails: .init(taxInclusive: false)
         )

@@ -131,4 +131,37 @@ struct GooglePlayReconciliationTests {
             #expect(bad.status == 400 && bad.code == "invalid_month", "\(bad.text)")
         }
     }
+
+    @Test("Google's 30 % tier past the year's first million shows as proceeds that differ, and says why", arguments: TestDatabase.available)
+    func upperFeeTier(database: TestDatabase) async throws {
+        try await PlayHarness.run(database) { harness in
+            let play = harness.play
+            if await Self.month(of: play.now).end.timeIntervalSince(play.now) < 4 * 3_600 { await play.advance(by: 5 * 3_600) }
+            let (month, end) = Self.month(of: await play.now)
+            // The simulator's million, lowered to $20: the first unlock is within it, the second past it.
+            await play.setFeeTierThreshold(20_000)
+            var orders: [String] = []
+            for user in ["mo", "ned"] {
+                let (_, obfuscated) = try await harness.order("lifetime_pro", user: user)
+                let bought = try await play.buy(productId: "lifetime_pro", account: await play.createAccount().id, obfuscatedAccountId: obfuscated)
+                #expect(try await harness.submit("lifetime_pro", token: bought.token, user: user).outcome == "delivered")
+                orders.append(bought.orderId)
+            }
+            let (_, obfuscated) = try await harness.order("vip_monthly", user: "ole")
+            let sub = try await play.subscribe(productId: "vip_monthly", account: await play.createAccount().id, obfuscatedAccountId: obfuscated)
+            #expect(try await harness.submit("vip_monthly", token: sub.token, user: "ole").outcome == "delivered")
+            let fees = await play.allEarnings().filter { $0.type == .googleFee }.map { -$0.buyerAmount }
+            #expect(fees == [3_748, 7_497, 748], "15 %, then 30 % past the threshold; subscriptions 15 % either way")
+
+            await play.advance(by: end.timeIntervalSince(await play.now) + 3_600)
+            try await harness.pushAndApply()
+            let run = try await harness.server.call(.POST, "/v1/admin/reconciliation/google-play/\(month)/run", headers: ServerHarness.adminHeaders)
+            let findings = try #require(run["findings"] as? [[String: Any]], "\(run.text)")
+            #expect(findings.count == 1, "\(run.text)")
+            let finding = try #require(findings.first)
+            #expect(finding["kind"] as? String == "proceeds_mismatch" && finding["transactionIds"] as? [String] == [orders[1]])
+            #expect(finding["appleAmount"] as? Int == 24_990 - 7_497 && finding["storekeeperAmount"] as? Int == 24_990 - 3_748, "\(finding)")
+            #expect((finding["detail"] as? String)?.contains("30 % tier") == true, "\(finding)")
+        }
+    }
 }

@@ -62,6 +62,8 @@ public struct PlayReconciler: PeriodicJob {
         var refunded: Int64 = 0
         var withheld: Int64 = 0
         var refundDate = ""
+        /// Whether Google charged it within the developer's first US$1 million of the year (its 15 % tier).
+        var firstMillion: Bool?
 
         mutating func add(_ row: PlayEarningsReport.Row) {
             if sku.isEmpty {
@@ -72,6 +74,7 @@ public struct PlayReconciler: PeriodicJob {
             case .charge:
                 sum(&charged, row.buyerAmount)
                 if date.isEmpty { date = row.date }
+                if firstMillion == nil { firstMillion = row.firstMillionEligible }
             case .chargeRefund:
                 sum(&refunded, -row.buyerAmount)
                 refundDate = row.date
@@ -230,6 +233,9 @@ public struct PlayReconciler: PeriodicJob {
                             orderId,
                             "order \(orderId): Google paid \(proceeds) after its fee and taxes; Storekeeper estimates \(estimate.proceeds) "
                                 + "(\(estimate.commissionPermille / 10) %)"
+                                + (order.firstMillion == false
+                                    ? ": Google's 30 % tier, past the developer's first US$1 million this year, which the estimate does not track"
+                                    : "")
                         )
                     }
                 }
