@@ -34,5 +34,6 @@ public enum StorekeeperSchema {
         m026PruningIndexes,
         m027StoreTransactions,
         m028PurchaseTokens,
+        m029StoreFees,
     ]
 }

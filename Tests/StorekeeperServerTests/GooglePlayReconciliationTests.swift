@@ -132,7 +132,7 @@ struct GooglePlayReconciliationTests {
         }
     }
 
-    @Test("Google's 30 % tier past the year's first million shows as proceeds that differ, and says why", arguments: TestDatabase.available)
+    @Test("Google's 30 % tier past the year's first million: proceeds from Google's order, and the month agrees", arguments: TestDatabase.available)
     func upperFeeTier(database: TestDatabase) async throws {
         try await PlayHarness.run(database) { harness in
             let play = harness.play
@@ -153,15 +153,21 @@ struct GooglePlayReconciliationTests {
             let fees = await play.allEarnings().filter { $0.type == .googleFee }.map { -$0.buyerAmount }
             #expect(fees == [3_748, 7_497, 748], "15 %, then 30 % past the threshold; subscriptions 15 % either way")
 
+            // Revenue takes each order's fee from Google's order: 15 %, then 30 %.
+            for (user, permille, proceeds) in [("mo", 150, 24_990 - 3_748), ("ned", 300, 24_990 - 7_497), ("ole", 150, 4_990 - 748)] {
+                let revenue = try await harness.server.call(.GET, "/v1/admin/users/\(user)/revenue", headers: ServerHarness.adminHeaders)
+                let sale = (revenue["transactions"] as? [[String: Any]])?.first
+                #expect(
+                    sale?["commissionPermille"] as? Int == permille && sale?["proceeds"] as? Int == proceeds,
+                    "\(user): \(revenue.text.prefix(400))"
+                )
+            }
+
             await play.advance(by: end.timeIntervalSince(await play.now) + 3_600)
             try await harness.pushAndApply()
             let run = try await harness.server.call(.POST, "/v1/admin/reconciliation/google-play/\(month)/run", headers: ServerHarness.adminHeaders)
-            let findings = try #require(run["findings"] as? [[String: Any]], "\(run.text)")
-            #expect(findings.count == 1, "\(run.text)")
-            let finding = try #require(findings.first)
-            #expect(finding["kind"] as? String == "proceeds_mismatch" && finding["transactionIds"] as? [String] == [orders[1]])
-            #expect(finding["appleAmount"] as? Int == 24_990 - 7_497 && finding["storekeeperAmount"] as? Int == 24_990 - 3_748, "\(finding)")
-            #expect((finding["detail"] as? String)?.contains("30 % tier") == true, "\(finding)")
+            let day = (run["days"] as? [[String: Any]])?.first
+            #expect(day?["status"] as? String == "reconciled" && day?["findings"] as? Int == 0, "Google's books and Storekeeper's agree: \(run.text)")
         }
     }
 }

@@ -5,14 +5,14 @@ import StorekeeperCore
 import StorekeeperStorage
 import Testing
 
-/// `027_store_transactions` and `028_purchase_tokens` on a database the release before them made: the delivered
-/// transactions keep every column and the indexes, gain their store, and the gateway reads and writes them under the
-/// new name, Google Play's purchase tokens and acknowledgements included.
+/// `027_store_transactions`, `028_purchase_tokens` and `029_store_fees` on a database the release before them made:
+/// the delivered transactions keep every column and the indexes, gain their store, and the gateway reads and writes
+/// them under the new name, Google Play's purchase tokens, acknowledgements and fees included.
 @Suite struct StoreTransactionsMigrationTests {
     @Test func aDatabaseFromTheLastReleaseKeepsItsTransactions() async throws {
         try await StorageHarness.withEachProvider { provider in
             let previous = Array(StorekeeperSchema.migrations.prefix { $0.name != "027_store_transactions" })
-            #expect(previous.count == StorekeeperSchema.migrations.count - 2, "027 and 028 are the newest migrations")
+            #expect(previous.count == StorekeeperSchema.migrations.count - 3, "027, 028 and 029 are the newest migrations")
             try await Migrator(migrations: previous).migrate(provider)
             try await provider.withSession { db in
                 try await db.raw(
@@ -25,7 +25,9 @@ import Testing
                 ).run()
             }
             #expect(
-                try await Migrator(migrations: StorekeeperSchema.migrations).migrate(provider) == ["027_store_transactions", "028_purchase_tokens"]
+                try await Migrator(migrations: StorekeeperSchema.migrations).migrate(provider) == [
+                    "027_store_transactions", "028_purchase_tokens", "029_store_fees",
+                ]
             )
             try await provider.withSession { db in
                 let row = try #require(try await db.raw("SELECT store, user_id, price FROM store_transactions WHERE transaction_id = '1000'").first())
@@ -67,6 +69,8 @@ import Testing
                 play.store = .googlePlay
                 play.purchaseToken = "token-abc"
                 play.acknowledgement = StoreAcknowledgement(action: .consume, deadline: Date(timeIntervalSince1970: 1_700_259_300))
+                play.commerce.price = 990
+                play.commerce.storeFeePermille = 300
                 let playRow = StoreTransactionsTable.Row(
                     transaction: play,
                     owner: UserID(rawValue: "carol"),
@@ -75,6 +79,9 @@ import Testing
                     orderId: nil
                 )
                 #expect(try await StoreTransactionsTable.insert([playRow], now: Date(), on: db) == [play.transactionId])
+                let fee = try await db.raw("SELECT store_fee_permille FROM store_transactions WHERE transaction_id = \(bind: play.transactionId)")
+                    .first()?.decode(column: "store_fee_permille", as: Int64?.self)
+                #expect(fee == 300, "Google's fee on the order is kept")
                 #expect(try await StoreTransactionsTable.markAcknowledged(play.transactionId, at: Date(), on: db))
                 #expect(try await StoreTransactionsTable.markAcknowledged(play.transactionId, at: Date(), on: db) == false, "once")
             }

@@ -49,8 +49,8 @@ public enum CommissionReason: String, Sendable, Hashable, Codable, CaseIterable 
     case smallBusinessProgram
     /// 15 %: an auto-renewable subscription after one year of paid service.
     case subscriptionAfterOneYear
-    /// 15 %: Google Play's service fee on subscriptions, and on other products within a developer's first
-    /// US$1 million of earnings in a year (Google's 30 % beyond it is not tracked: the estimate assumes the first tier).
+    /// Google Play's service fee: the one its order names (15 % on subscriptions and on other products within a
+    /// developer's first US$1 million of earnings in a year, 30 % beyond), or 15 % when the order was not read.
     case googlePlay
 }
 
@@ -91,6 +91,7 @@ public enum Proceeds {
     ///   - paidServiceBefore: for an auto-renewable subscription, the paid service its subscriber had accumulated
     ///     when this period began (``paidService(before:periods:)``).
     ///   - smallBusiness: the app's program membership.
+    ///   - storeFeePermille: the fee the store says it took (Google Play's order), used instead of the rule.
     public static func estimate(
         price: Int64?,
         currency: String?,
@@ -103,7 +104,8 @@ public enum Proceeds {
         revocationPercentage: Int? = nil,
         paidServiceBefore: TimeInterval = 0,
         smallBusiness: SmallBusinessProgram = SmallBusinessProgram(),
-        store: Store = .appStore
+        store: Store = .appStore,
+        storeFeePermille: Int? = nil
     ) -> ProceedsEstimate? {
         guard !sandbox, TransactionCommerce.isSale(ownershipType: ownershipType), let price, let currency, price >= 0, price <= maxPrice else {
             return nil
@@ -118,7 +120,8 @@ public enum Proceeds {
             } else {
                 .standard
             }
-        let commission = reason == .standard ? 300 : 150
+        // The fee the store named for this transaction (Google's order) outranks the rule of thumb.
+        let commission = storeFeePermille.map { min(max($0, 0), 1000) } ?? (reason == .standard ? 300 : 150)
         let taxRate = storefront.flatMap { StorefrontTax.includedRatePermille[$0.uppercased()] }
         let exclusive = storefront.map { StorefrontTax.exclusive.contains($0.uppercased()) } ?? false
         // price = net · (1 + rate): the tax inside it is price · rate / (1000 + rate).

@@ -49,7 +49,8 @@ public struct RetentionSavesReport: Sendable, Hashable {
                 revocationType: transaction.commerce.revocationType,
                 revocationPercentage: transaction.commerce.revocationPercentage,
                 smallBusiness: smallBusiness,
-                store: transaction.store
+                store: transaction.store,
+                storeFeePermille: transaction.commerce.storeFeePermille
             )
         else { return }
         let offerId = transaction.commerce.offerId ?? ""

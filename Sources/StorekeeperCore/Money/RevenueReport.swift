@@ -140,7 +140,8 @@ public struct RevenueReportBuilder: Sendable {
                     revocationPercentage: transaction.commerce.revocationPercentage,
                     paidServiceBefore: paidService,
                     smallBusiness: smallBusiness,
-                    store: transaction.store
+                    store: transaction.store,
+                    storeFeePermille: transaction.commerce.storeFeePermille
                 )?.refunding(seats: transaction.commerce.refundedSeats, of: transaction.quantity)
             else {
                 skipped += 1

@@ -35,6 +35,8 @@ public struct TransactionCommerce: Sendable, Hashable, Codable {
     /// Seats of a multiseat purchase Apple refunded (`multiSeatInfo.revokedSeatQuantity`): the purchase stands for
     /// the rest.
     public var refundedSeats: Int?
+    /// The fee the store says it took, in thousandths (Google Play's order: 150 or 300); nil: Storekeeper estimates it.
+    public var storeFeePermille: Int?
 
     public init(
         price: Int64? = nil,
@@ -50,7 +52,8 @@ public struct TransactionCommerce: Sendable, Hashable, Codable {
         ownershipType: String? = nil,
         revocationType: String? = nil,
         revocationPercentage: Int? = nil,
-        refundedSeats: Int? = nil
+        refundedSeats: Int? = nil,
+        storeFeePermille: Int? = nil
     ) {
         self.price = price
         self.currency = currency
@@ -66,5 +69,6 @@ public struct TransactionCommerce: Sendable, Hashable, Codable {
         self.revocationType = revocationType
         self.revocationPercentage = revocationPercentage
         self.refundedSeats = refundedSeats
+        self.storeFeePermille = storeFeePermille
     }
 }

@@ -79,7 +79,8 @@ extension APIHandler {
                 revocationPercentage: transaction.commerce.revocationPercentage,
                 paidServiceBefore: paidService ?? 0,
                 smallBusiness: smallBusiness,
-                store: transaction.store
+                store: transaction.store,
+                storeFeePermille: transaction.commerce.storeFeePermille
             )?.refunding(seats: transaction.commerce.refundedSeats, of: transaction.quantity)
             return Components.Schemas.TransactionProceeds(
                 transactionId: transaction.transactionId,

@@ -221,7 +221,8 @@ public struct PlayReconciler: PeriodicJob {
                     sandbox: false,
                     kind: sale.transaction.kind,
                     purchaseDate: sale.transaction.purchaseDate,
-                    store: .googlePlay
+                    store: .googlePlay,
+                    storeFeePermille: commerce.storeFeePermille
                 ), order.refunded == 0 {
                     let proceeds = Reconciliation.Tally.saturating(order.charged, order.withheld)
                     if (proceeds - estimate.proceeds).magnitude > Reconciliation.proceedsTolerancePerUnit.magnitude {

@@ -7,9 +7,9 @@ import StorekeeperCore
 enum PlayPurchaseResource: Sendable {
     /// `subscriptionsv2.get`, with the subscription the token belongs to (nil: a new one, or a chain not seen yet), and
     /// what Google charged for its latest order when asked (`orders.get`).
-    case subscription(SubscriptionPurchaseV2, original: String?, price: Money? = nil)
+    case subscription(SubscriptionPurchaseV2, original: String?, price: PlayOrderPricing.Price? = nil)
     /// `products.get` for a one-time product, and its order's total when Google gave it (`orders.get`).
-    case product(ProductPurchase, productId: String, consumable: Bool, price: Money? = nil)
+    case product(ProductPurchase, productId: String, consumable: Bool, price: PlayOrderPricing.Price? = nil)
     /// Nothing to ask (a test notification, a refund review).
     case none
 }

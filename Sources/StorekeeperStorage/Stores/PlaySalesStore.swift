@@ -21,7 +21,7 @@ public struct PlaySalesStore: Sendable {
         t.transaction_id, t.original_transaction_id, t.product_id, t.product_kind, t.environment, t.quantity, t.purchase_date,
         t.expires_date, t.bundle_id, t.price, t.currency, t.storefront, t.storefront_id, t.offer_id, t.offer_discount_type,
         t.offer_period, t.app_transaction_id, t.transaction_reason, t.web_order_line_item_id, t.ownership_type, t.revocation_type,
-        t.revocation_percentage, t.refunded_seats, t.store,
+        t.revocation_percentage, t.refunded_seats, t.store, t.store_fee_permille,
         (SELECT r.revoked_at FROM revocations r WHERE r.transaction_id = t.transaction_id AND r.kind = 'refund'
             AND r.status = 'revoked') AS refunded_at
         """

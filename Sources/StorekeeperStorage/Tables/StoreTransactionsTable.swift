@@ -28,7 +28,7 @@ public enum StoreTransactionsTable {
         "source", "delivered_at", "signed_data", "price", "currency", "storefront", "storefront_id", "offer_id",
         "offer_discount_type", "offer_period", "app_transaction_id", "transaction_reason", "web_order_line_item_id",
         "ownership_type", "revocation_type", "revocation_percentage", "refunded_seats", "store", "purchase_token",
-        "acknowledge_action", "acknowledge_by",
+        "acknowledge_action", "acknowledge_by", "store_fee_permille",
     ]
 
     /// Inserts the rows whose transaction id is new (`ON CONFLICT DO NOTHING`); returns those ids. The signed data
@@ -52,6 +52,7 @@ public enum StoreTransactionsTable {
                 c.price, c.currency, c.storefront, c.storefrontId, c.offerId, c.offerDiscountType, c.offerPeriod, c.appTransactionId,
                 c.transactionReason, c.webOrderLineItemId, c.ownershipType, c.revocationType, c.revocationPercentage, c.refundedSeats,
                 t.store.rawValue, t.purchaseToken, t.acknowledgement?.action.rawValue, t.acknowledgement?.deadline.millis,
+                c.storeFeePermille,
             ])
         }
         return Set(try await insert.all(on: db).map { try $0.decode(column: "transaction_id", as: String.self) })
@@ -256,14 +257,16 @@ public enum StoreTransactionsTable {
             ownershipType: try row.decode(column: "ownership_type", as: String?.self),
             revocationType: try row.decode(column: "revocation_type", as: String?.self),
             revocationPercentage: try row.decode(column: "revocation_percentage", as: Int64?.self).map(Int.init),
-            refundedSeats: try row.decode(column: "refunded_seats", as: Int64?.self).map(Int.init)
+            refundedSeats: try row.decode(column: "refunded_seats", as: Int64?.self).map(Int.init),
+            storeFeePermille: try row.decode(column: "store_fee_permille", as: Int64?.self).map(Int.init)
         )
     }
 
     /// The columns ``commerce(row:)`` reads.
     public static let commerceColumns =
         "price, currency, storefront, storefront_id, offer_id, offer_discount_type, offer_period, app_transaction_id, "
-        + "transaction_reason, web_order_line_item_id, ownership_type, revocation_type, revocation_percentage, refunded_seats, store"
+        + "transaction_reason, web_order_line_item_id, ownership_type, revocation_type, revocation_percentage, refunded_seats, store, "
+        + "store_fee_permille"
 
     /// The row's store (selected with ``commerceColumns``).
     public static func store(row: any SQLRow) throws -> Store {

@@ -828,6 +828,8 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/TransactionProceeds/commissionPermille`.
             public var commissionPermille: Swift.Int?
+            /// `googlePlay`: the fee Google's order names (`commissionPermille` 150, or 300 past a developer's first US$1 million a year).
+            ///
             /// - Remark: Generated from `#/components/schemas/TransactionProceeds/reason`.
             @frozen public enum ReasonPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case standard = "standard"
@@ -835,6 +837,8 @@ extension Components {
                 case subscriptionAfterOneYear = "subscriptionAfterOneYear"
                 case googlePlay = "googlePlay"
             }
+            /// `googlePlay`: the fee Google's order names (`commissionPermille` 150, or 300 past a developer's first US$1 million a year).
+            ///
             /// - Remark: Generated from `#/components/schemas/TransactionProceeds/reason`.
             public var reason: Components.Schemas.TransactionProceeds.ReasonPayload?
             /// - Remark: Generated from `#/components/schemas/TransactionProceeds/proceeds`.
@@ -866,7 +870,7 @@ extension Components {
             ///   - customerPrice: Milliunits of currency (9990 is 9.99).
             ///   - tax:
             ///   - commissionPermille: 300 or 150.
-            ///   - reason:
+            ///   - reason: `googlePlay`: the fee Google's order names (`commissionPermille` 150, or 300 past a developer's first US$1 million a year).
             ///   - proceeds:
             ///   - refundedPrice:
             ///   - refundedProceeds:
