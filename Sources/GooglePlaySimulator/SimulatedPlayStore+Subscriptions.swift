@@ -266,6 +266,11 @@ extension SimulatedPlayStore {
 
     public func subscription(_ token: String) -> SubscriptionRecord? { subscriptions[token] }
 
+    /// Every subscription purchase (each purchase token), oldest first.
+    public func allSubscriptions() -> [SubscriptionRecord] {
+        subscriptions.values.sorted { ($0.startTime, $0.token) < ($1.startTime, $1.token) }
+    }
+
     /// The user changes plan from the subscription `oldToken` (`BillingFlowParams.SubscriptionUpdateParams`): a new
     /// purchase token linked to the old one (`linkedPurchaseToken`), which ends now with a replacement cancellation.
     /// `withTimeProration` credits the old plan's unused time at the new price; `chargeProratedPrice` and

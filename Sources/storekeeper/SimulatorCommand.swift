@@ -26,7 +26,9 @@ struct SimulatorCommand: AsyncParsableCommand {
             describes every route with its bodies. With --play-port, a Google Play simulator too, on its own port: \
             Google's token endpoint and certificates, the Play Developer API (/androidpublisher/v3/...), Cloud \
             Storage's reports bucket (/storage/v1/b/pubsite_prod_rev_.../o: the monthly earnings reports), a \
-            device's purchases (/device/accounts, /device/purchases) and its clock (GET /control/clock), which follows \
+            device's purchases (/device/accounts, /device/purchases), ground truth (/control/purchases, \
+            /control/subscriptions, /control/earnings, /control/notifications), faults (/control/faults) and its \
+            clock (GET /control/clock), which follows \
             the App Store simulator's: /control/clock/advance moves both. Its service account key \
             (play-service-account.json in the state directory, for apps.<name>.googlePlay.serviceAccount.path) is kept \
             between runs, and with --play-push-url it pushes real-time developer notifications there as Pub/Sub \

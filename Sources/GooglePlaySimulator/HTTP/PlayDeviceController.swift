@@ -44,6 +44,53 @@ struct PlayDeviceController<Context: RequestContext>: Sendable {
 
     struct Clock: Encodable { var now: String }
 
+    /// Ground truth, for scripts and operators: what Google holds, in the simulator's words (not Google's API).
+    struct TruthPurchase: Encodable {
+        var purchaseToken: String
+        var orderId: String
+        var productId: String
+        var account: String
+        var quantity: Int32
+        var refundableQuantity: Int32
+        var state: String
+        var purchasedAt: String
+        var acknowledged: Bool
+        var consumed: Bool
+        var test: Bool
+        var promoCode: String?
+    }
+
+    struct TruthSubscription: Encodable {
+        var purchaseToken: String
+        var productId: String
+        var basePlanId: String
+        var account: String
+        var firstOrderId: String
+        var latestOrderId: String
+        var state: String
+        var startTime: String
+        var expiryTime: String
+        var autoRenew: Bool
+        var acknowledged: Bool
+        var test: Bool
+        var linkedPurchaseToken: String?
+        /// Milliunits: what the subscriber renews at.
+        var price: Int64?
+    }
+
+    struct TruthEarning: Encodable {
+        var orderId: String
+        var date: String
+        var type: String
+        var productId: String
+        var currency: String
+        /// Milliunits, negative for fees and refunds.
+        var amount: Int64
+        var firstMillionEligible: Bool?
+    }
+
+    struct FaultsRequest: Decodable { var faults: [String] }
+
     func add(to router: Router<Context>) {
         let device = router.group("device")
         device.post("accounts") { request, context -> Response in
@@ -95,6 +142,75 @@ struct PlayDeviceController<Context: RequestContext>: Sendable {
             } catch let error as PlayStoreError {
                 return try Self.json(error.body, status: .init(code: error.status))
             }
+        }
+        router.get("control/purchases") { _, _ -> Response in
+            let purchases = await store.allPurchases().map { purchase in
+                TruthPurchase(
+                    purchaseToken: purchase.token,
+                    orderId: purchase.orderId,
+                    productId: purchase.productId,
+                    account: purchase.accountId,
+                    quantity: purchase.quantity,
+                    refundableQuantity: purchase.refundableQuantity,
+                    state: purchase.state.name ?? String(purchase.state.rawValue),
+                    purchasedAt: PlayJSON.formatTimestamp(purchase.purchasedAt),
+                    acknowledged: purchase.acknowledged,
+                    consumed: purchase.consumed,
+                    test: purchase.isTest,
+                    promoCode: purchase.promoCode
+                )
+            }
+            return try Self.json(["purchases": purchases], status: .ok)
+        }
+        router.get("control/subscriptions") { _, _ -> Response in
+            let subscriptions = await store.allSubscriptions().map { record in
+                TruthSubscription(
+                    purchaseToken: record.token,
+                    productId: record.productId,
+                    basePlanId: record.basePlanId,
+                    account: record.accountId,
+                    firstOrderId: record.firstOrderId,
+                    latestOrderId: record.latestOrderId,
+                    state: record.state.rawValue,
+                    startTime: PlayJSON.formatTimestamp(record.startTime),
+                    expiryTime: PlayJSON.formatTimestamp(record.expiryTime),
+                    autoRenew: record.autoRenew,
+                    acknowledged: record.acknowledged,
+                    test: record.isTest,
+                    linkedPurchaseToken: record.linkedPurchaseToken,
+                    price: record.price ?? store.catalog.subscription(record.productId)?.price
+                )
+            }
+            return try Self.json(["subscriptions": subscriptions], status: .ok)
+        }
+        router.get("control/earnings") { _, _ -> Response in
+            let lines = await store.allEarnings().map {
+                TruthEarning(
+                    orderId: $0.orderId,
+                    date: $0.date,
+                    type: $0.type.text,
+                    productId: $0.sku,
+                    currency: $0.buyerCurrency,
+                    amount: $0.buyerAmount,
+                    firstMillionEligible: $0.firstMillionEligible
+                )
+            }
+            return try Self.json(["earnings": lines], status: .ok)
+        }
+        router.get("control/notifications") { _, _ -> Response in
+            try Self.json(["notifications": await store.published], status: .ok)
+        }
+        router.post("control/faults") { request, context -> Response in
+            let body = try await Self.decode(FaultsRequest.self, request, context)
+            var faults: Set<SimulatedPlayStore.Fault> = []
+            for name in body.faults {
+                guard let fault = SimulatedPlayStore.Fault(rawValue: name) else {
+                    return try Self.json(PlayStoreError.invalid("fault \(name.prefix(40))").body, status: .badRequest)
+                }
+                faults.insert(fault)
+            }
+            await store.setFaults(faults)
+            return try Self.json(["faults": faults.map(\.rawValue).sorted()], status: .ok)
         }
         router.get("control/clock") { _, _ -> Response in
             try Self.json(Clock(now: PlayJSON.formatTimestamp(await store.now)), status: .ok)
