@@ -357,6 +357,9 @@ extension SimulatedAppStore {
         subscription.expirationIntent = intent
         subscription.autoRenew = false
         subscriptions[subscription.originalTransactionId] = subscription
+        if subscription.sharedFrom == nil {
+            expirations.append((subscription.originalTransactionId, now, subtype == .billingRetry))
+        }
         try notify(.expired, subtype, transaction: latest, renewal: renewalInfo(subscription), status: .expired)
         try mirrorToFamily(subscription)
     }

@@ -24,6 +24,8 @@ public actor SimulatedAppStore {
     var transactionAccount: [String: String] = [:]
     var subscriptions: [String: SubscriptionRecord] = [:]
     var notifications: [SimulatedNotification] = []
+    /// Every subscription that ended for want of renewal: when, and whether billing retry gave up (analytics truth).
+    var expirations: [(originalTransactionId: String, at: Date, involuntary: Bool)] = []
     var nextTransactionNumber: Int64 = 1
     var notForSale: Set<String> = []
     /// A family member's transaction id → the purchaser's original transaction id it was shared from.

@@ -28,6 +28,7 @@ public struct ServerComponents: Sendable {
     let orders: OrderStore
     let accounts: AccountStore
     let revenue: RevenueStore
+    let analytics: AnalyticsService
     let reconciliations: ReconciliationStore
     let subscriptions: SubscriptionStore
     let inbox: NotificationInbox
@@ -91,6 +92,8 @@ public struct ServerComponents: Sendable {
         accounts = AccountStore(provider: provider)
         let revenue = RevenueStore(provider: provider)
         self.revenue = revenue
+        let analyticsStore = AnalyticsStore(provider: provider, lifecycle: StoreMessage.appleLifecycleCounting)
+        analytics = AnalyticsService(store: analyticsStore, reportingCurrency: configuration.reportingCurrency)
         let reconciliations = ReconciliationStore(provider: provider)
         self.reconciliations = reconciliations
         let subscriptions = SubscriptionStore(provider: provider)
@@ -105,6 +108,7 @@ public struct ServerComponents: Sendable {
         let ready = ReadinessGate()
         self.ready = ready
         var jobs = LifecycleJobs()
+        jobs.analyticsRollup = AnalyticsRollupJob(store: analyticsStore)
         let purchaseTokens = PurchaseTokens(provider: provider)
         let sellsOnPlay = apps.apps.contains { $0.googlePlay != nil }
         let acknowledger = PlayAcknowledger(apps: apps, tokens: purchaseTokens, ledger: ledger, metrics: metrics, logger: logger)
@@ -317,6 +321,7 @@ public struct ServerComponents: Sendable {
             "acknowledge_purchases": lifecycle.acknowledgeInterval,
             "play_catch_up": lifecycle.playCatchUpInterval,
             "play_reconciliation": lifecycle.playReconcileInterval,
+            "analytics_rollup": lifecycle.analyticsInterval,
         ]
         for (name, job) in jobs.periodic.sorted(by: { $0.key < $1.key }) {
             guard let interval = intervals[name] ?? nil else { continue }

@@ -175,6 +175,7 @@ public enum StorekeeperServer {
         api.webhookEndpoints = components.configuration.webhooks
         api.teamService = components.teams
         api.playPurchases = components.playPurchases
+        api.analytics = components.analytics
         let perHour = components.configuration.auth.guestsPerAddressPerHour
         if perHour > 0 { api.guestLimiter = GuestIssueLimiter(perHour: perHour) }
         if let delivery = components.webhookDelivery { api.webhookWake = { delivery.wake() } }

@@ -4,11 +4,14 @@ public enum StorageError: Error, Sendable, Hashable, CustomStringConvertible {
     case configuration(String)
     /// A migration failed; nothing after it was applied.
     case migration(name: String, reason: String)
+    /// A stored value this version cannot read (written by something else): the operation stops rather than guess.
+    case unreadable(String)
 
     public var description: String {
         switch self {
         case .configuration(let reason): "storage configuration: \(reason)"
         case .migration(let name, let reason): "migration \(name) failed: \(reason)"
+        case .unreadable(let what): "unreadable stored value: \(what)"
         }
     }
 }

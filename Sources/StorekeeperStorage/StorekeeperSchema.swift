@@ -35,5 +35,6 @@ public enum StorekeeperSchema {
         m027StoreTransactions,
         m028PurchaseTokens,
         m029StoreFees,
+        m030SubscriptionRollups,
     ]
 }

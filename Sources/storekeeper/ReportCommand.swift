@@ -10,7 +10,10 @@ struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Reports from a running server (admin API).",
-        subcommands: [RevenueReportCommand.self, SubscriptionReportCommand.self]
+        subcommands: [
+            RevenueReportCommand.self, SubscriptionReportCommand.self, AnalyticsChartReportCommand.self, CohortReportCommand.self,
+            RenewalRatesReportCommand.self,
+        ]
     )
 }
 

@@ -12,7 +12,7 @@ import Testing
     @Test func aDatabaseFromTheLastReleaseKeepsItsTransactions() async throws {
         try await StorageHarness.withEachProvider { provider in
             let previous = Array(StorekeeperSchema.migrations.prefix { $0.name != "027_store_transactions" })
-            #expect(previous.count == StorekeeperSchema.migrations.count - 3, "027, 028 and 029 are the newest migrations")
+            #expect(previous.count == StorekeeperSchema.migrations.count - 4, "027 to 030 are the newest migrations")
             try await Migrator(migrations: previous).migrate(provider)
             try await provider.withSession { db in
                 try await db.raw(
@@ -26,7 +26,7 @@ import Testing
             }
             #expect(
                 try await Migrator(migrations: StorekeeperSchema.migrations).migrate(provider) == [
-                    "027_store_transactions", "028_purchase_tokens", "029_store_fees",
+                    "027_store_transactions", "028_purchase_tokens", "029_store_fees", "030_subscription_rollups",
                 ]
             )
             try await provider.withSession { db in

@@ -33,6 +33,8 @@ struct APIHandler: APIProtocol {
     var smallBusinessProgram = SmallBusinessProgram()
     /// The revenue report's reads.
     var revenue: RevenueStore?
+    /// The subscription analytics (charts, cohorts, drill-down).
+    var analytics: AnalyticsService?
     /// Reconciliations run (read even when `reports.*` is not configured now).
     var reconciliations: ReconciliationStore?
     /// Deliveries to the app's backend, its configured endpoints, and how to wake the sender after a change.

@@ -4,6 +4,11 @@ extension AdminScope {
     /// Each admin operation's scope, as its `security` requirement in openapi.yaml names it, by `METHOD path`.
     static let declared: [String: String] = [
         "DELETE /v1/admin/teams/{original}/seats/{seat}": "users:write",
+        "GET /v1/admin/analytics/charts/{metric}": "reports:read",
+        "GET /v1/admin/analytics/cohorts": "reports:read",
+        "GET /v1/admin/analytics/contributors": "reports:read",
+        "GET /v1/admin/analytics/exchange-rates": "reports:read",
+        "GET /v1/admin/analytics/renewal-rates": "reports:read",
         "GET /v1/admin/catalog": "catalog:read",
         "GET /v1/admin/consumption-requests": "notifications:read",
         "GET /v1/admin/events": "events:read",
@@ -23,6 +28,7 @@ extension AdminScope {
         "GET /v1/admin/users/{id}/audit": "users:read",
         "GET /v1/admin/users/{id}/revenue": "users:read",
         "GET /v1/admin/webhooks": "events:read",
+        "POST /v1/admin/analytics/rebuild": "reports:write",
         "POST /v1/admin/jobs/{job}/run": "jobs:run",
         "POST /v1/admin/notifications/{id}/retry": "notifications:write",
         "POST /v1/admin/pending/{transaction}/assign": "users:write",
@@ -32,6 +38,7 @@ extension AdminScope {
         "POST /v1/admin/teams/{original}/members": "users:write",
         "POST /v1/admin/users/{id}/wallet/adjust": "wallet:write",
         "POST /v1/admin/webhooks/{name}/{action}": "webhooks:write",
+        "PUT /v1/admin/analytics/exchange-rates": "reports:write",
         "PUT /v1/admin/catalog/campaigns/{id}": "catalog:write",
         "PUT /v1/admin/catalog/products/{id}": "catalog:write",
     ]

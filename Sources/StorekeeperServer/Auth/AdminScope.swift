@@ -10,6 +10,8 @@ public enum AdminScope: String, Sendable, Hashable, CaseIterable, Comparable {
     case catalogRead = "catalog:read"
     case catalogWrite = "catalog:write"
     case reportsRead = "reports:read"
+    /// What reports are computed with: the analytics' exchange rates, a rebuild of the rollups.
+    case reportsWrite = "reports:write"
     case eventsRead = "events:read"
     case webhooksWrite = "webhooks:write"
     case notificationsRead = "notifications:read"

@@ -43,6 +43,8 @@ public struct LifecycleConfiguration: Sendable {
     public var playCatchUpInterval: Duration? = .seconds(3_600)
     /// How often Play sales are reconciled against Google's earnings reports (nil: on demand only).
     public var playReconcileInterval: Duration? = .seconds(86_400)
+    /// How often the subscription analytics roll up what changed (nil: only before a read, or when asked).
+    public var analyticsInterval: Duration? = .seconds(5)
 
     public init(
         coinClawback: CoinClawbackPolicy = .debt,
@@ -84,7 +86,8 @@ public struct LifecycleConfiguration: Sendable {
     /// (false), `consumption.api` (`v2` | `v1`), `consumption.refundPreference.<kind>` for `consumable`,
     /// `nonConsumable`, `nonRenewing`, `autoRenewable`, `metricsSeconds` (15; 0 off), `accountTokenSeconds` (5; 0: on
     /// demand only), `appTransactionSeconds` (60; 0: on demand only), `acknowledgeSeconds` (60; 0: on demand only),
-    /// `playCatchUpSeconds` (3600; 0: on demand only), `playReconcileSeconds` (86400; 0: on demand only).
+    /// `playCatchUpSeconds` (3600; 0: on demand only), `playReconcileSeconds` (86400; 0: on demand only),
+    /// `analyticsSeconds` (5; 0: on demand only).
     /// Environment form: `LIFECYCLE_COIN_CLAWBACK`, ...
     init(reader: StrictConfigReader) throws {
         let policy = CoinClawbackPolicy(rawValue: try reader.choice("coinClawback", ["debt", "floor"], default: "debt")) ?? .debt
@@ -122,5 +125,6 @@ public struct LifecycleConfiguration: Sendable {
         acknowledgeInterval = try interval("acknowledgeSeconds", 60)
         playCatchUpInterval = try interval("playCatchUpSeconds", 3_600)
         playReconcileInterval = try interval("playReconcileSeconds", 86_400)
+        analyticsInterval = try interval("analyticsSeconds", 5)
     }
 }

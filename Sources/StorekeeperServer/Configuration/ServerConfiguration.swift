@@ -25,6 +25,8 @@ public struct ServerConfiguration: Sendable {
     public var orderLifetime: Duration
     /// When the developer account was in the App Store Small Business Program (15 % commission), for estimates.
     public var smallBusinessProgram: SmallBusinessProgram
+    /// The currency the subscription analytics report money in (`revenue.reportingCurrency`, ISO 4217; `USD`).
+    public var reportingCurrency = "USD"
     /// Larger request bodies are refused with 413.
     public var maxBodyBytes: Int
     /// The addresses of the reverse proxies in front of the server whose `X-Forwarded-For` names the client
@@ -148,6 +150,10 @@ public struct ServerConfiguration: Sendable {
         transferPolicy = TransferPolicy(rawValue: try reader.choice("policy.transfer", ["refuse", "transfer"], default: "refuse")) ?? .refuse
         orderLifetime = .seconds(try reader.int("orders.lifetimeSeconds", in: 60...(366 * 86_400), default: 86_400))
         smallBusinessProgram = try SmallBusinessProgram(periods: (reader.list("revenue.smallBusinessProgram") ?? []).map(Self.programPeriod))
+        reportingCurrency = try reader.string("revenue.reportingCurrency", default: "USD")
+        guard reportingCurrency.utf8.count == 3, reportingCurrency.allSatisfy({ $0.isASCII && $0.isUppercase }) else {
+            throw ConfigurationError.invalid("revenue.reportingCurrency must be an ISO 4217 code such as USD")
+        }
         lifecycle = try LifecycleConfiguration(reader: reader.scoped(to: "lifecycle"))
         reports = try ReportsConfiguration.read(reader: reader.scoped(to: "reports"))
         console = try ConsoleConfiguration(reader: reader.scoped(to: "console"))

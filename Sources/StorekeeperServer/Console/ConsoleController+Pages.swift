@@ -809,6 +809,7 @@ extension ConsoleController {
     static let jobNames = [
         "process-notifications", "catch-up", "renewal-sweep", "consumption-responder", "business-metrics", "reconciliation", "finish-transactions",
         "set-account-tokens", "app-transactions", "expire-guests", "acknowledge-purchases", "play-catch-up", "play-reconciliation",
+        "analytics-rollup",
     ]
 
     func jobs(_ signedIn: Operator, flash: String?, failure: String? = nil) async throws -> Response {
@@ -819,7 +820,7 @@ extension ConsoleController {
             "finish-transactions": jobs.finisher != nil, "set-account-tokens": jobs.tokenSetter != nil,
             "app-transactions": jobs.installs != nil, "expire-guests": jobs.guestExpiry != nil,
             "acknowledge-purchases": jobs.acknowledger != nil, "play-catch-up": jobs.playCatchUp != nil,
-            "play-reconciliation": jobs.playReconciler != nil,
+            "play-reconciliation": jobs.playReconciler != nil, "analytics-rollup": jobs.analyticsRollup != nil,
         ]
         var days: [[String: Any]] = []
         if let reconciliations = api.reconciliations {

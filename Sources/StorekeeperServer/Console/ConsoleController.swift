@@ -108,6 +108,18 @@ struct ConsoleController: Sendable {
             }
         }
         admin.get { request, context in try await page(request, context, needs: .reportsRead) { signedIn, _ in try await overview(signedIn) } }
+        admin.get("analytics") { request, context in
+            try await page(request, context, needs: .reportsRead) { signedIn, _ in try await analytics(request, signedIn) }
+        }
+        admin.get("analytics.csv") { request, context in
+            try await page(request, context, needs: .reportsRead) { _, _ in try await analyticsCSV(request, cohorts: false) }
+        }
+        admin.get("analytics/cohorts.csv") { request, context in
+            try await page(request, context, needs: .reportsRead) { _, _ in try await analyticsCSV(request, cohorts: true) }
+        }
+        admin.get("analytics/contributors") { request, context in
+            try await page(request, context, needs: .usersRead) { signedIn, _ in try await analyticsContributors(request, signedIn) }
+        }
         admin.get("find") { request, context in
             try await page(request, context, needs: .usersRead) { signedIn, _ in try await find(request, signedIn) }
         }

@@ -14,6 +14,7 @@ struct LifecycleJobs: Sendable {
     var acknowledger: PlayAcknowledger?
     var playCatchUp: PlayVoidedCatchUp?
     var playReconciler: PlayReconciler?
+    var analyticsRollup: AnalyticsRollupJob?
 
     /// The periodic jobs this server has, by their name in the admin API and the run log.
     var periodic: [String: any PeriodicJob] {
@@ -21,7 +22,7 @@ struct LifecycleJobs: Sendable {
             ("catch_up", catchUp), ("renewal_sweep", sweep), ("consumption_responder", responder), ("reconciliation", reconciler),
             ("finish_transactions", finisher), ("set_account_tokens", tokenSetter), ("app_transactions", installs),
             ("expire_guests", guestExpiry), ("prune", dataRetention), ("acknowledge_purchases", acknowledger),
-            ("play_catch_up", playCatchUp), ("play_reconciliation", playReconciler),
+            ("play_catch_up", playCatchUp), ("play_reconciliation", playReconciler), ("analytics_rollup", analyticsRollup),
         ]
         return jobs.reduce(into: [:]) { periodic, entry in periodic[entry.0] = entry.1 }
     }

@@ -161,6 +161,456 @@ extension Components {
                 case lines
             }
         }
+        /// - Remark: Generated from `#/components/schemas/AnalyticsChart`.
+        public struct AnalyticsChart: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/metric`.
+            public var metric: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/interval`.
+            @frozen public enum IntervalPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case day = "day"
+                case week = "week"
+                case month = "month"
+            }
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/interval`.
+            public var interval: Components.Schemas.AnalyticsChart.IntervalPayload
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/from`.
+            public var from: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/to`.
+            public var to: Swift.String
+            /// Money in milliunits of `currency`; ratios in hundredths of a percent.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/unit`.
+            @frozen public enum UnitPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case count = "count"
+                case milliunits = "milliunits"
+                case basisPoints = "basis_points"
+            }
+            /// Money in milliunits of `currency`; ratios in hundredths of a percent.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/unit`.
+            public var unit: Components.Schemas.AnalyticsChart.UnitPayload
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/currency`.
+            public var currency: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/SeriesPayload`.
+            public struct SeriesPayloadPayload: Codable, Hashable, Sendable {
+                /// The breakdown value and component (voluntary, involuntary; gross, refunded, net), joined by " · "; empty for a single line.
+                ///
+                /// - Remark: Generated from `#/components/schemas/AnalyticsChart/SeriesPayload/name`.
+                public var name: Swift.String
+                /// - Remark: Generated from `#/components/schemas/AnalyticsChart/SeriesPayload/PointsPayload`.
+                public struct PointsPayloadPayload: Codable, Hashable, Sendable {
+                    /// The first day of the bucket.
+                    ///
+                    /// - Remark: Generated from `#/components/schemas/AnalyticsChart/SeriesPayload/PointsPayload/period`.
+                    public var period: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/AnalyticsChart/SeriesPayload/PointsPayload/value`.
+                    public var value: Swift.Int64
+                    /// Creates a new `PointsPayloadPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - period: The first day of the bucket.
+                    ///   - value:
+                    public init(
+                        period: Swift.String,
+                        value: Swift.Int64
+                    ) {
+                        self.period = period
+                        self.value = value
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case period
+                        case value
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/AnalyticsChart/SeriesPayload/points`.
+                public typealias PointsPayload = [Components.Schemas.AnalyticsChart.SeriesPayloadPayload.PointsPayloadPayload]
+                /// - Remark: Generated from `#/components/schemas/AnalyticsChart/SeriesPayload/points`.
+                public var points: Components.Schemas.AnalyticsChart.SeriesPayloadPayload.PointsPayload
+                /// Creates a new `SeriesPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - name: The breakdown value and component (voluntary, involuntary; gross, refunded, net), joined by " · "; empty for a single line.
+                ///   - points:
+                public init(
+                    name: Swift.String,
+                    points: Components.Schemas.AnalyticsChart.SeriesPayloadPayload.PointsPayload
+                ) {
+                    self.name = name
+                    self.points = points
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case name
+                    case points
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/series`.
+            public typealias SeriesPayload = [Components.Schemas.AnalyticsChart.SeriesPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/series`.
+            public var series: Components.Schemas.AnalyticsChart.SeriesPayload
+            /// Currencies left out of money for want of an exchange rate.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChart/missingRates`.
+            public var missingRates: [Swift.String]
+            /// Creates a new `AnalyticsChart`.
+            ///
+            /// - Parameters:
+            ///   - metric:
+            ///   - interval:
+            ///   - from:
+            ///   - to:
+            ///   - unit: Money in milliunits of `currency`; ratios in hundredths of a percent.
+            ///   - currency:
+            ///   - series:
+            ///   - missingRates: Currencies left out of money for want of an exchange rate.
+            public init(
+                metric: Swift.String,
+                interval: Components.Schemas.AnalyticsChart.IntervalPayload,
+                from: Swift.String,
+                to: Swift.String,
+                unit: Components.Schemas.AnalyticsChart.UnitPayload,
+                currency: Swift.String,
+                series: Components.Schemas.AnalyticsChart.SeriesPayload,
+                missingRates: [Swift.String]
+            ) {
+                self.metric = metric
+                self.interval = interval
+                self.from = from
+                self.to = to
+                self.unit = unit
+                self.currency = currency
+                self.series = series
+                self.missingRates = missingRates
+            }
+            public enum CodingKeys: String, CodingKey {
+                case metric
+                case interval
+                case from
+                case to
+                case unit
+                case currency
+                case series
+                case missingRates
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AnalyticsChartAnswer`.
+        public struct AnalyticsChartAnswer: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChartAnswer/chart`.
+            public var chart: Components.Schemas.AnalyticsChart
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChartAnswer/previous`.
+            public var previous: Components.Schemas.AnalyticsChart?
+            /// Changes not rolled up yet.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AnalyticsChartAnswer/pending`.
+            public var pending: Swift.Int
+            /// Creates a new `AnalyticsChartAnswer`.
+            ///
+            /// - Parameters:
+            ///   - chart:
+            ///   - previous:
+            ///   - pending: Changes not rolled up yet.
+            public init(
+                chart: Components.Schemas.AnalyticsChart,
+                previous: Components.Schemas.AnalyticsChart? = nil,
+                pending: Swift.Int
+            ) {
+                self.chart = chart
+                self.previous = previous
+                self.pending = pending
+            }
+            public enum CodingKeys: String, CodingKey {
+                case chart
+                case previous
+                case pending
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts`.
+        public struct AnalyticsCohorts: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts/currency`.
+            public var currency: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts/pending`.
+            public var pending: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts/missingRates`.
+            public var missingRates: [Swift.String]?
+            /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts/CohortsPayload`.
+            public struct CohortsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts/CohortsPayload/cohort`.
+                public var cohort: Swift.String
+                /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts/CohortsPayload/subscribers`.
+                public var subscribers: Swift.Int64
+                /// By age in months (0 to 24): still subscribed.
+                ///
+                /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts/CohortsPayload/active`.
+                public var active: [Swift.Int64]
+                /// By age: realized net revenue per subscriber (milliunits) from periods bought before that age ends.
+                ///
+                /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts/CohortsPayload/lifetimeValue`.
+                public var lifetimeValue: [Swift.Int64]
+                /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts/CohortsPayload/completeAges`.
+                public var completeAges: Swift.Int
+                /// Creates a new `CohortsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - cohort:
+                ///   - subscribers:
+                ///   - active: By age in months (0 to 24): still subscribed.
+                ///   - lifetimeValue: By age: realized net revenue per subscriber (milliunits) from periods bought before that age ends.
+                ///   - completeAges:
+                public init(
+                    cohort: Swift.String,
+                    subscribers: Swift.Int64,
+                    active: [Swift.Int64],
+                    lifetimeValue: [Swift.Int64],
+                    completeAges: Swift.Int
+                ) {
+                    self.cohort = cohort
+                    self.subscribers = subscribers
+                    self.active = active
+                    self.lifetimeValue = lifetimeValue
+                    self.completeAges = completeAges
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case cohort
+                    case subscribers
+                    case active
+                    case lifetimeValue
+                    case completeAges
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts/cohorts`.
+            public typealias CohortsPayload = [Components.Schemas.AnalyticsCohorts.CohortsPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/AnalyticsCohorts/cohorts`.
+            public var cohorts: Components.Schemas.AnalyticsCohorts.CohortsPayload
+            /// Creates a new `AnalyticsCohorts`.
+            ///
+            /// - Parameters:
+            ///   - currency:
+            ///   - pending:
+            ///   - missingRates:
+            ///   - cohorts:
+            public init(
+                currency: Swift.String,
+                pending: Swift.Int,
+                missingRates: [Swift.String]? = nil,
+                cohorts: Components.Schemas.AnalyticsCohorts.CohortsPayload
+            ) {
+                self.currency = currency
+                self.pending = pending
+                self.missingRates = missingRates
+                self.cohorts = cohorts
+            }
+            public enum CodingKeys: String, CodingKey {
+                case currency
+                case pending
+                case missingRates
+                case cohorts
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AnalyticsRenewalRates`.
+        public struct AnalyticsRenewalRates: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AnalyticsRenewalRates/pending`.
+            public var pending: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/AnalyticsRenewalRates/LinesPayload`.
+            public struct LinesPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/AnalyticsRenewalRates/LinesPayload/period`.
+                public var period: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/AnalyticsRenewalRates/LinesPayload/due`.
+                public var due: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/AnalyticsRenewalRates/LinesPayload/renewed`.
+                public var renewed: Swift.Int64
+                /// Hundredths of a percent.
+                ///
+                /// - Remark: Generated from `#/components/schemas/AnalyticsRenewalRates/LinesPayload/rate`.
+                public var rate: Swift.Int64
+                /// Creates a new `LinesPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - period:
+                ///   - due:
+                ///   - renewed:
+                ///   - rate: Hundredths of a percent.
+                public init(
+                    period: Swift.Int,
+                    due: Swift.Int64,
+                    renewed: Swift.Int64,
+                    rate: Swift.Int64
+                ) {
+                    self.period = period
+                    self.due = due
+                    self.renewed = renewed
+                    self.rate = rate
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case period
+                    case due
+                    case renewed
+                    case rate
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/AnalyticsRenewalRates/lines`.
+            public typealias LinesPayload = [Components.Schemas.AnalyticsRenewalRates.LinesPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/AnalyticsRenewalRates/lines`.
+            public var lines: Components.Schemas.AnalyticsRenewalRates.LinesPayload
+            /// Creates a new `AnalyticsRenewalRates`.
+            ///
+            /// - Parameters:
+            ///   - pending:
+            ///   - lines:
+            public init(
+                pending: Swift.Int,
+                lines: Components.Schemas.AnalyticsRenewalRates.LinesPayload
+            ) {
+                self.pending = pending
+                self.lines = lines
+            }
+            public enum CodingKeys: String, CodingKey {
+                case pending
+                case lines
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AnalyticsContributors`.
+        public struct AnalyticsContributors: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/SubscriptionsPayload`.
+            public struct SubscriptionsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/SubscriptionsPayload/originalTransactionId`.
+                public var originalTransactionId: Swift.String
+                /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/SubscriptionsPayload/userId`.
+                public var userId: Swift.String?
+                /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/SubscriptionsPayload/metric`.
+                public var metric: Swift.String
+                /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/SubscriptionsPayload/value`.
+                public var value: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/SubscriptionsPayload/app`.
+                public var app: Swift.String
+                /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/SubscriptionsPayload/store`.
+                public var store: Swift.String
+                /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/SubscriptionsPayload/productId`.
+                public var productId: Swift.String
+                /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/SubscriptionsPayload/storefront`.
+                public var storefront: Swift.String
+                /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/SubscriptionsPayload/offer`.
+                public var offer: Swift.String
+                /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/SubscriptionsPayload/currency`.
+                public var currency: Swift.String
+                /// Creates a new `SubscriptionsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - originalTransactionId:
+                ///   - userId:
+                ///   - metric:
+                ///   - value:
+                ///   - app:
+                ///   - store:
+                ///   - productId:
+                ///   - storefront:
+                ///   - offer:
+                ///   - currency:
+                public init(
+                    originalTransactionId: Swift.String,
+                    userId: Swift.String? = nil,
+                    metric: Swift.String,
+                    value: Swift.Int64,
+                    app: Swift.String,
+                    store: Swift.String,
+                    productId: Swift.String,
+                    storefront: Swift.String,
+                    offer: Swift.String,
+                    currency: Swift.String
+                ) {
+                    self.originalTransactionId = originalTransactionId
+                    self.userId = userId
+                    self.metric = metric
+                    self.value = value
+                    self.app = app
+                    self.store = store
+                    self.productId = productId
+                    self.storefront = storefront
+                    self.offer = offer
+                    self.currency = currency
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case originalTransactionId
+                    case userId
+                    case metric
+                    case value
+                    case app
+                    case store
+                    case productId
+                    case storefront
+                    case offer
+                    case currency
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/subscriptions`.
+            public typealias SubscriptionsPayload = [Components.Schemas.AnalyticsContributors.SubscriptionsPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/AnalyticsContributors/subscriptions`.
+            public var subscriptions: Components.Schemas.AnalyticsContributors.SubscriptionsPayload
+            /// Creates a new `AnalyticsContributors`.
+            ///
+            /// - Parameters:
+            ///   - subscriptions:
+            public init(subscriptions: Components.Schemas.AnalyticsContributors.SubscriptionsPayload) {
+                self.subscriptions = subscriptions
+            }
+            public enum CodingKeys: String, CodingKey {
+                case subscriptions
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ExchangeRates`.
+        public struct ExchangeRates: Codable, Hashable, Sendable {
+            /// Answers only.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExchangeRates/reportingCurrency`.
+            public var reportingCurrency: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ExchangeRates/RatesPayload`.
+            public struct RatesPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ExchangeRates/RatesPayload/day`.
+                public var day: Swift.String
+                /// - Remark: Generated from `#/components/schemas/ExchangeRates/RatesPayload/currency`.
+                public var currency: Swift.String
+                /// - Remark: Generated from `#/components/schemas/ExchangeRates/RatesPayload/micros`.
+                public var micros: Swift.Int64
+                /// Creates a new `RatesPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - day:
+                ///   - currency:
+                ///   - micros:
+                public init(
+                    day: Swift.String,
+                    currency: Swift.String,
+                    micros: Swift.Int64
+                ) {
+                    self.day = day
+                    self.currency = currency
+                    self.micros = micros
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case day
+                    case currency
+                    case micros
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/ExchangeRates/rates`.
+            public typealias RatesPayload = [Components.Schemas.ExchangeRates.RatesPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/ExchangeRates/rates`.
+            public var rates: Components.Schemas.ExchangeRates.RatesPayload
+            /// Creates a new `ExchangeRates`.
+            ///
+            /// - Parameters:
+            ///   - reportingCurrency: Answers only.
+            ///   - rates:
+            public init(
+                reportingCurrency: Swift.String? = nil,
+                rates: Components.Schemas.ExchangeRates.RatesPayload
+            ) {
+                self.reportingCurrency = reportingCurrency
+                self.rates = rates
+            }
+            public enum CodingKeys: String, CodingKey {
+                case reportingCurrency
+                case rates
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/SubscriptionReport`.
         public struct SubscriptionReport: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/SubscriptionReport/from`.

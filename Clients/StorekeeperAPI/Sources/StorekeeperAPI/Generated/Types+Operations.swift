@@ -7728,6 +7728,2002 @@ public enum Operations {
             }
         }
     }
+    /// One subscription analytics chart (MRR, ARR, active subscriptions and trials, new, reactivated, churned, trials and conversion, revenue, refunds, ARPU, ARPPU)
+    ///
+    /// The metric over the UTC days `[from, to)` (at most 732), bucketed by `interval`, from the daily rollups
+    /// (never the transactions table); README's "Subscription analytics" defines each metric. Money is in
+    /// milliunits of `revenue.reportingCurrency`, converted on each day with the exchange rates kept
+    /// (`PUT /v1/admin/analytics/exchange-rates`); currencies without a rate are left out and named in
+    /// `missingRates`. With `currency`, only subscriptions paying in it, unconverted. `by` breaks the chart down
+    /// into one series per value of a dimension; `compare=true` adds the range of the same length before `from`.
+    /// `pending` counts changes not rolled up yet (the rollup job takes them within seconds). `Accept: text/csv`
+    /// answers the points as CSV. 400 `invalid_range`, `invalid_metric`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/charts/{metric}`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/charts/{metric}/get(adminAnalyticsChart)`.
+    public enum AdminAnalyticsChart {
+        public static let id: Swift.String = "adminAnalyticsChart"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/path/metric`.
+                @frozen public enum MetricPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case mrr = "mrr"
+                    case arr = "arr"
+                    case activeSubscriptions = "active_subscriptions"
+                    case activeTrials = "active_trials"
+                    case newSubscriptions = "new_subscriptions"
+                    case reactivations = "reactivations"
+                    case renewals = "renewals"
+                    case churn = "churn"
+                    case trialStarts = "trial_starts"
+                    case trialConversions = "trial_conversions"
+                    case conversionRate = "conversion_rate"
+                    case revenue = "revenue"
+                    case refunds = "refunds"
+                    case refundRate = "refund_rate"
+                    case arpu = "arpu"
+                    case arppu = "arppu"
+                }
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/path/metric`.
+                public var metric: Operations.AdminAnalyticsChart.Input.Path.MetricPayload
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - metric:
+                public init(metric: Operations.AdminAnalyticsChart.Input.Path.MetricPayload) {
+                    self.metric = metric
+                }
+            }
+            public var path: Operations.AdminAnalyticsChart.Input.Path
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/from`.
+                public var from: Swift.String
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/to`.
+                public var to: Swift.String
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/interval`.
+                @frozen public enum IntervalPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case day = "day"
+                    case week = "week"
+                    case month = "month"
+                }
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/interval`.
+                public var interval: Operations.AdminAnalyticsChart.Input.Query.IntervalPayload?
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/by`.
+                @frozen public enum ByPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case app = "app"
+                    case store = "store"
+                    case product = "product"
+                    case storefront = "storefront"
+                    case offer = "offer"
+                    case currency = "currency"
+                }
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/by`.
+                public var by: Operations.AdminAnalyticsChart.Input.Query.ByPayload?
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/compare`.
+                public var compare: Swift.Bool?
+                /// Only this app (bundle id or package name).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/app`.
+                public var app: Swift.String?
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/store`.
+                @frozen public enum StorePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case appStore = "appStore"
+                    case googlePlay = "googlePlay"
+                }
+                /// Only this store.
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/store`.
+                public var store: Operations.AdminAnalyticsChart.Input.Query.StorePayload?
+                /// Only this product id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/product`.
+                public var product: Swift.String?
+                /// Only this storefront (ISO 3166-1 alpha-3, e.g. USA).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/storefront`.
+                public var storefront: Swift.String?
+                /// Only this offer (`introductory`, `promotional:ID`, `offer_code:ID`, `win_back:ID`, `retention:ID`; empty: no offer).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/offer`.
+                public var offer: Swift.String?
+                /// Only subscriptions paying in this currency, and money in it (no conversion).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/query/currency`.
+                public var currency: Swift.String?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - from:
+                ///   - to:
+                ///   - interval:
+                ///   - by:
+                ///   - compare:
+                ///   - app: Only this app (bundle id or package name).
+                ///   - store: Only this store.
+                ///   - product: Only this product id.
+                ///   - storefront: Only this storefront (ISO 3166-1 alpha-3, e.g. USA).
+                ///   - offer: Only this offer (`introductory`, `promotional:ID`, `offer_code:ID`, `win_back:ID`, `retention:ID`; empty: no offer).
+                ///   - currency: Only subscriptions paying in this currency, and money in it (no conversion).
+                public init(
+                    from: Swift.String,
+                    to: Swift.String,
+                    interval: Operations.AdminAnalyticsChart.Input.Query.IntervalPayload? = nil,
+                    by: Operations.AdminAnalyticsChart.Input.Query.ByPayload? = nil,
+                    compare: Swift.Bool? = nil,
+                    app: Swift.String? = nil,
+                    store: Operations.AdminAnalyticsChart.Input.Query.StorePayload? = nil,
+                    product: Swift.String? = nil,
+                    storefront: Swift.String? = nil,
+                    offer: Swift.String? = nil,
+                    currency: Swift.String? = nil
+                ) {
+                    self.from = from
+                    self.to = to
+                    self.interval = interval
+                    self.by = by
+                    self.compare = compare
+                    self.app = app
+                    self.store = store
+                    self.product = product
+                    self.storefront = storefront
+                    self.offer = offer
+                    self.currency = currency
+                }
+            }
+            public var query: Operations.AdminAnalyticsChart.Input.Query
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAnalyticsChart.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAnalyticsChart.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminAnalyticsChart.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            public init(
+                path: Operations.AdminAnalyticsChart.Input.Path,
+                query: Operations.AdminAnalyticsChart.Input.Query,
+                headers: Operations.AdminAnalyticsChart.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AnalyticsChartAnswer)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.AnalyticsChartAnswer {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/charts/{metric}/GET/responses/200/content/text\/csv`.
+                    case csv(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.csv`.
+                    ///
+                    /// - Throws: An error if `self` is not `.csv`.
+                    /// - SeeAlso: `.csv`.
+                    public var csv: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .csv(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/csv",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminAnalyticsChart.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminAnalyticsChart.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The chart.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/charts/{metric}/get(adminAnalyticsChart)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminAnalyticsChart.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminAnalyticsChart.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/charts/{metric}/get(adminAnalyticsChart)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/charts/{metric}/get(adminAnalyticsChart)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `insufficient_scope`: the admin key does not hold the scope this operation names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/charts/{metric}/get(adminAnalyticsChart)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.AdminForbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.AdminForbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/charts/{metric}/get(adminAnalyticsChart)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case csv
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "text/csv":
+                    self = .csv
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .csv:
+                    return "text/csv"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .csv
+                ]
+            }
+        }
+    }
+    /// Cohorts by month of first purchase, with retention and realized lifetime value month by month
+    ///
+    /// For the cohort months `[from, to)` (`YYYY-MM`): each cohort's subscribers, how many were subscribed each
+    /// whole month after their first period began (ages 0 to 24), and the realized lifetime value at each age (net
+    /// revenue of the periods bought before that age ends, per subscriber, milliunits of the reporting currency,
+    /// converted at the rate of the cohort's first day). `completeAges`: ages every member has reached.
+    /// `Accept: text/csv` answers one row per cohort and age. 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/cohorts`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/cohorts/get(adminAnalyticsCohorts)`.
+    public enum AdminAnalyticsCohorts {
+        public static let id: Swift.String = "adminAnalyticsCohorts"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/query/from`.
+                public var from: Swift.String
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/query/to`.
+                public var to: Swift.String
+                /// Only this app (bundle id or package name).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/query/app`.
+                public var app: Swift.String?
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/query/store`.
+                @frozen public enum StorePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case appStore = "appStore"
+                    case googlePlay = "googlePlay"
+                }
+                /// Only this store.
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/query/store`.
+                public var store: Operations.AdminAnalyticsCohorts.Input.Query.StorePayload?
+                /// Only this product id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/query/product`.
+                public var product: Swift.String?
+                /// Only this storefront (ISO 3166-1 alpha-3, e.g. USA).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/query/storefront`.
+                public var storefront: Swift.String?
+                /// Only this offer (`introductory`, `promotional:ID`, `offer_code:ID`, `win_back:ID`, `retention:ID`; empty: no offer).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/query/offer`.
+                public var offer: Swift.String?
+                /// Only subscriptions paying in this currency, and money in it (no conversion).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/query/currency`.
+                public var currency: Swift.String?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - from:
+                ///   - to:
+                ///   - app: Only this app (bundle id or package name).
+                ///   - store: Only this store.
+                ///   - product: Only this product id.
+                ///   - storefront: Only this storefront (ISO 3166-1 alpha-3, e.g. USA).
+                ///   - offer: Only this offer (`introductory`, `promotional:ID`, `offer_code:ID`, `win_back:ID`, `retention:ID`; empty: no offer).
+                ///   - currency: Only subscriptions paying in this currency, and money in it (no conversion).
+                public init(
+                    from: Swift.String,
+                    to: Swift.String,
+                    app: Swift.String? = nil,
+                    store: Operations.AdminAnalyticsCohorts.Input.Query.StorePayload? = nil,
+                    product: Swift.String? = nil,
+                    storefront: Swift.String? = nil,
+                    offer: Swift.String? = nil,
+                    currency: Swift.String? = nil
+                ) {
+                    self.from = from
+                    self.to = to
+                    self.app = app
+                    self.store = store
+                    self.product = product
+                    self.storefront = storefront
+                    self.offer = offer
+                    self.currency = currency
+                }
+            }
+            public var query: Operations.AdminAnalyticsCohorts.Input.Query
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAnalyticsCohorts.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAnalyticsCohorts.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminAnalyticsCohorts.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.AdminAnalyticsCohorts.Input.Query,
+                headers: Operations.AdminAnalyticsCohorts.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AnalyticsCohorts)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.AnalyticsCohorts {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/cohorts/GET/responses/200/content/text\/csv`.
+                    case csv(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.csv`.
+                    ///
+                    /// - Throws: An error if `self` is not `.csv`.
+                    /// - SeeAlso: `.csv`.
+                    public var csv: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .csv(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/csv",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminAnalyticsCohorts.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminAnalyticsCohorts.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The cohorts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/cohorts/get(adminAnalyticsCohorts)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminAnalyticsCohorts.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminAnalyticsCohorts.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/cohorts/get(adminAnalyticsCohorts)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/cohorts/get(adminAnalyticsCohorts)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `insufficient_scope`: the admin key does not hold the scope this operation names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/cohorts/get(adminAnalyticsCohorts)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.AdminForbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.AdminForbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/cohorts/get(adminAnalyticsCohorts)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case csv
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "text/csv":
+                    self = .csv
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .csv:
+                    return "text/csv"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .csv
+                ]
+            }
+        }
+    }
+    /// Renewal rate by paid period number
+    ///
+    /// Of the paid periods number n (1 to 12; 12 counts every later one too) that ended in `[from, to)` without a
+    /// refund, how many renewed into a paid period. `Accept: text/csv` answers CSV. 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/renewal-rates`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/renewal-rates/get(adminAnalyticsRenewalRates)`.
+    public enum AdminAnalyticsRenewalRates {
+        public static let id: Swift.String = "adminAnalyticsRenewalRates"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/query/from`.
+                public var from: Swift.String
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/query/to`.
+                public var to: Swift.String
+                /// Only this app (bundle id or package name).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/query/app`.
+                public var app: Swift.String?
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/query/store`.
+                @frozen public enum StorePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case appStore = "appStore"
+                    case googlePlay = "googlePlay"
+                }
+                /// Only this store.
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/query/store`.
+                public var store: Operations.AdminAnalyticsRenewalRates.Input.Query.StorePayload?
+                /// Only this product id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/query/product`.
+                public var product: Swift.String?
+                /// Only this storefront (ISO 3166-1 alpha-3, e.g. USA).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/query/storefront`.
+                public var storefront: Swift.String?
+                /// Only this offer (`introductory`, `promotional:ID`, `offer_code:ID`, `win_back:ID`, `retention:ID`; empty: no offer).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/query/offer`.
+                public var offer: Swift.String?
+                /// Only subscriptions paying in this currency, and money in it (no conversion).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/query/currency`.
+                public var currency: Swift.String?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - from:
+                ///   - to:
+                ///   - app: Only this app (bundle id or package name).
+                ///   - store: Only this store.
+                ///   - product: Only this product id.
+                ///   - storefront: Only this storefront (ISO 3166-1 alpha-3, e.g. USA).
+                ///   - offer: Only this offer (`introductory`, `promotional:ID`, `offer_code:ID`, `win_back:ID`, `retention:ID`; empty: no offer).
+                ///   - currency: Only subscriptions paying in this currency, and money in it (no conversion).
+                public init(
+                    from: Swift.String,
+                    to: Swift.String,
+                    app: Swift.String? = nil,
+                    store: Operations.AdminAnalyticsRenewalRates.Input.Query.StorePayload? = nil,
+                    product: Swift.String? = nil,
+                    storefront: Swift.String? = nil,
+                    offer: Swift.String? = nil,
+                    currency: Swift.String? = nil
+                ) {
+                    self.from = from
+                    self.to = to
+                    self.app = app
+                    self.store = store
+                    self.product = product
+                    self.storefront = storefront
+                    self.offer = offer
+                    self.currency = currency
+                }
+            }
+            public var query: Operations.AdminAnalyticsRenewalRates.Input.Query
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAnalyticsRenewalRates.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAnalyticsRenewalRates.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminAnalyticsRenewalRates.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.AdminAnalyticsRenewalRates.Input.Query,
+                headers: Operations.AdminAnalyticsRenewalRates.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AnalyticsRenewalRates)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.AnalyticsRenewalRates {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/renewal-rates/GET/responses/200/content/text\/csv`.
+                    case csv(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.csv`.
+                    ///
+                    /// - Throws: An error if `self` is not `.csv`.
+                    /// - SeeAlso: `.csv`.
+                    public var csv: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .csv(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/csv",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminAnalyticsRenewalRates.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminAnalyticsRenewalRates.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The rates.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/renewal-rates/get(adminAnalyticsRenewalRates)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminAnalyticsRenewalRates.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminAnalyticsRenewalRates.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/renewal-rates/get(adminAnalyticsRenewalRates)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/renewal-rates/get(adminAnalyticsRenewalRates)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `insufficient_scope`: the admin key does not hold the scope this operation names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/renewal-rates/get(adminAnalyticsRenewalRates)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.AdminForbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.AdminForbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/renewal-rates/get(adminAnalyticsRenewalRates)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case csv
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "text/csv":
+                    self = .csv
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .csv:
+                    return "text/csv"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .csv
+                ]
+            }
+        }
+    }
+    /// The subscriptions behind one point of a chart (drill-down)
+    ///
+    /// The subscriptions that add to `metric` on `day` (for MRR and the active counts: those that joined, +1, or
+    /// left, -1, that day), each with its user and dimensions, at most `limit`. Candidates are found through the
+    /// day's purchases, refunds and expiries and each is rolled up again from its current facts, so the list is
+    /// exactly what the chart counts. `Accept: text/csv` answers CSV. 400 `invalid_day`, `invalid_metric`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/contributors`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/contributors/get(adminAnalyticsContributors)`.
+    public enum AdminAnalyticsContributors {
+        public static let id: Swift.String = "adminAnalyticsContributors"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query/metric`.
+                @frozen public enum MetricPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case mrr = "mrr"
+                    case arr = "arr"
+                    case activeSubscriptions = "active_subscriptions"
+                    case activeTrials = "active_trials"
+                    case newSubscriptions = "new_subscriptions"
+                    case reactivations = "reactivations"
+                    case renewals = "renewals"
+                    case churn = "churn"
+                    case trialStarts = "trial_starts"
+                    case trialConversions = "trial_conversions"
+                    case conversionRate = "conversion_rate"
+                    case revenue = "revenue"
+                    case refunds = "refunds"
+                    case refundRate = "refund_rate"
+                    case arpu = "arpu"
+                    case arppu = "arppu"
+                }
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query/metric`.
+                public var metric: Operations.AdminAnalyticsContributors.Input.Query.MetricPayload
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query/day`.
+                public var day: Swift.String
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query/limit`.
+                public var limit: Swift.Int?
+                /// Only this app (bundle id or package name).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query/app`.
+                public var app: Swift.String?
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query/store`.
+                @frozen public enum StorePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case appStore = "appStore"
+                    case googlePlay = "googlePlay"
+                }
+                /// Only this store.
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query/store`.
+                public var store: Operations.AdminAnalyticsContributors.Input.Query.StorePayload?
+                /// Only this product id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query/product`.
+                public var product: Swift.String?
+                /// Only this storefront (ISO 3166-1 alpha-3, e.g. USA).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query/storefront`.
+                public var storefront: Swift.String?
+                /// Only this offer (`introductory`, `promotional:ID`, `offer_code:ID`, `win_back:ID`, `retention:ID`; empty: no offer).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query/offer`.
+                public var offer: Swift.String?
+                /// Only subscriptions paying in this currency, and money in it (no conversion).
+                ///
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/query/currency`.
+                public var currency: Swift.String?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - metric:
+                ///   - day:
+                ///   - limit:
+                ///   - app: Only this app (bundle id or package name).
+                ///   - store: Only this store.
+                ///   - product: Only this product id.
+                ///   - storefront: Only this storefront (ISO 3166-1 alpha-3, e.g. USA).
+                ///   - offer: Only this offer (`introductory`, `promotional:ID`, `offer_code:ID`, `win_back:ID`, `retention:ID`; empty: no offer).
+                ///   - currency: Only subscriptions paying in this currency, and money in it (no conversion).
+                public init(
+                    metric: Operations.AdminAnalyticsContributors.Input.Query.MetricPayload,
+                    day: Swift.String,
+                    limit: Swift.Int? = nil,
+                    app: Swift.String? = nil,
+                    store: Operations.AdminAnalyticsContributors.Input.Query.StorePayload? = nil,
+                    product: Swift.String? = nil,
+                    storefront: Swift.String? = nil,
+                    offer: Swift.String? = nil,
+                    currency: Swift.String? = nil
+                ) {
+                    self.metric = metric
+                    self.day = day
+                    self.limit = limit
+                    self.app = app
+                    self.store = store
+                    self.product = product
+                    self.storefront = storefront
+                    self.offer = offer
+                    self.currency = currency
+                }
+            }
+            public var query: Operations.AdminAnalyticsContributors.Input.Query
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAnalyticsContributors.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAnalyticsContributors.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminAnalyticsContributors.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.AdminAnalyticsContributors.Input.Query,
+                headers: Operations.AdminAnalyticsContributors.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AnalyticsContributors)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.AnalyticsContributors {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/contributors/GET/responses/200/content/text\/csv`.
+                    case csv(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.csv`.
+                    ///
+                    /// - Throws: An error if `self` is not `.csv`.
+                    /// - SeeAlso: `.csv`.
+                    public var csv: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .csv(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/csv",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminAnalyticsContributors.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminAnalyticsContributors.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The subscriptions.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/contributors/get(adminAnalyticsContributors)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminAnalyticsContributors.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminAnalyticsContributors.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/contributors/get(adminAnalyticsContributors)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/contributors/get(adminAnalyticsContributors)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `insufficient_scope`: the admin key does not hold the scope this operation names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/contributors/get(adminAnalyticsContributors)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.AdminForbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.AdminForbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/contributors/get(adminAnalyticsContributors)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case csv
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "text/csv":
+                    self = .csv
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .csv:
+                    return "text/csv"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .csv
+                ]
+            }
+        }
+    }
+    /// The exchange rates the analytics convert money with
+    ///
+    /// Rates kept for the days `[from, to)` (and each currency's latest before `from`), as millionths of the
+    /// reporting currency per unit. 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/exchange-rates`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/get(adminAnalyticsExchangeRates)`.
+    public enum AdminAnalyticsExchangeRates {
+        public static let id: Swift.String = "adminAnalyticsExchangeRates"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/GET/query/from`.
+                public var from: Swift.String
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/GET/query/to`.
+                public var to: Swift.String
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - from:
+                ///   - to:
+                public init(
+                    from: Swift.String,
+                    to: Swift.String
+                ) {
+                    self.from = from
+                    self.to = to
+                }
+            }
+            public var query: Operations.AdminAnalyticsExchangeRates.Input.Query
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAnalyticsExchangeRates.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminAnalyticsExchangeRates.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminAnalyticsExchangeRates.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.AdminAnalyticsExchangeRates.Input.Query,
+                headers: Operations.AdminAnalyticsExchangeRates.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ExchangeRates)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.ExchangeRates {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminAnalyticsExchangeRates.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminAnalyticsExchangeRates.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The rates.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/get(adminAnalyticsExchangeRates)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminAnalyticsExchangeRates.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminAnalyticsExchangeRates.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/get(adminAnalyticsExchangeRates)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/get(adminAnalyticsExchangeRates)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `insufficient_scope`: the admin key does not hold the scope this operation names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/get(adminAnalyticsExchangeRates)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.AdminForbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.AdminForbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/get(adminAnalyticsExchangeRates)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Keep daily exchange rates into the reporting currency
+    ///
+    /// Each rate: a day, a currency (ISO 4217, not the reporting currency) and `micros`, millionths of the reporting
+    /// currency one unit buys (1 EUR = 1.08 USD: 1080000; 1 to 10^12). A day keeps its latest rate; a day without
+    /// one uses the latest before it. At most 10,000 rates a request. Charts read them at once. 400 `invalid_rate`
+    /// naming the first bad entry; nothing is kept then.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /v1/admin/analytics/exchange-rates`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/put(adminSetAnalyticsExchangeRates)`.
+    public enum AdminSetAnalyticsExchangeRates {
+        public static let id: Swift.String = "adminSetAnalyticsExchangeRates"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/PUT/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminSetAnalyticsExchangeRates.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminSetAnalyticsExchangeRates.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminSetAnalyticsExchangeRates.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/PUT/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/PUT/requestBody/content/application\/json`.
+                case json(Components.Schemas.ExchangeRates)
+            }
+            public var body: Operations.AdminSetAnalyticsExchangeRates.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.AdminSetAnalyticsExchangeRates.Input.Headers = .init(),
+                body: Operations.AdminSetAnalyticsExchangeRates.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/PUT/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/PUT/responses/200/content/json`.
+                    public struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/PUT/responses/200/content/json/kept`.
+                        public var kept: Swift.Int
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - kept:
+                        public init(kept: Swift.Int) {
+                            self.kept = kept
+                        }
+                        public enum CodingKeys: String, CodingKey {
+                            case kept
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/exchange-rates/PUT/responses/200/content/application\/json`.
+                    case json(Operations.AdminSetAnalyticsExchangeRates.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Operations.AdminSetAnalyticsExchangeRates.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminSetAnalyticsExchangeRates.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminSetAnalyticsExchangeRates.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// How many rates were kept.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/put(adminSetAnalyticsExchangeRates)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminSetAnalyticsExchangeRates.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminSetAnalyticsExchangeRates.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// An unusable identity header (`user_required`, `invalid_user`), `malformed_json` for a request body, or a value out of bounds (`invalid_<field>`: `invalid_at`, `invalid_limit`, `invalid_status`, ...).
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/put(adminSetAnalyticsExchangeRates)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/put(adminSetAnalyticsExchangeRates)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `insufficient_scope`: the admin key does not hold the scope this operation names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/put(adminSetAnalyticsExchangeRates)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.AdminForbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.AdminForbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/put(adminSetAnalyticsExchangeRates)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Roll every subscription up again from the ledger's records
+    ///
+    /// Throws the rollups away and rolls each subscription up again from its transactions, revocations, the stores'
+    /// expiry messages and its state (what an upgrade changing a definition needs; the figures do not change
+    /// otherwise). Reads answer from the partial rollups while it runs.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/analytics/rebuild`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/rebuild/post(adminRebuildAnalytics)`.
+    public enum AdminRebuildAnalytics {
+        public static let id: Swift.String = "adminRebuildAnalytics"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/admin/analytics/rebuild/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRebuildAnalytics.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AdminRebuildAnalytics.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AdminRebuildAnalytics.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            public init(headers: Operations.AdminRebuildAnalytics.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/admin/analytics/rebuild/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/rebuild/POST/responses/200/content/json`.
+                    public struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/admin/analytics/rebuild/POST/responses/200/content/json/subscriptions`.
+                        public var subscriptions: Swift.Int
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - subscriptions:
+                        public init(subscriptions: Swift.Int) {
+                            self.subscriptions = subscriptions
+                        }
+                        public enum CodingKeys: String, CodingKey {
+                            case subscriptions
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/admin/analytics/rebuild/POST/responses/200/content/application\/json`.
+                    case json(Operations.AdminRebuildAnalytics.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Operations.AdminRebuildAnalytics.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.AdminRebuildAnalytics.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.AdminRebuildAnalytics.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// How many subscriptions were rolled up.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/rebuild/post(adminRebuildAnalytics)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AdminRebuildAnalytics.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.AdminRebuildAnalytics.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `admin_key_required`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/rebuild/post(adminRebuildAnalytics)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.AdminUnauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.AdminUnauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `insufficient_scope`: the admin key does not hold the scope this operation names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/rebuild/post(adminRebuildAnalytics)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.AdminForbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.AdminForbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `internal`: the server could not complete the request (nothing was committed); try again.
+            ///
+            /// - Remark: Generated from `#/paths//v1/admin/analytics/rebuild/post(adminRebuildAnalytics)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.Internal)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            public var internalServerError: Components.Responses.Internal {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// Reconcile days against Apple's sales reports now
     ///
     /// For each day in `[from, to)` (at most 31; days as Apple's reports cut them, in `reports.timeZone`, Pacific
@@ -13898,7 +15894,8 @@ public enum Operations {
     /// measured against `now`; items: purchases Google confirmed) or `play-catch-up` (list Google Play's voided
     /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before) or
     /// `play-reconciliation` (the two UTC months before `now`'s against Google Play's earnings reports; items: months
-    /// reconciled). The optional `now` (epoch milliseconds, 2000 to
+    /// reconciled) or `analytics-rollup` (roll subscriptions whose facts changed into the analytics; items:
+    /// subscriptions rolled up). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key (`acknowledge-purchases`, `play-catch-up`: without an app selling on Google
     /// Play; `play-reconciliation`: without an app with `googlePlay.reports.bucket`).
@@ -13927,6 +15924,7 @@ public enum Operations {
                     case acknowledgePurchases = "acknowledge-purchases"
                     case playCatchUp = "play-catch-up"
                     case playReconciliation = "play-reconciliation"
+                    case analyticsRollup = "analytics-rollup"
                 }
                 /// - Remark: Generated from `#/paths/v1/admin/jobs/{job}/run/POST/path/job`.
                 public var job: Operations.AdminRunJob.Input.Path.JobPayload

@@ -361,6 +361,83 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/admin/reports/subscriptions`.
     /// - Remark: Generated from `#/paths//v1/admin/reports/subscriptions/get(adminSubscriptionReport)`.
     func adminSubscriptionReport(_ input: Operations.AdminSubscriptionReport.Input) async throws -> Operations.AdminSubscriptionReport.Output
+    /// One subscription analytics chart (MRR, ARR, active subscriptions and trials, new, reactivated, churned, trials and conversion, revenue, refunds, ARPU, ARPPU)
+    ///
+    /// The metric over the UTC days `[from, to)` (at most 732), bucketed by `interval`, from the daily rollups
+    /// (never the transactions table); README's "Subscription analytics" defines each metric. Money is in
+    /// milliunits of `revenue.reportingCurrency`, converted on each day with the exchange rates kept
+    /// (`PUT /v1/admin/analytics/exchange-rates`); currencies without a rate are left out and named in
+    /// `missingRates`. With `currency`, only subscriptions paying in it, unconverted. `by` breaks the chart down
+    /// into one series per value of a dimension; `compare=true` adds the range of the same length before `from`.
+    /// `pending` counts changes not rolled up yet (the rollup job takes them within seconds). `Accept: text/csv`
+    /// answers the points as CSV. 400 `invalid_range`, `invalid_metric`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/charts/{metric}`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/charts/{metric}/get(adminAnalyticsChart)`.
+    func adminAnalyticsChart(_ input: Operations.AdminAnalyticsChart.Input) async throws -> Operations.AdminAnalyticsChart.Output
+    /// Cohorts by month of first purchase, with retention and realized lifetime value month by month
+    ///
+    /// For the cohort months `[from, to)` (`YYYY-MM`): each cohort's subscribers, how many were subscribed each
+    /// whole month after their first period began (ages 0 to 24), and the realized lifetime value at each age (net
+    /// revenue of the periods bought before that age ends, per subscriber, milliunits of the reporting currency,
+    /// converted at the rate of the cohort's first day). `completeAges`: ages every member has reached.
+    /// `Accept: text/csv` answers one row per cohort and age. 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/cohorts`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/cohorts/get(adminAnalyticsCohorts)`.
+    func adminAnalyticsCohorts(_ input: Operations.AdminAnalyticsCohorts.Input) async throws -> Operations.AdminAnalyticsCohorts.Output
+    /// Renewal rate by paid period number
+    ///
+    /// Of the paid periods number n (1 to 12; 12 counts every later one too) that ended in `[from, to)` without a
+    /// refund, how many renewed into a paid period. `Accept: text/csv` answers CSV. 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/renewal-rates`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/renewal-rates/get(adminAnalyticsRenewalRates)`.
+    func adminAnalyticsRenewalRates(_ input: Operations.AdminAnalyticsRenewalRates.Input) async throws -> Operations.AdminAnalyticsRenewalRates.Output
+    /// The subscriptions behind one point of a chart (drill-down)
+    ///
+    /// The subscriptions that add to `metric` on `day` (for MRR and the active counts: those that joined, +1, or
+    /// left, -1, that day), each with its user and dimensions, at most `limit`. Candidates are found through the
+    /// day's purchases, refunds and expiries and each is rolled up again from its current facts, so the list is
+    /// exactly what the chart counts. `Accept: text/csv` answers CSV. 400 `invalid_day`, `invalid_metric`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/contributors`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/contributors/get(adminAnalyticsContributors)`.
+    func adminAnalyticsContributors(_ input: Operations.AdminAnalyticsContributors.Input) async throws -> Operations.AdminAnalyticsContributors.Output
+    /// The exchange rates the analytics convert money with
+    ///
+    /// Rates kept for the days `[from, to)` (and each currency's latest before `from`), as millionths of the
+    /// reporting currency per unit. 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/exchange-rates`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/get(adminAnalyticsExchangeRates)`.
+    func adminAnalyticsExchangeRates(_ input: Operations.AdminAnalyticsExchangeRates.Input) async throws -> Operations.AdminAnalyticsExchangeRates.Output
+    /// Keep daily exchange rates into the reporting currency
+    ///
+    /// Each rate: a day, a currency (ISO 4217, not the reporting currency) and `micros`, millionths of the reporting
+    /// currency one unit buys (1 EUR = 1.08 USD: 1080000; 1 to 10^12). A day keeps its latest rate; a day without
+    /// one uses the latest before it. At most 10,000 rates a request. Charts read them at once. 400 `invalid_rate`
+    /// naming the first bad entry; nothing is kept then.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /v1/admin/analytics/exchange-rates`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/put(adminSetAnalyticsExchangeRates)`.
+    func adminSetAnalyticsExchangeRates(_ input: Operations.AdminSetAnalyticsExchangeRates.Input) async throws -> Operations.AdminSetAnalyticsExchangeRates.Output
+    /// Roll every subscription up again from the ledger's records
+    ///
+    /// Throws the rollups away and rolls each subscription up again from its transactions, revocations, the stores'
+    /// expiry messages and its state (what an upgrade changing a definition needs; the figures do not change
+    /// otherwise). Reads answer from the partial rollups while it runs.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/analytics/rebuild`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/rebuild/post(adminRebuildAnalytics)`.
+    func adminRebuildAnalytics(_ input: Operations.AdminRebuildAnalytics.Input) async throws -> Operations.AdminRebuildAnalytics.Output
     /// Reconcile days against Apple's sales reports now
     ///
     /// For each day in `[from, to)` (at most 31; days as Apple's reports cut them, in `reports.timeZone`, Pacific
@@ -608,7 +685,8 @@ public protocol APIProtocol: Sendable {
     /// measured against `now`; items: purchases Google confirmed) or `play-catch-up` (list Google Play's voided
     /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before) or
     /// `play-reconciliation` (the two UTC months before `now`'s against Google Play's earnings reports; items: months
-    /// reconciled). The optional `now` (epoch milliseconds, 2000 to
+    /// reconciled) or `analytics-rollup` (roll subscriptions whose facts changed into the analytics; items:
+    /// subscriptions rolled up). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key (`acknowledge-purchases`, `play-catch-up`: without an app selling on Google
     /// Play; `play-reconciliation`: without an app with `googlePlay.reports.bucket`).
@@ -1159,6 +1237,135 @@ extension APIProtocol {
             headers: headers
         ))
     }
+    /// One subscription analytics chart (MRR, ARR, active subscriptions and trials, new, reactivated, churned, trials and conversion, revenue, refunds, ARPU, ARPPU)
+    ///
+    /// The metric over the UTC days `[from, to)` (at most 732), bucketed by `interval`, from the daily rollups
+    /// (never the transactions table); README's "Subscription analytics" defines each metric. Money is in
+    /// milliunits of `revenue.reportingCurrency`, converted on each day with the exchange rates kept
+    /// (`PUT /v1/admin/analytics/exchange-rates`); currencies without a rate are left out and named in
+    /// `missingRates`. With `currency`, only subscriptions paying in it, unconverted. `by` breaks the chart down
+    /// into one series per value of a dimension; `compare=true` adds the range of the same length before `from`.
+    /// `pending` counts changes not rolled up yet (the rollup job takes them within seconds). `Accept: text/csv`
+    /// answers the points as CSV. 400 `invalid_range`, `invalid_metric`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/charts/{metric}`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/charts/{metric}/get(adminAnalyticsChart)`.
+    public func adminAnalyticsChart(
+        path: Operations.AdminAnalyticsChart.Input.Path,
+        query: Operations.AdminAnalyticsChart.Input.Query,
+        headers: Operations.AdminAnalyticsChart.Input.Headers = .init()
+    ) async throws -> Operations.AdminAnalyticsChart.Output {
+        try await adminAnalyticsChart(Operations.AdminAnalyticsChart.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Cohorts by month of first purchase, with retention and realized lifetime value month by month
+    ///
+    /// For the cohort months `[from, to)` (`YYYY-MM`): each cohort's subscribers, how many were subscribed each
+    /// whole month after their first period began (ages 0 to 24), and the realized lifetime value at each age (net
+    /// revenue of the periods bought before that age ends, per subscriber, milliunits of the reporting currency,
+    /// converted at the rate of the cohort's first day). `completeAges`: ages every member has reached.
+    /// `Accept: text/csv` answers one row per cohort and age. 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/cohorts`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/cohorts/get(adminAnalyticsCohorts)`.
+    public func adminAnalyticsCohorts(
+        query: Operations.AdminAnalyticsCohorts.Input.Query,
+        headers: Operations.AdminAnalyticsCohorts.Input.Headers = .init()
+    ) async throws -> Operations.AdminAnalyticsCohorts.Output {
+        try await adminAnalyticsCohorts(Operations.AdminAnalyticsCohorts.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Renewal rate by paid period number
+    ///
+    /// Of the paid periods number n (1 to 12; 12 counts every later one too) that ended in `[from, to)` without a
+    /// refund, how many renewed into a paid period. `Accept: text/csv` answers CSV. 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/renewal-rates`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/renewal-rates/get(adminAnalyticsRenewalRates)`.
+    public func adminAnalyticsRenewalRates(
+        query: Operations.AdminAnalyticsRenewalRates.Input.Query,
+        headers: Operations.AdminAnalyticsRenewalRates.Input.Headers = .init()
+    ) async throws -> Operations.AdminAnalyticsRenewalRates.Output {
+        try await adminAnalyticsRenewalRates(Operations.AdminAnalyticsRenewalRates.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// The subscriptions behind one point of a chart (drill-down)
+    ///
+    /// The subscriptions that add to `metric` on `day` (for MRR and the active counts: those that joined, +1, or
+    /// left, -1, that day), each with its user and dimensions, at most `limit`. Candidates are found through the
+    /// day's purchases, refunds and expiries and each is rolled up again from its current facts, so the list is
+    /// exactly what the chart counts. `Accept: text/csv` answers CSV. 400 `invalid_day`, `invalid_metric`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/contributors`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/contributors/get(adminAnalyticsContributors)`.
+    public func adminAnalyticsContributors(
+        query: Operations.AdminAnalyticsContributors.Input.Query,
+        headers: Operations.AdminAnalyticsContributors.Input.Headers = .init()
+    ) async throws -> Operations.AdminAnalyticsContributors.Output {
+        try await adminAnalyticsContributors(Operations.AdminAnalyticsContributors.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// The exchange rates the analytics convert money with
+    ///
+    /// Rates kept for the days `[from, to)` (and each currency's latest before `from`), as millionths of the
+    /// reporting currency per unit. 400 `invalid_range`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/admin/analytics/exchange-rates`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/get(adminAnalyticsExchangeRates)`.
+    public func adminAnalyticsExchangeRates(
+        query: Operations.AdminAnalyticsExchangeRates.Input.Query,
+        headers: Operations.AdminAnalyticsExchangeRates.Input.Headers = .init()
+    ) async throws -> Operations.AdminAnalyticsExchangeRates.Output {
+        try await adminAnalyticsExchangeRates(Operations.AdminAnalyticsExchangeRates.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Keep daily exchange rates into the reporting currency
+    ///
+    /// Each rate: a day, a currency (ISO 4217, not the reporting currency) and `micros`, millionths of the reporting
+    /// currency one unit buys (1 EUR = 1.08 USD: 1080000; 1 to 10^12). A day keeps its latest rate; a day without
+    /// one uses the latest before it. At most 10,000 rates a request. Charts read them at once. 400 `invalid_rate`
+    /// naming the first bad entry; nothing is kept then.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /v1/admin/analytics/exchange-rates`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/exchange-rates/put(adminSetAnalyticsExchangeRates)`.
+    public func adminSetAnalyticsExchangeRates(
+        headers: Operations.AdminSetAnalyticsExchangeRates.Input.Headers = .init(),
+        body: Operations.AdminSetAnalyticsExchangeRates.Input.Body
+    ) async throws -> Operations.AdminSetAnalyticsExchangeRates.Output {
+        try await adminSetAnalyticsExchangeRates(Operations.AdminSetAnalyticsExchangeRates.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Roll every subscription up again from the ledger's records
+    ///
+    /// Throws the rollups away and rolls each subscription up again from its transactions, revocations, the stores'
+    /// expiry messages and its state (what an upgrade changing a definition needs; the figures do not change
+    /// otherwise). Reads answer from the partial rollups while it runs.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/admin/analytics/rebuild`.
+    /// - Remark: Generated from `#/paths//v1/admin/analytics/rebuild/post(adminRebuildAnalytics)`.
+    public func adminRebuildAnalytics(headers: Operations.AdminRebuildAnalytics.Input.Headers = .init()) async throws -> Operations.AdminRebuildAnalytics.Output {
+        try await adminRebuildAnalytics(Operations.AdminRebuildAnalytics.Input(headers: headers))
+    }
     /// Reconcile days against Apple's sales reports now
     ///
     /// For each day in `[from, to)` (at most 31; days as Apple's reports cut them, in `reports.timeZone`, Pacific
@@ -1578,7 +1785,8 @@ extension APIProtocol {
     /// measured against `now`; items: purchases Google confirmed) or `play-catch-up` (list Google Play's voided
     /// purchases since the last run, back to Google's 30 days, into the inbox; items: entries not stored before) or
     /// `play-reconciliation` (the two UTC months before `now`'s against Google Play's earnings reports; items: months
-    /// reconciled). The optional `now` (epoch milliseconds, 2000 to
+    /// reconciled) or `analytics-rollup` (roll subscriptions whose facts changed into the analytics; items:
+    /// subscriptions rolled up). The optional `now` (epoch milliseconds, 2000 to
     /// 2200, else 400 `invalid_now`) runs it as of another moment, for simulated clocks. 409 `job_unavailable`
     /// without an App Store Server API key (`acknowledge-purchases`, `play-catch-up`: without an app selling on Google
     /// Play; `play-reconciliation`: without an app with `googlePlay.reports.bucket`).
