@@ -80,6 +80,7 @@ def main():
         check(len(points) >= 10, f"a point per week ({len(points)})")
         check(a.expect_mrr in body(), f"the MRR tile shows {a.expect_mrr}")
         check(fits(), "the page fits 1280 px")
+        check("No exchange rate" not in body(), "no currency is said to lack a rate when none does")
         shot("analytics-mrr")
         element_shot("#chart", "analytics-mrr-chart")
 

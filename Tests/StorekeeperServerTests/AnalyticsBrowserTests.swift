@@ -61,7 +61,9 @@ struct AnalyticsBrowserTests {
                 ]
             )
             #expect(outcome.status == 0, "\(outcome.output)")
-            for page in ["analytics-mrr", "analytics-mrr-chart", "analytics-new-compared", "analytics-churn", "analytics-contributors", "analytics-cohorts"] {
+            for page in [
+                "analytics-mrr", "analytics-mrr-chart", "analytics-new-compared", "analytics-churn", "analytics-contributors", "analytics-cohorts",
+            ] {
                 #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent("\(page).png").path), "\(page) screenshot")
             }
         }

@@ -37,7 +37,8 @@ enum AnalyticsSVG {
         while tick <= high + step / 2 {
             let ty = top + plotHeight * (1 - (tick - low) / max(high - low, 1))
             svg += "<line x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(ty))\" y2=\"\(f(ty))\" stroke=\"#e3e6ec\"/>"
-            svg += "<text x=\"\(f(left - 6))\" y=\"\(f(ty + 4))\" text-anchor=\"end\" fill=\"#5b6475\">\(escape(label(tick, unit: chart.metric.unit)))</text>"
+            svg +=
+                "<text x=\"\(f(left - 6))\" y=\"\(f(ty + 4))\" text-anchor=\"end\" fill=\"#5b6475\">\(escape(label(tick, unit: chart.metric.unit)))</text>"
             tick += step
         }
         // Period labels: about ten, evenly spread.
@@ -92,7 +93,9 @@ enum AnalyticsSVG {
         // Legend.
         var lx = left
         let legendY = height - 10
-        var entries = chart.series.enumerated().map { (palette[$0.offset % palette.count], $0.element.name.isEmpty ? chart.metric.title : $0.element.name) }
+        var entries = chart.series.enumerated().map {
+            (palette[$0.offset % palette.count], $0.element.name.isEmpty ? chart.metric.title : $0.element.name)
+        }
         if previous != nil { entries.append(("#a9afbb", "previous period")) }
         for (color, name) in entries.prefix(10) {
             svg += "<rect x=\"\(f(lx))\" y=\"\(f(legendY - 9))\" width=\"10\" height=\"10\" fill=\"\(color)\"/>"

@@ -86,7 +86,9 @@ extension ConsoleController {
     }
 
     func analytics(_ request: Request, _ signedIn: Operator) async throws -> Response {
-        guard let service = api.analytics else { return try problem("Analytics unavailable", .notFound, "Analytics are not configured.", signedIn: signedIn) }
+        guard let service = api.analytics else {
+            return try problem("Analytics unavailable", .notFound, "Analytics are not configured.", signedIn: signedIn)
+        }
         let now = Date()
         let query: AnalyticsQuery
         do {
@@ -107,7 +109,8 @@ extension ConsoleController {
         var tiles: [[String: Any]] = []
         for metric in [AnalyticsChartMetric.mrr, .arr, .activeSubscriptions, .activeTrials] {
             let lastDay = AnalyticsDays.adding(-1, to: query.to) ?? query.from
-            let chart = try await service.chart(metric, from: lastDay, to: query.to, interval: .day, by: nil, filter: query.filter, compare: false).chart
+            let chart = try await service.chart(metric, from: lastDay, to: query.to, interval: .day, by: nil, filter: query.filter, compare: false)
+                .chart
             let value = chart.series.first?.points.last?.value ?? 0
             let money = metric.unit == .milliunits ? " \(chart.currency)" : ""
             tiles.append(["label": metric.title, "value": AnalyticsSVG.label(value, unit: metric.unit) + money, "note": "on \(lastDay)"])
@@ -146,7 +149,7 @@ extension ConsoleController {
             "chart": svg,
             "chartTitle": answer.chart.metric.title,
             "currency": answer.chart.currency,
-            "missingRates": answer.chart.missingRates.joined(separator: ", "),
+            "missingRates": answer.chart.missingRates.isEmpty ? nil as String? : answer.chart.missingRates.joined(separator: ", "),
             "pending": answer.pending > 0 ? String(answer.pending) : nil as String?,
             "metrics": AnalyticsChartMetric.allCases.map { ["value": $0.rawValue, "label": $0.title, "selected": $0 == query.metric] },
             "intervals": AnalyticsInterval.allCases.map { ["value": $0.rawValue, "selected": $0 == query.interval] },
@@ -166,7 +169,10 @@ extension ConsoleController {
             "cohortCurrency": cohorts.currency,
             "ltv": ltv,
             "renewals": renewals.lines.map {
-                ["period": String($0.period), "due": String($0.due), "renewed": String($0.renewed), "rate": AnalyticsSVG.label($0.rate, unit: .basisPoints)]
+                [
+                    "period": String($0.period), "due": String($0.due), "renewed": String($0.renewed),
+                    "rate": AnalyticsSVG.label($0.rate, unit: .basisPoints),
+                ]
             },
             "points": table,
         ]
@@ -209,7 +215,9 @@ extension ConsoleController {
 
     /// The subscriptions behind one point (every day of its bucket), each linked to its customer.
     func analyticsContributors(_ request: Request, _ signedIn: Operator) async throws -> Response {
-        guard let service = api.analytics else { return try problem("Analytics unavailable", .notFound, "Analytics are not configured.", signedIn: signedIn) }
+        guard let service = api.analytics else {
+            return try problem("Analytics unavailable", .notFound, "Analytics are not configured.", signedIn: signedIn)
+        }
         let query: AnalyticsQuery
         let day: String
         do {
@@ -237,7 +245,8 @@ extension ConsoleController {
                 rows.append([
                     "day": one, "original": contributor.originalTransactionId, "user": contributor.userId ?? "",
                     "metric": contributor.metric.name,
-                    "value": AnalyticsSVG.label(contributor.value, unit: unit) + (contributor.metric.isMoney ? " \(contributor.dimensions.currency)" : ""),
+                    "value": AnalyticsSVG.label(contributor.value, unit: unit)
+                        + (contributor.metric.isMoney ? " \(contributor.dimensions.currency)" : ""),
                     "product": contributor.dimensions.productId, "storefront": contributor.dimensions.storefront,
                     "offer": contributor.dimensions.offer, "store": contributor.dimensions.store.apiName,
                 ])
