@@ -9,7 +9,7 @@ a screenshot. Exits non-zero naming the step that failed.
     analytics_browser.py --url URL --operator NAME --secret SECRET --from DAY --to DAY --expect-mrr TEXT
         --screenshots DIR [--chromedriver PATH] [--chromium PATH]
 """
-import argparse, os, sys, time
+import argparse, os, sys, tempfile, time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -29,6 +29,9 @@ def main():
     options.binary_location = a.chromium
     for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1000"]:
         options.add_argument(flag)
+    # A profile of its own: two browsers on one profile (the console's and the analytics' tests run in parallel) wait
+    # on its lock.
+    options.add_argument("--user-data-dir=" + tempfile.mkdtemp(prefix="storekeeper-chromium-"))
     driver = webdriver.Chrome(service=Service(executable_path=a.chromedriver), options=options)
     driver.set_page_load_timeout(30)
     step = "start"

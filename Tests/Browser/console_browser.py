@@ -8,7 +8,7 @@ database afterwards. Every page is saved as a screenshot. Exits non-zero naming 
         --transaction ID --apple-order ID --user ID --pending ID --dead ID --product ID --screenshots DIR \
         [--chromedriver PATH] [--chromium PATH]
 """
-import argparse, os, sys, time
+import argparse, os, sys, tempfile, time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -28,6 +28,9 @@ def main():
     options.binary_location = a.chromium
     for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1000"]:
         options.add_argument(flag)
+    # A profile of its own: two browsers on one profile (the console's and the analytics' tests run in parallel) wait
+    # on its lock.
+    options.add_argument("--user-data-dir=" + tempfile.mkdtemp(prefix="storekeeper-chromium-"))
     driver = webdriver.Chrome(service=Service(executable_path=a.chromedriver), options=options)
     driver.set_page_load_timeout(30)
     step = "start"

@@ -291,6 +291,12 @@ import Testing
             Key(dotted: "lifecycle.metricsSeconds", environment: "LIFECYCLE_METRICS_SECONDS", environmentValue: "5", json: 5) {
                 $0.lifecycle.metricsInterval == .seconds(5)
             },
+            Key(dotted: "lifecycle.analyticsSeconds", environment: "LIFECYCLE_ANALYTICS_SECONDS", environmentValue: "0", json: 0) {
+                $0.lifecycle.analyticsInterval == nil
+            },
+            Key(dotted: "revenue.reportingCurrency", environment: "REVENUE_REPORTING_CURRENCY", environmentValue: "EUR", json: "EUR") {
+                $0.reportingCurrency == "EUR"
+            },
             Key(dotted: "lifecycle.maxAttempts", environment: "LIFECYCLE_MAX_ATTEMPTS", environmentValue: "3", json: 3) {
                 $0.lifecycle.maxAttempts == 3
             },

@@ -88,6 +88,8 @@ struct SubscriptionAnalyticsTruthTests {
                         _ = try await store.purchase(productId: plan.product, account: account, options: PurchaseOptions(appAccountToken: token))
                     }
                     guard let (account, token) = accounts[plan.user] else { continue }
+                    let actions = [plan.cancelDay, plan.resubscribeDay, plan.failDay, plan.recoverDay, plan.refundDay, plan.upgradeDay]
+                    guard actions.contains(day) else { continue }
                     let originals = await store.transactions(account: account).compactMap(\.originalTransactionId)
                     guard let original = originals.first else { continue }
                     if plan.cancelDay == day { try? await store.setAutoRenew(false, originalTransactionId: original) }
