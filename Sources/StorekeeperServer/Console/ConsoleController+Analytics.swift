@@ -96,6 +96,8 @@ extension ConsoleController {
         } catch {
             return try problem("Analytics", .badRequest, Self.message(of: error), signedIn: signedIn)
         }
+        // The rollups are brought up to date once for the whole page.
+        let pending = try await service.catchUp()
         let answer = try await service.chart(
             query.metric,
             from: query.from,
@@ -103,14 +105,13 @@ extension ConsoleController {
             interval: query.interval,
             by: query.by,
             filter: query.filter,
-            compare: query.compare
+            compare: query.compare,
+            caughtUp: pending
         )
         // The headline figures at the range's end.
         var tiles: [[String: Any]] = []
-        for metric in [AnalyticsChartMetric.mrr, .arr, .activeSubscriptions, .activeTrials] {
-            let lastDay = AnalyticsDays.adding(-1, to: query.to) ?? query.from
-            let chart = try await service.chart(metric, from: lastDay, to: query.to, interval: .day, by: nil, filter: query.filter, compare: false)
-                .chart
+        let lastDay = AnalyticsDays.adding(-1, to: query.to) ?? query.from
+        for (metric, chart) in try await service.headline(day: lastDay, filter: query.filter) {
             let value = chart.series.first?.points.last?.value ?? 0
             let money = metric.unit == .milliunits ? " \(chart.currency)" : ""
             tiles.append(["label": metric.title, "value": AnalyticsSVG.label(value, unit: metric.unit) + money, "note": "on \(lastDay)"])
@@ -123,7 +124,7 @@ extension ConsoleController {
         let endDate = AnalyticsDays.date(endMonth + "-01") ?? now
         let startMonth = String(RevenueReportBuilder.day(SubscriptionRollup.adding(months: -11, to: endDate)).prefix(7))
         let nextMonth = String(RevenueReportBuilder.day(SubscriptionRollup.adding(months: 1, to: endDate)).prefix(7))
-        let (cohorts, _) = try await service.cohorts(fromMonth: startMonth, toMonth: nextMonth, filter: query.filter, asOf: now)
+        let (cohorts, _) = try await service.cohorts(fromMonth: startMonth, toMonth: nextMonth, filter: query.filter, asOf: now, caughtUp: pending)
         let ltv: [[String: Any]] = cohorts.rows.map { row in
             var values: [String: Any] = ["cohort": row.cohort, "subscribers": String(row.subscribers)]
             for months in [1, 3, 6, 12] {
@@ -131,7 +132,7 @@ extension ConsoleController {
             }
             return values
         }
-        let (renewals, _) = try await service.renewalRates(from: query.from, to: query.to, filter: query.filter)
+        let (renewals, _) = try await service.renewalRates(from: query.from, to: query.to, filter: query.filter, caughtUp: pending)
         let dimensions = try await service.store.dimensionValues()
         func options(_ values: [String], selected: String?) -> [[String: Any]] {
             values.map { ["value": $0, "label": $0.isEmpty ? "(none)" : $0, "selected": $0 == selected] }

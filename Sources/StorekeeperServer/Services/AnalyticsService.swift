@@ -32,10 +32,11 @@ struct AnalyticsService: Sendable {
         interval: AnalyticsInterval,
         by: AnalyticsStore.Dimension?,
         filter: AnalyticsStore.Filter,
-        compare: Bool
+        compare: Bool,
+        caughtUp: Int? = nil
     ) async throws -> ChartAnswer {
         let days = try Self.checkRange(from: from, to: to)
-        let pending = try await catchUp()
+        let pending = try await Self.pending(caughtUp) { try await catchUp() }
         let current = try await build(metric, from: from, to: to, interval: interval, by: by, filter: filter)
         var previous: AnalyticsChart?
         if compare, let start = AnalyticsDays.adding(-days, to: from) {
@@ -70,22 +71,44 @@ struct AnalyticsService: Sendable {
         return try await store.exchangeRates(reportingCurrency: reportingCurrency, fromDay: from, toDay: to)
     }
 
-    func cohorts(fromMonth: String, toMonth: String, filter: AnalyticsStore.Filter, asOf: Date) async throws -> (AnalyticsCohorts, Int) {
+    func cohorts(
+        fromMonth: String,
+        toMonth: String,
+        filter: AnalyticsStore.Filter,
+        asOf: Date,
+        caughtUp: Int? = nil
+    ) async throws -> (AnalyticsCohorts, Int) {
         guard Self.isMonth(fromMonth), Self.isMonth(toMonth), fromMonth < toMonth else {
             throw StorekeeperError.invalidInput("invalid_range", "from and to must be months (YYYY-MM) in order")
         }
-        let pending = try await catchUp()
+        let pending = try await Self.pending(caughtUp) { try await catchUp() }
         let cells = try await store.cohorts(fromMonth: fromMonth, toMonth: toMonth, filter: filter)
         let rates = try await rates(filter: filter, from: fromMonth + "-01", to: toMonth + "-01")
         return (AnalyticsCohorts.build(cells: cells, rates: rates, asOf: asOf), pending)
     }
 
-    func renewalRates(from: String, to: String, filter: AnalyticsStore.Filter) async throws -> (AnalyticsRenewalRates, Int) {
+    func renewalRates(
+        from: String,
+        to: String,
+        filter: AnalyticsStore.Filter,
+        caughtUp: Int? = nil
+    ) async throws -> (AnalyticsRenewalRates, Int) {
         _ = try Self.checkRange(from: from, to: to)
-        let pending = try await catchUp()
+        let pending = try await Self.pending(caughtUp) { try await catchUp() }
         let metrics = (1...SubscriptionRollup.maxPeriodNumber).flatMap { [AnalyticsMetric.renewalsDue($0), .renewed($0)] }
         let (cells, _) = try await store.days(metrics, fromDay: from, toDay: to, filter: filter)
         return (AnalyticsRenewalRates(cells: cells), pending)
+    }
+
+    /// MRR, ARR, active subscriptions and active trials on `day`, from one read of the rollups (the console's tiles;
+    /// call ``catchUp()`` first).
+    func headline(day: String, filter: AnalyticsStore.Filter) async throws -> [(AnalyticsChartMetric, AnalyticsChart)] {
+        guard let next = AnalyticsDays.adding(1, to: day) else { return [] }
+        let (cells, base) = try await store.days([.mrr, .active, .trials], fromDay: day, toDay: next, filter: filter)
+        let rates = try await rates(filter: filter, from: day, to: next)
+        return [AnalyticsChartMetric.mrr, .arr, .activeSubscriptions, .activeTrials].map { metric in
+            (metric, AnalyticsChart.build(metric, interval: .day, from: day, to: next, cells: cells, base: base, rates: rates))
+        }
     }
 
     func contributors(
@@ -97,6 +120,12 @@ struct AnalyticsService: Sendable {
         guard AnalyticsDays.date(day) != nil else { throw StorekeeperError.invalidInput("invalid_day", "day must be a date (YYYY-MM-DD)") }
         _ = try await catchUp()
         return try await store.contributors(metric.inputs, day: day, filter: filter, limit: limit)
+    }
+
+    /// What a caller that already caught up saw queued, or a catch-up now.
+    static func pending(_ caughtUp: Int?, _ catchUp: () async throws -> Int) async throws -> Int {
+        if let caughtUp { return caughtUp }
+        return try await catchUp()
     }
 
     /// The number of days in `[from, to)`, or a 400.
