@@ -27,17 +27,12 @@ public struct AnalyticsStore: Sendable {
         let lifecycle = self.lifecycle
         return try await provider.withTransaction { db in
             if kind == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(bind: Self.refreshLock))").run() }
-            let queued = try await db.raw(
-                "SELECT id, original_transaction_id FROM analytics_dirty ORDER BY id LIMIT \(bind: max(1, min(limit, 5_000)))"
-            ).all().map { (try $0.decode(column: "id", as: Int64.self), try $0.decode(column: "original_transaction_id", as: String.self)) }
+            let queued = try await AnalyticsRollupTables.queued(limit: limit, on: db)
             guard !queued.isEmpty else { return (0, 0) }
             let originals = Array(Set(queued.map(\.1))).sorted()
             var old: [String: SubscriptionRollup] = [:]
-            for row in try await db.raw(
-                "SELECT original_transaction_id, facts FROM analytics_subscriptions WHERE original_transaction_id IN (\(binds: originals))"
-            ).all() {
-                let id = try row.decode(column: "original_transaction_id", as: String.self)
-                guard let facts = SubscriptionRollup(encoded: try row.decode(column: "facts", as: String.self)) else {
+            for (id, text) in try await AnalyticsRollupTables.facts(of: originals, on: db) {
+                guard let facts = SubscriptionRollup(encoded: text) else {
                     throw StorageError.unreadable("analytics_subscriptions.facts of \(id)")
                 }
                 old[id] = facts
@@ -49,26 +44,12 @@ public struct AnalyticsStore: Sendable {
                 let after = current[original]?.cells ?? SubscriptionRollup.Cells()
                 change.merge(after.subtracting(before))
             }
-            try await Self.apply(change, on: db)
-            let stale = originals.filter { current[$0] == nil && old[$0] != nil }
-            if !stale.isEmpty {
-                try await db.raw("DELETE FROM analytics_subscriptions WHERE original_transaction_id IN (\(binds: stale))").run()
-            }
+            try await AnalyticsRollupTables.add(change, on: db)
+            try await AnalyticsRollupTables.forgetFacts(originals.filter { current[$0] == nil && old[$0] != nil }, on: db)
             let kept = originals.compactMap { id in current[id].map { (id, $0) } }.filter { old[$0.0] != $0.1 }
-            for chunk in kept.chunked(400) {
-                var insert = BulkInsert(
-                    into: "analytics_subscriptions",
-                    columns: ["original_transaction_id", "facts"],
-                    suffix: "ON CONFLICT (original_transaction_id) DO UPDATE SET facts = excluded.facts"
-                )
-                for (id, facts) in chunk { insert.values([id, facts.encoded]) }
-                try await insert.run(on: db)
-            }
-            for chunk in queued.map(\.0).chunked(1_000) {
-                try await db.raw("DELETE FROM analytics_dirty WHERE id IN (\(binds: chunk))").run()
-            }
-            let remaining = try await db.raw("SELECT COUNT(*) AS n FROM analytics_dirty").first()?.decode(column: "n", as: Int64.self) ?? 0
-            return (originals.count, Int(remaining))
+            try await AnalyticsRollupTables.saveFacts(kept.map { ($0.0, $0.1.encoded) }, on: db)
+            try await AnalyticsRollupTables.dequeue(queued.map(\.0), on: db)
+            return (originals.count, try await AnalyticsRollupTables.queuedCount(on: db))
         }
     }
 
@@ -86,7 +67,7 @@ public struct AnalyticsStore: Sendable {
     /// Changes queued and not yet rolled up.
     public func pending() async throws -> Int {
         try await provider.withReader { db in
-            Int(try await db.raw("SELECT COUNT(*) AS n FROM analytics_dirty").all().first?.decode(column: "n", as: Int64.self) ?? 0)
+            try await AnalyticsRollupTables.queuedCount(on: db)
         }
     }
 
@@ -97,15 +78,8 @@ public struct AnalyticsStore: Sendable {
         let kind = provider.kind
         try await provider.withTransaction { db in
             if kind == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(bind: Self.refreshLock))").run() }
-            for table in ["analytics_days", "analytics_cohorts", "analytics_subscriptions", "analytics_dirty"] {
-                try await db.raw("DELETE FROM \(unsafeRaw: table)").run()
-            }
-            try await db.raw(
-                """
-                INSERT INTO analytics_dirty (original_transaction_id)
-                SELECT DISTINCT original_transaction_id FROM store_transactions WHERE product_kind = 'autoRenewable'
-                """
-            ).run()
+            try await AnalyticsRollupTables.clear(on: db)
+            try await AnalyticsRollupTables.enqueue(try await AnalyticsRollupTables.subscriptionOriginals(on: db), on: db)
         }
         var rolled = 0
         while true {
@@ -486,37 +460,6 @@ public struct AnalyticsStore: Sendable {
         return result
     }
 
-    /// Adds `change` to the rollup tables.
-    static func apply(_ change: SubscriptionRollup.Cells, on db: any SQLDatabase) async throws {
-        let dims = ["app", "store", "product_id", "storefront", "offer", "currency", "metric", "value"]
-        func values(_ d: SubscriptionRollup.Dimensions, _ metric: AnalyticsMetric, _ value: Int64) -> [any Encodable & Sendable] {
-            [d.app, d.store.rawValue, d.productId, d.storefront, d.offer, d.currency, metric.name, value]
-        }
-        for chunk in Array(change.days).chunked(300) {
-            var insert = BulkInsert(
-                into: "analytics_days",
-                columns: ["day"] + dims,
-                suffix: """
-                    ON CONFLICT (metric, day, app, store, product_id, storefront, offer, currency)
-                    DO UPDATE SET value = analytics_days.value + excluded.value
-                    """
-            )
-            for (key, value) in chunk { insert.values([key.day] + values(key.dimensions, key.metric, value)) }
-            try await insert.run(on: db)
-        }
-        for chunk in Array(change.cohorts).chunked(300) {
-            var insert = BulkInsert(
-                into: "analytics_cohorts",
-                columns: ["cohort", "age"] + dims,
-                suffix: """
-                    ON CONFLICT (cohort, age, metric, app, store, product_id, storefront, offer, currency)
-                    DO UPDATE SET value = analytics_cohorts.value + excluded.value
-                    """
-            )
-            for (key, value) in chunk { insert.values([key.cohort, key.age] + values(key.dimensions, key.metric, value)) }
-            try await insert.run(on: db)
-        }
-    }
 }
 
 extension Array {
