@@ -5,6 +5,7 @@ import NIOHTTP1
 import StorekeeperAPI
 import StorekeeperCore
 import StorekeeperServer
+import StorekeeperTestSupport
 import Testing
 
 /// The console's analytics in headless Chromium (`Tests/Browser/analytics_browser.py`): four months of subscribers
@@ -18,7 +19,7 @@ struct AnalyticsBrowserTests {
             if: ConsoleBrowserTests.available || ConsoleBrowserTests.required,
             "chromium, chromium-driver or Python selenium is missing (apt-get install chromium chromium-driver; pip install selenium); CI sets STOREKEEPER_REQUIRE_BROWSER=1"
         ),
-        .timeLimit(.minutes(5))
+        .timeLimit(.minutes(10))
     )
     func analyticsInChromium() async throws {
         try #require(ConsoleBrowserTests.available, "STOREKEEPER_REQUIRE_BROWSER=1 but chromium, chromedriver or selenium is missing")
@@ -52,14 +53,16 @@ struct AnalyticsBrowserTests {
             #expect(churn.series.map { $0.points.reduce(0) { $0 + $1.value } } == [1, 1], "one voluntary, one involuntary: \(churn.series)")
 
             let screenshots = ConsoleBrowserTests.root.appendingPathComponent(".build/console-screenshots")
-            let outcome = try await ConsoleBrowserTests.run(
-                script: ConsoleBrowserTests.root.appendingPathComponent("Tests/Browser/analytics_browser.py"),
-                arguments: [
-                    "--url", server.serverURL, "--operator", ConsoleTests.operators[2].0, "--secret", ConsoleTests.operators[2].2,
-                    "--from", from, "--to", to, "--expect-mrr", String(format: "%.2f USD", Double(value) / 1000),
-                    "--screenshots", screenshots.path, "--chromedriver", ConsoleBrowserTests.chromedriver,
-                ]
-            )
+            let outcome = try await ConsoleBrowserTests.browsers.holding {
+                try await ConsoleBrowserTests.run(
+                    script: ConsoleBrowserTests.root.appendingPathComponent("Tests/Browser/analytics_browser.py"),
+                    arguments: [
+                        "--url", server.serverURL, "--operator", ConsoleTests.operators[2].0, "--secret", ConsoleTests.operators[2].2,
+                        "--from", from, "--to", to, "--expect-mrr", String(format: "%.2f USD", Double(value) / 1000),
+                        "--screenshots", screenshots.path, "--chromedriver", ConsoleBrowserTests.chromedriver,
+                    ]
+                )
+            }
             #expect(outcome.status == 0, "\(outcome.output)")
             for page in [
                 "analytics-mrr", "analytics-mrr-chart", "analytics-new-compared", "analytics-churn", "analytics-contributors", "analytics-cohorts",

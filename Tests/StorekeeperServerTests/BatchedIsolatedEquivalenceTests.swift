@@ -177,8 +177,12 @@ import Testing
             for name in names {
                 let columns = try await db.raw("SELECT name FROM pragma_table_info(\(bind: name))").all()
                     .map { try $0.decode(column: "name", as: String.self) }
-                let row = columns.map { "quote(\"\($0)\")" }.joined(separator: " || '|' || ")
-                tables[name] = try await db.raw("SELECT \(unsafeRaw: row) AS r FROM \"\(unsafeRaw: name)\"").all()
+                // The analytics queue's ids follow the order rows were written in: which subscriptions it holds is
+                // what must agree.
+                let distinct = name == "analytics_dirty"
+                let row = (distinct ? ["original_transaction_id"] : columns).map { "quote(\"\($0)\")" }.joined(separator: " || '|' || ")
+                tables[name] = try await db.raw("SELECT \(unsafeRaw: distinct ? "DISTINCT " : "")\(unsafeRaw: row) AS r FROM \"\(unsafeRaw: name)\"")
+                    .all()
                     .map { try $0.decode(column: "r", as: String.self) }.sorted()
             }
             return tables

@@ -17,6 +17,8 @@ import Testing
 @Suite("Operator console in Chromium")
 struct ConsoleBrowserTests {
     static let required = ProcessInfo.processInfo.environment["STOREKEEPER_REQUIRE_BROWSER"] == "1"
+    /// One headless Chromium at a time: two beside the whole suite's servers ran past their time limits together.
+    static let browsers = AsyncSlots(1)
     static let chromedriver = "/usr/bin/chromedriver"
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -39,7 +41,7 @@ struct ConsoleBrowserTests {
             if: available || required,
             "chromium, chromium-driver or Python selenium is missing (apt-get install chromium chromium-driver; pip install selenium); CI sets STOREKEEPER_REQUIRE_BROWSER=1"
         ),
-        .timeLimit(.minutes(5))
+        .timeLimit(.minutes(10))
     )
     func everyPageInChromium() async throws {
         try #require(Self.available, "STOREKEEPER_REQUIRE_BROWSER=1 but chromium, chromedriver or selenium is missing")
@@ -79,15 +81,17 @@ struct ConsoleBrowserTests {
             let coinsBefore = try await server.coins("alice")
 
             let screenshots = Self.root.appendingPathComponent(".build/console-screenshots")
-            let outcome = try await Self.run(
-                script: Self.root.appendingPathComponent("Tests/Browser/console_browser.py"),
-                arguments: [
-                    "--url", server.serverURL, "--operator", ConsoleTests.operators[2].0, "--secret", ConsoleTests.operators[2].2,
-                    "--viewer", ConsoleTests.operators[0].0, "--viewer-secret", ConsoleTests.operators[0].2, "--transaction", transactionId,
-                    "--apple-order", appleOrder, "--user", "alice", "--pending", try #require(parked.transaction.transactionId), "--dead", deadId,
-                    "--product", PurchaseFlowTests.coins, "--screenshots", screenshots.path, "--chromedriver", Self.chromedriver,
-                ]
-            )
+            let outcome = try await Self.browsers.holding {
+                try await Self.run(
+                    script: Self.root.appendingPathComponent("Tests/Browser/console_browser.py"),
+                    arguments: [
+                        "--url", server.serverURL, "--operator", ConsoleTests.operators[2].0, "--secret", ConsoleTests.operators[2].2,
+                        "--viewer", ConsoleTests.operators[0].0, "--viewer-secret", ConsoleTests.operators[0].2, "--transaction", transactionId,
+                        "--apple-order", appleOrder, "--user", "alice", "--pending", try #require(parked.transaction.transactionId), "--dead", deadId,
+                        "--product", PurchaseFlowTests.coins, "--screenshots", screenshots.path, "--chromedriver", Self.chromedriver,
+                    ]
+                )
+            }
             #expect(outcome.status == 0, "\(outcome.output)")
             // What the browser did, in the database.
             #expect(try await server.coins("alice") == coinsBefore + 40)
