@@ -11,7 +11,7 @@ struct Storekeeper: AsyncParsableCommand {
             SampleCommand.self, SimulatorCommand.self, SimulatorAdvanceCommand.self, BenchCommand.self,
             BenchPurchasesCommand.self, BenchNotificationsCommand.self, BenchPlayCommand.self, ReportCommand.self, ReconcileCommand.self,
             EventsCommand.self,
-            BenchWebhooksCommand.self, BenchRetentionCommand.self,
+            BenchWebhooksCommand.self, BenchRetentionCommand.self, BenchAnalyticsCommand.self,
         ]
     )
 
