@@ -73,6 +73,7 @@ extension SimulatedAppStore {
                     recentStart: source.recentStart
                 )
                 subscriptions[id] = record
+                familyCopies[source.originalTransactionId, default: []].append(id)
                 try notify(.subscribed, .initialBuy, transaction: copy, renewal: renewalInfo(record), status: .active)
             } else {
                 try notify(.oneTimeCharge, nil, transaction: copy, renewal: nil, status: nil)
@@ -84,7 +85,7 @@ extension SimulatedAppStore {
     func mirrorToFamily(_ source: SubscriptionRecord) throws {
         guard let purchased = transactions[source.latestTransactionId], let product = catalog.product(source.productId)
         else { return }
-        for memberId in subscriptions.keys.sorted() {
+        for memberId in (familyCopies[source.originalTransactionId] ?? []).sorted() {
             guard var copy = subscriptions[memberId], copy.sharedFrom == source.originalTransactionId,
                 copy.state != .revoked, let member = accounts[copy.accountId], let latest = transactions[copy.latestTransactionId]
             else { continue }

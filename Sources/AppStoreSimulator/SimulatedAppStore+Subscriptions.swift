@@ -330,10 +330,11 @@ extension SimulatedAppStore {
     // MARK: Time-driven events
 
     /// The subscription with the earliest event due at or before `limit`.
-    func nextDueSubscription(before limit: Date) -> (Date, String)? {
+    func nextDueSubscription(among candidates: [String], before limit: Date) -> (Date, String)? {
         var best: (Date, String)?
-        for (id, subscription) in subscriptions where subscription.sharedFrom == nil {
-            guard let due = dueDate(subscription), due <= limit else { continue }
+        for id in candidates {
+            guard let subscription = subscriptions[id], subscription.sharedFrom == nil, let due = dueDate(subscription), due <= limit
+            else { continue }
             // Ties resolve by id so runs are reproducible.
             if best == nil || due < best!.0 || (due == best!.0 && id < best!.1) { best = (due, id) }
         }

@@ -67,66 +67,6 @@ public struct AnalyticsBenchmark: Sendable {
         public var chartMillisecondsMax: Double
     }
 
-    /// What one subscriber does, decided by a seeded generator so a run reproduces.
-    struct Plan {
-        var user: String
-        var storefront: String
-        var product: String
-        var joinDay: Int
-        var cancelDay: Int?
-        var resubscribeDay: Int?
-        var failDay: Int?
-        var recoverDay: Int?
-        var refundDay: Int?
-        var upgradeDay: Int?
-
-        var actionDays: [Int] { [cancelDay, resubscribeDay, failDay, recoverDay, refundDay, upgradeDay].compactMap { $0 } }
-    }
-
-    static let monthlyTrial = "com.example.storekeeper.membership.monthly"
-    static let monthly = "com.example.storekeeper.membership.monthly.standard"
-    static let yearly = "com.example.storekeeper.membership.yearly"
-
-    /// Subscribers join over the first half of the range; three in ten cancel (half of them come back), two in ten
-    /// stop paying (a third recover within grace, a third in billing retry, the rest never), one in ten is refunded,
-    /// one in ten on a monthly plan upgrades to the yearly one.
-    static func plans(subscribers: Int, days: Int, seed: UInt64) -> [Plan] {
-        var rng = SeededGenerator(seed: seed)
-        let joining = max(1, days / 2)
-        return (0..<subscribers).map { index in
-            let product =
-                switch rng.next() % 10 {
-                case 0...4: monthlyTrial
-                case 5...7: monthly
-                default: yearly
-                }
-            var plan = Plan(
-                user: "analytics-\(index)",
-                storefront: rng.next() % 3 == 0 ? "CHN" : "USA",
-                product: product,
-                joinDay: Int(rng.next() % UInt64(joining))
-            )
-            switch rng.next() % 10 {
-            case 0...2:
-                let cancel = plan.joinDay + 3 + Int(rng.next() % 120)
-                plan.cancelDay = cancel
-                if rng.next() % 2 == 0 { plan.resubscribeDay = cancel + 40 + Int(rng.next() % 60) }
-            case 3...4:
-                let fail = plan.joinDay + 20 + Int(rng.next() % 100)
-                plan.failDay = fail
-                switch rng.next() % 3 {
-                case 0: plan.recoverDay = fail + 40 + Int(rng.next() % 6)
-                case 1: plan.recoverDay = fail + 50 + Int(rng.next() % 40)
-                default: break
-                }
-            case 5: plan.refundDay = plan.joinDay + 10 + Int(rng.next() % 150)
-            case 6 where product != yearly: plan.upgradeDay = plan.joinDay + 10 + Int(rng.next() % 100)
-            default: break
-            }
-            return plan
-        }
-    }
-
     let options: Options
 
     public init(options: Options) { self.options = options }
@@ -179,81 +119,19 @@ public struct AnalyticsBenchmark: Sendable {
                 appTransactionInterval: nil
             )
         )
-        let ports = AsyncStream<Int>.makeStream()
-        let app = try await StorekeeperServer.buildApplication(
-            configuration: configuration,
-            logger: logger,
-            onServerRunning: { ports.continuation.yield($0) }
-        )
-        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        return try await withThrowingTaskGroup(of: Result?.self) { tasks in
-            tasks.addTask {
-                try await group.run()
-                return nil
-            }
-            var iterator = ports.stream.makeAsyncIterator()
-            let port = await iterator.next() ?? 0
-            let http = BenchHTTP(client: client, base: "http://127.0.0.1:\(port)", adminKey: adminKey)
-            let result: Swift.Result<Result, any Error>
-            do {
-                result = .success(try await year(store: store, http: http, secret: secret))
-            } catch {
-                result = .failure(error)
-            }
-            try await client.shutdown()
-            // A graceful stop, awaited: cancelling the server's task instead logs errors from its closing channels.
-            await group.triggerGracefulShutdown()
-            while try await tasks.next() != nil {}
-            return try result.get()
+        return try await TemporaryServer.run(configuration: configuration, logger: logger) { client, base in
+            try await year(store: store, http: BenchHTTP(client: client, base: base, adminKey: adminKey), secret: secret)
         }
     }
 
     func year(store: SimulatedAppStore, http: BenchHTTP, secret: String) async throws -> Result {
         let start = await store.currentDate
-        let plans = Self.plans(subscribers: options.subscribers, days: options.days, seed: options.seed)
-        let joining = Dictionary(grouping: plans.indices, by: { plans[$0].joinDay })
-        var acting: [Int: [Int]] = [:]
-        for index in plans.indices { for day in Set(plans[index].actionDays) { acting[day, default: []].append(index) } }
-        let delivery = NotificationDeliveryService(store: store, url: http.base + "/apple/notifications/v2", httpClient: http.client)
-        var accounts: [Int: (account: String, token: UUID)] = [:]
-        var notifications = 0
-        let fed = ContinuousClock.now
-        for day in 0..<options.days {
-            for index in joining[day] ?? [] {
-                let plan = plans[index]
-                let account = try await store.createAccount(storefront: plan.storefront).id
-                let token = try await http.order(product: plan.product, user: plan.user, secret: secret)
-                accounts[index] = (account, token)
-                _ = try await store.purchase(productId: plan.product, account: account, options: PurchaseOptions(appAccountToken: token))
-            }
-            for index in acting[day] ?? [] {
-                let plan = plans[index]
-                guard let (account, token) = accounts[index],
-                    let original = await store.transactions(account: account).compactMap(\.originalTransactionId).first
-                else { continue }
-                // Actions the simulator refuses (cancelling what already ended, say) are simply not taken, as in life.
-                if plan.cancelDay == day { try? await store.setAutoRenew(false, originalTransactionId: original) }
-                if plan.resubscribeDay == day {
-                    _ = try? await store.purchase(productId: plan.product, account: account, options: PurchaseOptions(appAccountToken: token))
-                }
-                if plan.failDay == day { try await store.setBillingFails(true, account: account) }
-                if plan.recoverDay == day { try await store.setBillingFails(false, account: account) }
-                if plan.refundDay == day, let latest = await store.transactions(account: account).last?.transactionId {
-                    try? await store.decideRefund(transactionId: latest, approve: true)
-                }
-                if plan.upgradeDay == day {
-                    _ = try? await store.purchase(productId: Self.yearly, account: account, options: PurchaseOptions(appAccountToken: token))
-                }
-            }
-            notifications += try await deliver(delivery, store: store, http: http)
-            try await store.advance(by: 86_400)
-            if day % 30 == 29 {
-                FileHandle.standardError.write(Data("bench-analytics: day \(day + 1), \(notifications) notifications\n".utf8))
-            }
+        let scenario = AnalyticsYear(subscribers: options.subscribers, days: options.days, seed: options.seed)
+        let fed = try await scenario.feed(store: store, http: http, userSecret: secret) { day, notifications in
+            if day % 30 == 29 { FileHandle.standardError.write(Data("bench-analytics: day \(day + 1), \(notifications) notifications\n".utf8)) }
         }
-        notifications += try await deliver(delivery, store: store, http: http)
-        let feedSeconds = (ContinuousClock.now - fed).seconds
+        let notifications = fed.notifications
+        let feedSeconds = fed.seconds
 
         // The rollup job takes what the year queued; the charts report what is still pending.
         let caughtUp = ContinuousClock.now
@@ -354,22 +232,6 @@ public struct AnalyticsBenchmark: Sendable {
             chartMillisecondsMean: chartTimes.isEmpty ? 0 : chartTimes.reduce(0, +) / Double(chartTimes.count),
             chartMillisecondsMax: chartTimes.max() ?? 0
         )
-    }
-
-    /// Sends what the simulator has due and applies it as of the simulator's clock; returns how many were sent.
-    func deliver(_ delivery: NotificationDeliveryService, store: SimulatedAppStore, http: BenchHTTP) async throws -> Int {
-        var sent = 0
-        while true {
-            let round = await delivery.deliverDue()
-            sent += round
-            if round == 0 { break }
-        }
-        // Until the processor has nothing left (bounded: a notification it cannot apply waits for its retry).
-        if sent > 0 {
-            var rounds = 0
-            while rounds < 100, try await http.runJob("process-notifications", now: await store.currentDate) > 0 { rounds += 1 }
-        }
-        return sent
     }
 }
 

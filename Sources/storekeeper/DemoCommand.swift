@@ -10,6 +10,7 @@ import GooglePlayWire
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import StorekeeperBenchmarks
 import StorekeeperCore
 import StorekeeperServer
 import UnixSignals
@@ -53,8 +54,28 @@ struct DemoCommand: AsyncParsableCommand {
         )
     )
     var production = false
+    @Option(
+        name: .customLong("analytics-subscribers"),
+        help: ArgumentHelp(
+            "Seed a fresh state directory with a simulated year of this many subscribers, ending now (implies --production).",
+            discussion: "Before serving, the simulator plays a year on the sample catalog's memberships — trials, renewals, "
+                + "cancellations, billing failures and recoveries, refunds, upgrades, in the USA and China — through the "
+                + "server, so the console's Analytics page has a year to show. About a minute per thousand subscribers."
+        )
+    )
+    var analyticsSubscribers: Int?
+
+    func validate() throws {
+        if let analyticsSubscribers, !(1...100_000).contains(analyticsSubscribers) {
+            throw ValidationError("--analytics-subscribers is 1 to 100000")
+        }
+        if analyticsSubscribers != nil, externalSimulatorURL != nil {
+            throw ValidationError("--analytics-subscribers plays the year on the demo's own simulator, not one at --simulator-url")
+        }
+    }
 
     func run() async throws {
+        let production = self.production || analyticsSubscribers != nil
         let logger = ConfigurationLoader.logger("storekeeper.demo", reader: try? await ConfigurationLoader.reader(file: nil))
         let state = URL(fileURLWithPath: stateDirectory, isDirectory: true).standardizedFileURL
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
@@ -80,11 +101,17 @@ struct DemoCommand: AsyncParsableCommand {
             try Data(try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey.pemRepresentation.utf8)
                 .write(to: state.appendingPathComponent("answer-signing-public.pem"), options: .atomic)
         }
+        let databasePath = state.appendingPathComponent("storekeeper.sqlite").path
+        if analyticsSubscribers != nil, FileManager.default.fileExists(atPath: databasePath) {
+            throw ValidationError("--analytics-subscribers seeds a fresh state directory; \(databasePath) already exists (use another --state-dir)")
+        }
+        let year = analyticsSubscribers.map { AnalyticsYear(subscribers: $0, days: 365, seed: UInt64.random(in: 1...UInt64.max / 2)) }
         let store = try SimulatedAppStore(
             catalog: simulatorCatalog,
             signingChain: chain,
             seed: UInt64.random(in: 1...UInt64.max),
-            start: Date(),
+            // A seeded year ends now: the simulator starts a year back and plays up to today.
+            start: Date().addingTimeInterval(-Double(year?.days ?? 0) * 86_400),
             environment: production ? .production : .sandbox
         )
 
@@ -112,7 +139,7 @@ struct DemoCommand: AsyncParsableCommand {
         let playSimulator = PlaySimulatorServer.buildApplication(store: play, port: playPort, logger: logger)
         var configuration = ServerConfiguration(
             port: port,
-            database: .sqlite(path: state.appendingPathComponent("storekeeper.sqlite").path),
+            database: .sqlite(path: databasePath),
             catalogFile: catalogFile,
             apps: [
                 AppConfiguration(
@@ -159,6 +186,18 @@ struct DemoCommand: AsyncParsableCommand {
         )
         if let consoleSecret = secrets.consoleSecret {
             configuration.console = ConsoleConfiguration(operators: [.init(name: "demo", role: .admin, secret: consoleSecret)])
+        }
+        if let year {
+            await store.setDeliversNotifications(true)
+            FileHandle.standardError.write(Data("Seeding a year of \(year.subscribers) subscribers…\n".utf8))
+            let fed = try await year.seed(store: store, configuration: configuration, adminKey: secrets.adminKey, logger: logger) { day, sent in
+                if day % 30 == 29 { FileHandle.standardError.write(Data("  day \(day + 1) of \(year.days): \(sent) notifications\n".utf8)) }
+            }
+            FileHandle.standardError.write(
+                Data(
+                    String(format: "Seeded in %.0f s (%d notifications); the Analytics page: /admin/analytics\n", fed.seconds, fed.notifications).utf8
+                )
+            )
         }
         let server = try await StorekeeperServer.buildApplication(configuration: configuration, logger: logger)
         // Written straight to the file handle: stdout is block-buffered when piped, and the demo runs until killed.
