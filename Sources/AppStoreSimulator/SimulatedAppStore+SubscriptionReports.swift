@@ -212,8 +212,10 @@ extension SimulatedAppStore {
             guard let ids = notificationTransactionIds[notification.notificationUUID], ids.contains(original) else { continue }
             switch (notification.type, notification.subtype) {
             case (.didFailToRenew, .some(.gracePeriod)): state = .gracePeriod
-            case (.didFailToRenew, _): state = .billingRetry
-            case (.didRenew, _), (.expired, _), (.refund, _), (.subscribed, _), (.gracePeriodExpired, _): state = nil
+            // Grace ending leaves the subscription in billing retry, not out of its billing trouble: a recovery after it
+            // is a Renewal from Billing Retry, not a Reactivate.
+            case (.didFailToRenew, _), (.gracePeriodExpired, _): state = .billingRetry
+            case (.didRenew, _), (.expired, _), (.refund, _), (.subscribed, _): state = nil
             default: break
             }
         }

@@ -65,6 +65,8 @@ public struct AnalyticsBenchmark: Sendable {
         public var chartRequests: Int
         public var chartMillisecondsMean: Double
         public var chartMillisecondsMax: Double
+        /// The charts against Apple's Subscription Event report, by README's documented differences.
+        public var eventReport: [EventAgreement]
     }
 
     let options: Options
@@ -82,7 +84,9 @@ public struct AnalyticsBenchmark: Sendable {
             catalog: simulatorCatalog,
             signingChain: chain,
             seed: options.seed,
-            start: Date().addingTimeInterval(-60),
+            // Noon UTC yesterday: every event then falls at noon UTC some whole days later, on the same date in UTC
+            // (the charts' days) and in Pacific Time (the days of Apple's reports), so the two compare day by day.
+            start: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 86_400).rounded(.down) * 86_400 - 43_200),
             environment: .production
         )
         await store.setDeliversNotifications(true)
@@ -156,8 +160,10 @@ public struct AnalyticsBenchmark: Sendable {
             if answer.pending > 0 { mismatches.append("\(metric): \(answer.pending) changes still pending") }
             return answer.chart
         }
+        var served: [String: [String: Int64]] = [:]
         func compare(_ series: BenchHTTP.Chart.Series?, _ key: String) {
             let points = series?.points ?? []
+            for point in points { served[key, default: [:]][point.period] = point.value }
             if points.count != options.days {
                 mismatchCount += 1
                 mismatches.append("\(key): \(points.count) points, not \(options.days)")
@@ -213,6 +219,7 @@ public struct AnalyticsBenchmark: Sendable {
                 }
             }
         }
+        let eventReport = try await agreement(with: store, from: from, to: to, served: served)
         let totals = truth.days.values.reduce(into: [String: Int64]()) { totals, day in
             for (key, value) in day where !key.hasPrefix("mrr") && key != "active" && key != "trials" { totals[key, default: 0] += value }
         }
@@ -230,8 +237,79 @@ public struct AnalyticsBenchmark: Sendable {
             catchUpSeconds: catchUpSeconds,
             chartRequests: chartTimes.count,
             chartMillisecondsMean: chartTimes.isEmpty ? 0 : chartTimes.reduce(0, +) / Double(chartTimes.count),
-            chartMillisecondsMax: chartTimes.max() ?? 0
+            chartMillisecondsMax: chartTimes.max() ?? 0,
+            eventReport: eventReport
         )
+    }
+
+    /// One line of the charts' agreement with Apple's Subscription Event report.
+    public struct EventAgreement: Sendable, Codable {
+        public var name: String
+        public var storekeeper: Int64
+        public var apple: Int64
+        public var daysCompared: Int
+        public var daysDiffering: Int
+        public var firstDifferences: [String]
+    }
+
+    /// The charts against Apple's Subscription Event report for the same days (Sales and Trends, as the simulator
+    /// writes it from its own records), by README's documented differences: Apple's starts (Subscribe and the Start
+    /// … Offer events) are Storekeeper's new subscriptions; Renew, Paid Subscription from Introductory Offer, Renewal
+    /// from Billing Retry and plan changes (Upgrade, Downgrade, Crossgrade) are its renewals plus conversions;
+    /// Reactivate its reactivations; Refund its refunds; Cancel its voluntary churn; and Canceled from Billing Retry,
+    /// which Apple counts when it gives up, is its involuntary churn, counted when access ended, 60 days earlier.
+    func agreement(
+        with store: SimulatedAppStore,
+        from: String,
+        to: String,
+        served: [String: [String: Int64]]
+    ) async throws -> [EventAgreement] {
+        var apple: [String: [String: Int64]] = [:]
+        guard var day = ReportCalendar.Day(from) else { return [] }
+        while day.description < to {
+            if case .report(let text) = try await store.dailySubscriptionEventReport(day: day.description) {
+                for row in try SubscriptionEventReportRow.rows(of: ReportTable(tsv: text)) {
+                    apple[row.event, default: [:]][row.eventDate, default: 0] += Int64(row.quantity)
+                }
+            }
+            day = day.adding(days: 1)
+        }
+        let days = Set(served["new"]?.keys.map { $0 } ?? []).sorted()
+        func line(_ name: String, storekeeper keys: [String], apple events: [String], shift: Int = 0) -> EventAgreement {
+            var result = EventAgreement(name: name, storekeeper: 0, apple: 0, daysCompared: 0, daysDiffering: 0, firstDifferences: [])
+            for (index, day) in days.enumerated() where index + shift < days.count {
+                let ours = keys.reduce(Int64(0)) { $0 + (served[$1]?[day] ?? 0) }
+                let appleDay = days[index + shift]
+                let theirs = events.reduce(Int64(0)) { $0 + (apple[$1]?[appleDay] ?? 0) }
+                result.storekeeper += ours
+                result.apple += theirs
+                result.daysCompared += 1
+                if ours != theirs {
+                    result.daysDiffering += 1
+                    if result.firstDifferences.count < 5 {
+                        result.firstDifferences.append("\(day): Storekeeper \(ours), Apple \(theirs) on \(appleDay)")
+                    }
+                }
+            }
+            return result
+        }
+        return [
+            line(
+                "starts",
+                storekeeper: ["new"],
+                apple: ["Subscribe", "Start Introductory Offer", "Start Offer Code", "Start Promotional Offer"]
+            ),
+            line("reactivations", storekeeper: ["reactivation"], apple: ["Reactivate"]),
+            line(
+                "renewals and conversions",
+                storekeeper: ["renewal", "conversion"],
+                apple: ["Renew", "Paid Subscription from Introductory Offer", "Renewal from Billing Retry", "Upgrade", "Downgrade", "Crossgrade"]
+            ),
+            line("conversions", storekeeper: ["conversion"], apple: ["Paid Subscription from Introductory Offer"]),
+            line("refunds", storekeeper: ["refunds"], apple: ["Refund"]),
+            line("voluntary churn", storekeeper: ["churn_voluntary"], apple: ["Cancel"]),
+            line("involuntary churn (Apple 60 days later)", storekeeper: ["churn_involuntary"], apple: ["Canceled from Billing Retry"], shift: 60),
+        ]
     }
 }
 

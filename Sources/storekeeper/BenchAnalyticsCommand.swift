@@ -17,8 +17,9 @@ struct BenchAnalyticsCommand: AsyncParsableCommand {
             grace, in billing retry, or never), some are refunded, some upgrade. Every purchase goes through an order \
             and every renewal, expiry and refund reaches the server as a signed notification over loopback HTTP. At \
             the end every day of every chart (counts, and money per currency) and every cohort's retention must equal \
-            what the simulator computes from its own records; any difference exits 1. With --postgres-url the server \
-            uses PostgreSQL; otherwise a fresh SQLite file.
+            what the simulator computes from its own records, and the charts must agree day by day with Apple's \
+            Subscription Event report within README's documented differences; any difference exits 1. With \
+            --postgres-url the server uses PostgreSQL; otherwise a fresh SQLite file.
             """
     )
 
@@ -76,7 +77,18 @@ struct BenchAnalyticsCommand: AsyncParsableCommand {
             )
             print("the year's totals: " + result.totals.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             for mismatch in result.firstMismatches { print("  " + mismatch) }
+            print("against Apple's Subscription Event report, day by day:")
+            for line in result.eventReport {
+                print(
+                    "  \(line.name): Storekeeper \(line.storekeeper), Apple \(line.apple); \(line.daysDiffering) of \(line.daysCompared) days differ"
+                        + (line.firstDifferences.isEmpty ? "" : " (" + line.firstDifferences.joined(separator: "; ") + ")")
+                )
+            }
         }
-        if result.pointMismatches > 0 || result.cohortMismatches > 0 || !result.firstMismatches.isEmpty { throw ExitCode(1) }
+        if result.pointMismatches > 0 || result.cohortMismatches > 0 || !result.firstMismatches.isEmpty
+            || result.eventReport.contains(where: { $0.daysDiffering > 0 })
+        {
+            throw ExitCode(1)
+        }
     }
 }
