@@ -368,7 +368,7 @@ import Testing
             try await f.store.advance(by: 8 * H.day)
             let receipt = try await HTTPClient.shared.execute(
                 HTTPClientRequest(url: "http://127.0.0.1:\(port)/device/accounts/\(account.id)/receipt"),
-                timeout: .seconds(5)
+                timeout: .seconds(60)
             )
             let object = try JSONSerialization.jsonObject(with: Data((try await receipt.body.collect(upTo: 1 << 20)).readableBytesView))
             let receiptData = try #require((object as? [String: String])?["receiptData"])
