@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import StorekeeperCore
 
 /// Reads one admin analytics resource (`/v1/admin/analytics/...`) with the key in `STOREKEEPER_ADMIN_KEY`.
 enum AnalyticsFetch {
@@ -77,10 +78,20 @@ struct AnalyticsChartReportCommand: AsyncParsableCommand {
     @OptionGroup var filters: AnalyticsFilterOptions
     @Flag(help: "Print CSV.") var csv = false
 
+    func validate() throws {
+        guard AnalyticsChartMetric(rawValue: metric) != nil else {
+            throw ValidationError(
+                "unknown metric \"\(metric)\": one of \(AnalyticsChartMetric.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+    }
+
     func run() async throws {
         let data = try await AnalyticsFetch.get(
             server: server,
-            path: "/v1/admin/analytics/charts/\(metric.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")",
+            // validate() holds the metric to plain names, and URLComponents encodes the path itself: encoding it here
+            // too sent `active%255Fsubscriptions`.
+            path: "/v1/admin/analytics/charts/\(metric)",
             query: [("from", from), ("to", to), ("interval", interval), ("by", by), ("compare", compare ? "true" : nil)] + filters.query,
             csv: csv,
             command: "analytics"
