@@ -41,7 +41,9 @@ struct ConsoleBrowserTests {
             if: available || required,
             "chromium, chromium-driver or Python selenium is missing (apt-get install chromium chromium-driver; pip install selenium); CI sets STOREKEEPER_REQUIRE_BROWSER=1"
         ),
-        .timeLimit(.minutes(10))
+        // Twenty minutes: the limit counts the wait for the one browser slot, which the other browser test may hold
+        // for most of ten beside the whole suite on two cores.
+        .timeLimit(.minutes(20))
     )
     func everyPageInChromium() async throws {
         try #require(Self.available, "STOREKEEPER_REQUIRE_BROWSER=1 but chromium, chromedriver or selenium is missing")
