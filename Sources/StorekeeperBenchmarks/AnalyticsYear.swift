@@ -3,7 +3,9 @@ import AppStoreWire
 import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOHTTP1
 import ServiceLifecycle
+import StorekeeperCore
 import StorekeeperServer
 
 /// A simulated year of subscribers on the sample catalog's membership plans, fed through a running server: each
@@ -154,11 +156,14 @@ public struct AnalyticsYear: Sendable {
     }
 
     /// Seeds the database of `configuration` (its app trusting `store`'s chain): runs the server on a free loopback
-    /// port with its periodic jobs off, plays the year, brings the analytics up to date, and stops the server.
+    /// port with its periodic jobs off, plays the year, keeps `exchangeRates` (currency → millionths of the reporting
+    /// currency, from the year's first day) so the charts can convert, brings the analytics up to date, and stops the
+    /// server.
     public func seed(
         store: SimulatedAppStore,
         configuration: ServerConfiguration,
         adminKey: String,
+        exchangeRates: [String: Int64] = [:],
         logger: Logger,
         progress: @escaping @Sendable (_ day: Int, _ notifications: Int) -> Void
     ) async throws -> Fed {
@@ -179,6 +184,16 @@ public struct AnalyticsYear: Sendable {
         logger.logLevel = max(logger.logLevel, .warning)
         return try await TemporaryServer.run(configuration: configuration, logger: logger) { client, base in
             let http = BenchHTTP(client: client, base: base, adminKey: adminKey)
+            let first = RevenueReportBuilder.day(await store.currentDate)
+            if !exchangeRates.isEmpty {
+                let rates = exchangeRates.sorted { $0.key < $1.key }.map { #"{"day":"\#(first)","currency":"\#($0.key)","micros":\#($0.value)}"# }
+                _ = try await http.send(
+                    .PUT,
+                    "/v1/admin/analytics/exchange-rates",
+                    json: #"{"rates":[\#(rates.joined(separator: ","))]}"#,
+                    headers: [("X-Admin-Key", adminKey)]
+                )
+            }
             let fed = try await feed(store: store, http: http, userSecret: secret, progress: progress)
             var batches = 0
             while batches < 100_000, try await http.runJob("analytics-rollup", now: await store.currentDate) > 0 { batches += 1 }

@@ -60,7 +60,8 @@ struct DemoCommand: AsyncParsableCommand {
             "Seed a fresh state directory with a simulated year of this many subscribers, ending now (implies --production).",
             discussion: "Before serving, the simulator plays a year on the sample catalog's memberships — trials, renewals, "
                 + "cancellations, billing failures and recoveries, refunds, upgrades, in the USA and China — through the "
-                + "server, so the console's Analytics page has a year to show. About a minute per thousand subscribers."
+                + "server, so the console's Analytics page has a year to show, with a sample CNY→USD rate kept so its "
+                + "USD figures include China. About a minute per thousand subscribers in a release build."
         )
     )
     var analyticsSubscribers: Int?
@@ -190,7 +191,14 @@ struct DemoCommand: AsyncParsableCommand {
         if let year {
             await store.setDeliversNotifications(true)
             FileHandle.standardError.write(Data("Seeding a year of \(year.subscribers) subscribers…\n".utf8))
-            let fed = try await year.seed(store: store, configuration: configuration, adminKey: secrets.adminKey, logger: logger) { day, sent in
+            // A sample rate (about the late-2026 one), so the charts' USD figures include the Chinese storefront.
+            let fed = try await year.seed(
+                store: store,
+                configuration: configuration,
+                adminKey: secrets.adminKey,
+                exchangeRates: ["CNY": 140_000],
+                logger: logger
+            ) { day, sent in
                 if day % 30 == 29 { FileHandle.standardError.write(Data("  day \(day + 1) of \(year.days): \(sent) notifications\n".utf8)) }
             }
             FileHandle.standardError.write(
