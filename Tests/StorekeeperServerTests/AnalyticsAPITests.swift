@@ -15,6 +15,8 @@ import Testing
 struct AnalyticsAPITests {
     static let readerKey = "analytics-reader-0123456789ab"
 
+    static let consoleSecret = "owner-secret-0123456789abcdef"
+
     @Test("exchange rates, breakdowns, comparison, CSV, drill-down, cohorts, renewal rates and refusals", arguments: TestDatabase.available)
     func analyticsAPI(database: TestDatabase) async throws {
         try await ServerHarness.run(
@@ -23,6 +25,7 @@ struct AnalyticsAPITests {
             configure: {
                 $0.auth.adminKeys["reader"] = Self.readerKey
                 $0.auth.adminKeyScopes["reader"] = [.reportsRead]
+                $0.console = ConsoleConfiguration(operators: [.init(name: "owner", role: .viewer, secret: Self.consoleSecret)])
             }
         ) { server in
             let store = server.store
@@ -153,6 +156,22 @@ struct AnalyticsAPITests {
             let rebuilt = try await server.call(.POST, "/v1/admin/analytics/rebuild", headers: admin)
             #expect(rebuilt.status == 200 && rebuilt["subscriptions"] as? Int == 2, "\(rebuilt.text)")
             #expect(lastValue(try await chart("mrr?from=\(from)&to=\(to)")) == both)
+
+            // The console's overview reads its active subscriptions from the rollups too: both are in force today.
+            let browser = ConsoleBrowser(base: server.serverURL)
+            let overview: ConsoleBrowser.Page
+            do {
+                _ = try await browser.signIn("owner", Self.consoleSecret)
+                overview = try await browser.get("/admin")
+            } catch {
+                try? await browser.shutdown()
+                throw error
+            }
+            try await browser.shutdown()
+            #expect(
+                overview.text.contains(#"<span class="label">Active subscriptions</span><span class="value">2</span>"#),
+                "\(overview.text.prefix(2_000))"
+            )
         }
     }
 }
